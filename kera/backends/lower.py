@@ -1,0 +1,237 @@
+"""Lowering a scheduled region to straight-line scalar code: the walk every backend shares.
+
+A backend supplies an ``Emitter`` (how to write one scalar value, a select, an index test) and
+one table keyed by opcode (``kera.ir.ops.OPS``): ``TABLE[op](em, call, args) -> Tree``. The walk
+visits ``schedule.order`` (ARCHITECTURE.md, invariant 3) and keeps every node's value as a
+*tree* of scalar operands shaped like its type: arrays are lists, tuples are tuples, scalars are
+the backend's operand text (a C expression, a WAT expression, a PTX register). Aggregate opcodes
+only rearrange trees (``structural``); scalar opcodes emit code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Union
+
+from kera.hls.pipeline import Schedule
+from kera.ir.ops import OPS
+from kera.ir.types import ArrayType, BoolType, IntType, TupleType, Type
+
+Tree = Union[str, list["Tree"], tuple["Tree", ...]]  # noqa: UP007 (recursive alias)
+
+
+@dataclass(frozen=True, slots=True)
+class OpCall:
+    """One node as a backend sees it: opcode, operand and result types, attributes, constants."""
+
+    op: str
+    ins: tuple[Type, ...]
+    out: Type
+    attrs: Mapping[str, Any]
+    consts: tuple[int | None, ...]  # value of each operand that is a `const` node, else None
+
+
+@dataclass(frozen=True, slots=True)
+class Unsupported:
+    """A table entry for an opcode a backend deliberately does not lower, and why."""
+
+    reason: str
+
+
+Lowering = Callable[[Any, OpCall, list[Tree]], Tree]
+Table = Mapping[str, "Lowering | Unsupported"]
+
+
+class Emitter:
+    """What a backend must provide besides its op table; one instance per emitted region."""
+
+    def param(self, index: int, t: Type) -> Tree:
+        """Return the operands holding parameter ``index`` for the current row."""
+        raise NotImplementedError
+
+    def const(self, t: Type, value: int) -> str:
+        """Return an operand holding a scalar constant (``value`` canonical for ``t``)."""
+        raise NotImplementedError
+
+    def select(self, cond: str, a: str, b: str, t: Type) -> str:
+        """Return an operand holding ``cond ? a : b`` for scalars of type ``t``."""
+        raise NotImplementedError
+
+    def index_is(self, idx: str, idx_t: IntType, k: int) -> str:
+        """Return a ``bool`` operand holding ``idx == k``."""
+        raise NotImplementedError
+
+    def array_read(self, arr: list[Tree], idx: str, idx_t: IntType, elem: Type) -> Tree:
+        """Return ``arr[min(idx, len-1)]`` for a dynamic index (default: a select chain)."""
+        result = arr[-1]
+        for k in range(len(arr) - 2, -1, -1):
+            result = select_tree(self, self.index_is(idx, idx_t, k), arr[k], result, elem)
+        return result
+
+
+def select_tree(em: Emitter, cond: str, a: Tree, b: Tree, t: Type) -> Tree:
+    """Return ``cond ? a : b`` leaf by leaf for a value of any type."""
+    if isinstance(t, ArrayType):
+        return [select_tree(em, cond, x, y, t.elem) for x, y in zip(a, b, strict=True)]
+    if isinstance(t, TupleType):
+        pairs = zip(a, b, t.elems, strict=True)
+        return tuple(select_tree(em, cond, x, y, e) for x, y, e in pairs)
+    return em.select(cond, a, b, t)  # type: ignore[arg-type]
+
+
+# ----------------------------------------------------------------------------- structural ops
+
+
+def lower_param(em: Emitter, call: OpCall, args: list[Tree]) -> Tree:
+    """``param``: the current row's values of parameter ``index``."""
+    return em.param(call.attrs["index"], call.out)
+
+
+def lower_const(em: Emitter, call: OpCall, args: list[Tree]) -> Tree:
+    """``const``: a scalar constant."""
+    return em.const(call.out, call.attrs["value"])
+
+
+def lower_select(em: Emitter, call: OpCall, args: list[Tree]) -> Tree:
+    """``select`` of any type; a constant condition picks an arm without code."""
+    cond, a, b = args
+    if call.consts[0] is not None:
+        return a if call.consts[0] else b
+    return select_tree(em, cond, a, b, call.out)  # type: ignore[arg-type]
+
+
+def lower_array(em: Emitter, call: OpCall, args: list[Tree]) -> Tree:
+    """``array``: the element trees as a list (no code)."""
+    return list(args)
+
+
+def lower_tuple(em: Emitter, call: OpCall, args: list[Tree]) -> Tree:
+    """``tuple``: the field trees as a tuple (no code)."""
+    return tuple(args)
+
+
+def lower_tuple_get(em: Emitter, call: OpCall, args: list[Tree]) -> Tree:
+    """``tuple_get``: one field's tree (no code)."""
+    return args[0][call.attrs["index"]]  # type: ignore[index]
+
+
+def lower_array_index(em: Emitter, call: OpCall, args: list[Tree]) -> Tree:
+    """``array_index``: a constant index picks the (clamped) element; otherwise ``array_read``."""
+    arr, idx = args
+    assert isinstance(arr, list)
+    k = call.consts[1]
+    if k is not None:
+        return arr[min(k, len(arr) - 1)]
+    idx_t = call.ins[1]
+    assert isinstance(idx_t, IntType) and isinstance(idx, str)
+    return em.array_read(arr, idx, idx_t, call.out)
+
+
+def lower_array_update(em: Emitter, call: OpCall, args: list[Tree]) -> Tree:
+    """``array_update``: replace one element; an index past the end changes nothing."""
+    arr, idx, val = args
+    assert isinstance(arr, list)
+    k = call.consts[1]
+    if k is not None:
+        return [val if i == k else e for i, e in enumerate(arr)]
+    idx_t, elem = call.ins[1], call.ins[2]
+    assert isinstance(idx_t, IntType) and isinstance(idx, str)
+    limit = 1 << idx_t.width  # elements the index type can reach
+    return [select_tree(em, em.index_is(idx, idx_t, i), val, e, elem) if i < limit else e
+            for i, e in enumerate(arr)]  # fmt: skip
+
+
+STRUCTURAL: dict[str, Lowering] = {
+    "param": lower_param,
+    "const": lower_const,
+    "select": lower_select,
+    "array": lower_array,
+    "array_index": lower_array_index,
+    "array_update": lower_array_update,
+    "tuple": lower_tuple,
+    "tuple_get": lower_tuple_get,
+}
+
+
+# ----------------------------------------------------------------------------- the walk
+
+
+class LoweringError(Exception):
+    """The schedule cannot be lowered (a compiler bug, never the user's program)."""
+
+
+def walk(schedule: Schedule, em: Emitter, table: Table) -> Tree:
+    """Lower every node of ``schedule.order`` through ``table``; return the result's tree."""
+    graph = schedule.graph
+    region = graph.regions[schedule.region]
+    nodes = graph.nodes
+    env: dict[bytes, Tree] = {}
+    for nid in schedule.order:
+        node = nodes[nid]
+        entry = table.get(node.op)
+        if entry is None or isinstance(entry, Unsupported):
+            why = entry.reason if entry is not None else "no table entry"
+            raise LoweringError(f"opcode `{node.op}` cannot be lowered: {why}")
+        try:
+            args = [env[i] for i in node.inputs]
+        except KeyError:
+            raise LoweringError(f"schedule order uses {node.short()} before its inputs") from None
+        ins = tuple(nodes[i].type for i in node.inputs)
+        consts = tuple(_const_value(nodes[i]) for i in node.inputs)
+        call = OpCall(node.op, ins, node.type, node.attr_dict, consts)
+        env[nid] = entry(em, call, args)
+    if region.result not in env:
+        raise LoweringError("schedule order does not contain the region's result")
+    return env[region.result]
+
+
+def _const_value(node: Any) -> int | None:
+    return int(node.attr("value")) if node.op == "const" else None
+
+
+def leaves_of(tree: Tree) -> list[str]:
+    """Return the scalar operands of a tree in layout order."""
+    if isinstance(tree, str):
+        return [tree]
+    return [x for sub in tree for x in leaves_of(sub)]
+
+
+def build_tree(t: Type, make: Callable[[Type], str]) -> Tree:
+    """Return a tree shaped like ``t`` whose leaves are ``make(leaf type)`` in layout order."""
+    if isinstance(t, ArrayType):
+        return [build_tree(t.elem, make) for _ in range(t.length)]
+    if isinstance(t, TupleType):
+        return tuple(build_tree(e, make) for e in t.elems)
+    return make(t)
+
+
+def check_table(table: Table, backend: str) -> None:
+    """Raise ``LoweringError`` when ``table`` lacks an opcode of the registry or has extras."""
+    missing = sorted(set(OPS) - set(table))
+    extra = sorted(set(table) - set(OPS))
+    if missing or extra:
+        raise LoweringError(f"{backend} table: missing {missing}, unknown {extra}")
+
+
+def is_scalar(t: Type) -> bool:
+    """Return True for ``bool``, ``uN`` and ``iN``."""
+    return isinstance(t, IntType | BoolType)
+
+
+__all__ = [
+    "STRUCTURAL",
+    "Emitter",
+    "Lowering",
+    "LoweringError",
+    "OpCall",
+    "Table",
+    "Tree",
+    "Unsupported",
+    "build_tree",
+    "check_table",
+    "is_scalar",
+    "leaves_of",
+    "select_tree",
+    "walk",
+]

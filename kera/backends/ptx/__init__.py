@@ -1,0 +1,47 @@
+"""The PTX golden model: PTX text emitted from the schedule, one thread per row.
+
+``emit_ptx`` always works; ``assemble`` needs ``ptxas`` (CUDA toolkit); ``run_ptx`` needs a CUDA
+device and its driver, and otherwise raises ``KeraError`` with exit code 3 ("no CUDA device").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from kera.backends.layout import bind_inputs, pack, region_layout, unpack
+from kera.backends.ptx.assemble import assemble, find_ptxas
+from kera.backends.ptx.cuda import device_arch, device_reason, launch
+from kera.backends.ptx.emit import ARCHES, PTX_VERSION, emit_ptx
+from kera.backends.ptx.ops import TABLE
+from kera.hls.pipeline import Schedule
+from kera.ir.values import Value
+from kera.syntax.diagnostics import KeraError
+
+
+def ptx_available() -> str | None:
+    """Return None when PTX can run here, else the reason (e.g. "no CUDA device ...")."""
+    return device_reason()
+
+
+def run_ptx(schedule: Schedule, inputs: Mapping[str, Value], *,
+            rows: int | None = None) -> Value:  # fmt: skip
+    """Evaluate ``schedule``'s region on batched ``inputs`` on the CUDA device.
+
+    Raises ``KeraError`` with exit code 3 when there is no CUDA device.
+    """
+    reason = device_reason()
+    if reason:
+        raise KeraError(f"target `ptx` cannot run here: {reason}", exit_code=3)
+    layout = region_layout(schedule.graph, schedule.region)
+    rows = bind_inputs(layout, inputs, rows)
+    ptx = emit_ptx(schedule, device_arch())
+    ins = pack(layout, inputs, rows)
+    outs = [np.zeros(rows, dtype=leaf.dtype) for leaf in layout.result]
+    launch(ptx, ins + outs, len(ins), rows)
+    return unpack(layout, outs, rows)
+
+
+__all__ = ["ARCHES", "PTX_VERSION", "TABLE", "assemble", "emit_ptx", "find_ptxas",
+           "ptx_available", "run_ptx"]  # fmt: skip

@@ -1,0 +1,132 @@
+"""Run PTX on a CUDA device through the driver API (``libcuda`` via ctypes), when there is one.
+
+Without ``libcuda.so.1`` or a device every entry point reports the reason instead; nothing here
+needs the CUDA toolkit or cuda-python. The driver JIT-compiles the PTX for the device it finds.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+from collections.abc import Sequence
+
+import numpy as np
+
+from kera.syntax.diagnostics import KeraError
+
+THREADS = 256
+_CC_MAJOR, _CC_MINOR = 75, 76  # CUdevice_attribute values
+
+
+@functools.cache
+def _driver() -> ctypes.CDLL | None:
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return None
+    vp, u64, u32 = ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint
+    lib.cuMemAlloc_v2.argtypes = [ctypes.POINTER(u64), ctypes.c_size_t]
+    lib.cuMemFree_v2.argtypes = [u64]
+    lib.cuMemcpyHtoD_v2.argtypes = [u64, vp, ctypes.c_size_t]
+    lib.cuMemcpyDtoH_v2.argtypes = [vp, u64, ctypes.c_size_t]
+    lib.cuModuleLoadData.argtypes = [ctypes.POINTER(vp), ctypes.c_char_p]
+    lib.cuModuleGetFunction.argtypes = [ctypes.POINTER(vp), vp, ctypes.c_char_p]
+    lib.cuModuleUnload.argtypes = [vp]
+    lib.cuLaunchKernel.argtypes = [vp, u32, u32, u32, u32, u32, u32, u32, vp,
+                                   ctypes.POINTER(vp), ctypes.POINTER(vp)]  # fmt: skip
+    lib.cuCtxSetCurrent.argtypes = [vp]
+    lib.cuDevicePrimaryCtxRetain.argtypes = [ctypes.POINTER(vp), ctypes.c_int]
+    return lib
+
+
+def device_reason() -> str | None:
+    """Return None when a CUDA device can run PTX here, else why not ("no CUDA device ...")."""
+    lib = _driver()
+    if lib is None:
+        return "no CUDA device (the CUDA driver, libcuda.so.1, is not installed)"
+    rc = lib.cuInit(0)
+    if rc != 0:
+        return f"no CUDA device (cuInit failed with CUresult {rc})"
+    count = ctypes.c_int(0)
+    if lib.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value == 0:
+        return "no CUDA device (the driver reports none)"
+    return None
+
+
+def _check(rc: int, what: str) -> None:
+    if rc != 0:
+        raise KeraError(f"CUDA driver call {what} failed with CUresult {rc}", exit_code=3)
+
+
+@functools.cache
+def _context() -> tuple[ctypes.c_void_p, str]:
+    """Return the primary context of device 0 and the best PTX target for it."""
+    reason = device_reason()
+    if reason:
+        raise KeraError(f"target `ptx` cannot run: {reason}", exit_code=3)
+    lib = _driver()
+    assert lib is not None
+    dev = ctypes.c_int(0)
+    _check(lib.cuDeviceGet(ctypes.byref(dev), 0), "cuDeviceGet")
+    major, minor = ctypes.c_int(0), ctypes.c_int(0)
+    _check(lib.cuDeviceGetAttribute(ctypes.byref(major), _CC_MAJOR, dev), "cuDeviceGetAttribute")
+    _check(lib.cuDeviceGetAttribute(ctypes.byref(minor), _CC_MINOR, dev), "cuDeviceGetAttribute")
+    ctx = ctypes.c_void_p()
+    _check(lib.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev.value), "cuDevicePrimaryCtxRetain")
+    cc = major.value * 10 + minor.value
+    if cc < 80:
+        raise KeraError(f"target `ptx` needs compute capability 8.0 or newer; device 0 has "
+                        f"{major.value}.{minor.value}", exit_code=3)  # fmt: skip
+    return ctx, "sm_90" if cc >= 90 else "sm_80"
+
+
+def device_arch() -> str:
+    """Return the PTX target for device 0 (``sm_80`` or ``sm_90``)."""
+    return _context()[1]
+
+
+def launch(ptx: str, buffers: Sequence[np.ndarray], n_inputs: int, rows: int) -> None:
+    """Run ``kera_run`` over ``rows`` rows: copy the inputs in, the result columns back out."""
+    lib = _driver()
+    ctx, _ = _context()
+    assert lib is not None
+    if rows == 0:
+        return
+    _check(lib.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
+    module, fn = ctypes.c_void_p(), ctypes.c_void_p()
+    _check(lib.cuModuleLoadData(ctypes.byref(module), ptx.encode() + b"\0"), "cuModuleLoadData")
+    device: list[int] = []
+    try:
+        _check(lib.cuModuleGetFunction(ctypes.byref(fn), module, b"kera_run"),
+               "cuModuleGetFunction")  # fmt: skip
+        for buf in buffers:
+            ptr = ctypes.c_uint64(0)
+            _check(lib.cuMemAlloc_v2(ctypes.byref(ptr), max(8, buf.nbytes)), "cuMemAlloc")
+            device.append(ptr.value)
+        table = np.array(device + [0], dtype=np.uint64)
+        tptr = ctypes.c_uint64(0)
+        _check(lib.cuMemAlloc_v2(ctypes.byref(tptr), table.nbytes), "cuMemAlloc")
+        device.append(tptr.value)
+        _check(lib.cuMemcpyHtoD_v2(tptr.value, table.ctypes.data, table.nbytes), "cuMemcpyHtoD")
+        for buf, ptr_value in zip(buffers[:n_inputs], device, strict=False):
+            if buf.nbytes:
+                _check(lib.cuMemcpyHtoD_v2(ptr_value, buf.ctypes.data, buf.nbytes),
+                       "cuMemcpyHtoD")  # fmt: skip
+        arg_table, arg_rows = ctypes.c_uint64(tptr.value), ctypes.c_uint32(rows)
+        params = (ctypes.c_void_p * 2)(ctypes.cast(ctypes.byref(arg_table), ctypes.c_void_p),
+                                       ctypes.cast(ctypes.byref(arg_rows), ctypes.c_void_p))
+        grid = -(-rows // THREADS)
+        _check(lib.cuLaunchKernel(fn, grid, 1, 1, THREADS, 1, 1, 0, None, params, None),
+               "cuLaunchKernel")  # fmt: skip
+        _check(lib.cuCtxSynchronize(), "cuCtxSynchronize")
+        for buf, ptr_value in zip(buffers[n_inputs:], device[n_inputs:], strict=False):
+            if buf.nbytes:
+                _check(lib.cuMemcpyDtoH_v2(buf.ctypes.data, ptr_value, buf.nbytes),
+                       "cuMemcpyDtoH")  # fmt: skip
+    finally:
+        for ptr_value in device:
+            lib.cuMemFree_v2(ptr_value)
+        lib.cuModuleUnload(module)
+
+
+__all__ = ["THREADS", "device_arch", "device_reason", "launch"]

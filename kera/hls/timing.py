@@ -1,0 +1,356 @@
+"""Timing: what each node costs under a family's delay model, stage delays, critical path, Fmax.
+
+The delay/area models (``kera.hls.models``) are queried with ``(op, width, n)``. What "width"
+means depends on the op (``model_query``): the output width for most ops, the operand width for
+comparisons and ``widening_mul``, the element width (with ``n`` = length) for ``array_index``,
+the flat width of the value for ``select``. Wiring ops (``param``, ``const``, ``cast``,
+``concat``, ``slice``, ``tuple``, ``tuple_get``, ``array``) cost nothing. ``CostModel`` wraps a
+model with a cache and the derived costs of ops the model does not measure (``array_update``,
+and ``div``/``rem`` that were not lowered).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from kera.hls.pipeline import Schedule
+from kera.ir.graph import Graph, Node
+from kera.ir.types import ArrayType, IntType
+from kera.syntax.diagnostics import KeraError, SourceFile, Span
+
+#: Ops that are only wires in hardware: no delay, no area.
+WIRING_OPS: frozenset[str] = frozenset(
+    {"param", "const", "cast", "concat", "slice", "tuple", "tuple_get", "array"}
+)
+#: Ops a model may lack whose cost is derived here from the costs of their parts.
+DERIVED_OPS: frozenset[str] = frozenset({"array_update", "div", "rem"})
+#: Area resources every model reports.
+AREA_KEYS: tuple[str, ...] = ("lut", "ff", "carry", "dsp")
+#: Slack used in every "fits in the period" comparison, against float noise.
+EPS_NS = 1e-9
+
+Query = tuple[str, int, int | None]
+Locator = Callable[[Span], str]
+
+
+class DelayAreaModel(Protocol):
+    """What the scheduler needs from a family's fitted model (``kera.hls.models``)."""
+
+    clk_to_q_setup_ns: float
+
+    def delay_ns(self, op: str, width: int, n: int | None = None) -> float: ...
+
+    def area(self, op: str, width: int, n: int | None = None) -> dict[str, float]: ...
+
+    def reg_cost(self, bits: int) -> Any: ...
+
+
+def model_query(graph: Graph, node: Node) -> Query | None:
+    """Return the ``(op, width, n)`` to ask the model about ``node``; None for wiring."""
+    op = node.op
+    if op in WIRING_OPS:
+        return None
+    nodes = graph.nodes
+    if op in ("eq", "ne"):
+        return (op, nodes[node.inputs[0]].type.flat_width, None)
+    if op in ("lt", "le", "gt", "ge"):  # one comparator, operands swapped or output inverted
+        t = nodes[node.inputs[0]].type
+        signed = isinstance(t, IntType) and t.signed
+        return ("lt_signed" if signed else "lt", t.flat_width, None)
+    if op == "widening_mul":
+        return (op, nodes[node.inputs[0]].type.flat_width, None)
+    if op == "array_index":
+        arr = nodes[node.inputs[0]].type
+        assert isinstance(arr, ArrayType)
+        return (op, arr.elem.flat_width, arr.length)
+    if op == "array_update":
+        arr = node.type
+        assert isinstance(arr, ArrayType)
+        return (op, arr.elem.flat_width, arr.length)
+    if op == "shr" and isinstance(node.type, IntType) and node.type.signed:
+        return ("shr_signed", node.type.width, None)
+    return (op, node.type.flat_width, None)
+
+
+def display_width(graph: Graph, node: Node) -> int:
+    """Return the width a report shows for a node (the model query's, else the flat width)."""
+    q = model_query(graph, node)
+    return q[1] if q is not None else node.type.flat_width
+
+
+class CostModel:
+    """A delay/area model with a per-query cache and the derived costs of unmeasured ops."""
+
+    def __init__(self, model: DelayAreaModel) -> None:
+        self.model = model
+        self._delay: dict[Query, float] = {}
+        self._area: dict[Query, dict[str, float]] = {}
+
+    @property
+    def overhead_ns(self) -> float:
+        """The register overhead (clock-to-Q plus setup) every stage pays, in ns."""
+        value = self.model.clk_to_q_setup_ns
+        return float(value() if callable(value) else value)
+
+    def delay(self, graph: Graph, node: Node) -> float:
+        """Return the combinational delay of ``node`` in ns (0 for wiring)."""
+        q = model_query(graph, node)
+        if q is None:
+            return 0.0
+        hit = self._delay.get(q)
+        if hit is None:
+            hit = self._delay[q] = max(0.0, float(self._query_delay(q)))
+        return hit
+
+    def area(self, graph: Graph, node: Node) -> dict[str, float]:
+        """Return ``{lut, ff, carry, dsp}`` for ``node`` (all 0 for wiring)."""
+        q = model_query(graph, node)
+        if q is None:
+            return dict.fromkeys(AREA_KEYS, 0.0)
+        hit = self._area.get(q)
+        if hit is None:
+            hit = self._area[q] = _area_dict(self._query_area(q))
+        return dict(hit)
+
+    def register_area(self, bits: int) -> dict[str, float]:
+        """Return the area of ``bits`` pipeline flip-flops (``model.reg_cost``; else 1 FF/bit)."""
+        cost = getattr(self.model, "reg_cost", None)
+        if cost is None or bits == 0:
+            return _area_dict({"ff": bits})
+        value = cost(bits)
+        if isinstance(value, dict):
+            return _area_dict(value)
+        return _area_dict({"ff": float(value)})
+
+    # --- model look-ups with derived fall-backs ----------------------------------------------
+
+    def _ask(self, what: str, q: Query) -> Any:
+        """Ask the model; None when it has no entry and the op has a derived cost here."""
+        op, width, n = q
+        try:
+            return getattr(self.model, what)(op, width, n)
+        except (KeyError, LookupError, ValueError, NotImplementedError, KeraError):
+            if op.endswith("_signed") or op in DERIVED_OPS:
+                return None
+            raise
+
+    def _query_delay(self, q: Query) -> float:
+        got = self._ask("delay_ns", q)
+        if got is not None:
+            return float(got)
+        op, width, n = q
+        if op.endswith("_signed"):
+            return self._query_delay((op.removesuffix("_signed"), width, n))
+        if op == "array_update":  # per element: index compare, then a 2:1 mux
+            assert n is not None
+            return self._query_delay(("select", width, None)) + self._query_delay(
+                ("eq", _index_bits(n), None))
+        # div / rem that were not lowered: a combinational restoring divider
+        return width * (self._query_delay(("sub", width, None))
+                        + self._query_delay(("select", width, None)))  # fmt: skip
+
+    def _query_area(self, q: Query) -> dict[str, float]:
+        got = self._ask("area", q)
+        if got is not None:
+            return _area_dict(got)
+        op, width, n = q
+        if op.endswith("_signed"):
+            return self._query_area((op.removesuffix("_signed"), width, n))
+        count = n if op == "array_update" else width
+        assert count is not None
+        one = _add_area(self._query_area(("select", width, None)),
+                        self._query_area(("eq", _index_bits(count), None)
+                                         if op == "array_update" else ("sub", width, None)))
+        return {k: v * count for k, v in one.items()}
+
+
+def _index_bits(n: int) -> int:
+    return max(1, (n - 1).bit_length())
+
+
+def _area_dict(value: Any) -> dict[str, float]:
+    src = dict(value) if not isinstance(value, dict) else value
+    return {k: float(src.get(k, 0.0) or 0.0) for k in AREA_KEYS}
+
+
+def _add_area(a: dict[str, float], b: dict[str, float]) -> dict[str, float]:
+    return {k: a.get(k, 0.0) + b.get(k, 0.0) for k in AREA_KEYS}
+
+
+class SimpleModel:
+    """A small analytic delay/area model: NOT fitted to any tool.
+
+    It exists for unit tests and benchmarks that must not depend on the fitted data files, and
+    as a documented stand-in. Delays grow linearly with width for carry chains and
+    logarithmically for muxes and shifters; every op is one LUT per output bit.
+    """
+
+    name = "simple"
+    clk_to_q_setup_ns = 1.0
+    metadata = {"family": "simple", "kind": "analytic (unfitted)", "version": 1}
+
+    def delay_ns(self, op: str, width: int, n: int | None = None) -> float:
+        """Return an analytic delay in ns; raise ``KeyError`` for ops it does not know."""
+        lg = math.log2(max(width, 2))
+        if op in ("add", "sub", "neg", "min", "max", "lt", "lt_signed", "eq", "ne"):
+            return 0.8 + 0.05 * width + (0.4 if op in ("min", "max") else 0.0)
+        if op in ("mul", "widening_mul"):
+            return 2.0 + 0.25 * width
+        if op in ("shl", "shr", "shr_signed", "rotl", "rotr"):
+            return 0.5 + 0.4 * lg
+        if op in ("popcount", "clz", "ctz"):
+            return 0.6 * lg + 0.5
+        if op in ("array_index",):
+            return 0.5 + 0.4 * math.log2(max(n or 2, 2))
+        if op in ("not", "and", "or", "xor", "select"):
+            return 0.5
+        raise KeyError(op)
+
+    def area(self, op: str, width: int, n: int | None = None) -> dict[str, float]:
+        """Return an analytic area (one LUT per bit, DSPs for multipliers)."""
+        self.delay_ns(op, width, n)  # raises for unknown ops
+        carry = width if op in ("add", "sub", "neg", "min", "max", "lt", "lt_signed") else 0
+        if op in ("mul", "widening_mul"):
+            return {"lut": 0, "ff": 0, "carry": 0, "dsp": math.ceil(width / 16) ** 2}
+        lut = width * (n or 1) if op == "array_index" else width
+        return {"lut": lut, "ff": 0, "carry": carry, "dsp": 0}
+
+    def reg_cost(self, bits: int) -> dict[str, float]:
+        """Return the area of a ``bits``-wide register: one flip-flop per bit."""
+        return {"ff": bits}
+
+
+# ------------------------------------------------------------------------------ locations
+
+
+def make_locator(graph: Graph, source: SourceFile | Locator | None = None) -> Locator:
+    """Return a ``span -> "file:line:col"`` function.
+
+    ``source`` may be the program's ``SourceFile``, a ready callback, or None: then the file at
+    ``graph.source_path`` is read when it exists, and otherwise locations are ``file@byte``.
+    """
+    if callable(source) and not isinstance(source, SourceFile):
+        return source
+    src = source
+    if src is None and graph.source_path:
+        try:
+            src = SourceFile(graph.source_path, Path(graph.source_path).read_bytes())
+        except OSError:
+            src = None
+    if isinstance(src, SourceFile):
+        return src.location
+    path = graph.source_path or "<graph>"
+    return lambda span: f"{path}@{span.start}"
+
+
+def locate(graph: Graph, nid: bytes, locator: Locator) -> str:
+    """Return the source location of a node, or "" when it has no span."""
+    span = graph.spans.get(nid)
+    return locator(span) if span is not None else ""
+
+
+# ------------------------------------------------------------------------------ analysis
+
+
+@dataclass(frozen=True)
+class PathOp:
+    """One op on the critical path."""
+
+    node: bytes
+    op: str
+    width: int
+    stage: int
+    start_ns: float
+    delay_ns: float
+    source: str
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Per-stage chained delays, the critical path and the estimated Fmax."""
+
+    stage_delays: tuple[float, ...]
+    critical_path: tuple[PathOp, ...]
+    overhead_ns: float
+
+    @property
+    def max_stage_delay(self) -> float:
+        """The slowest stage's chained combinational delay in ns."""
+        return max(self.stage_delays, default=0.0)
+
+    @property
+    def fmax_mhz(self) -> float:
+        """``1000 / (max stage delay + register overhead)``."""
+        return 1000.0 / max(self.max_stage_delay + self.overhead_ns, EPS_NS)
+
+
+def stage_delays(schedule: Schedule) -> list[float]:
+    """Return each stage's chained delay: the latest finish of a node in it (ns)."""
+    out = [0.0] * schedule.latency
+    for nid in schedule.order:
+        s = schedule.stage[nid]
+        out[s] = max(out[s], schedule.finish_ns[nid])
+    return out
+
+
+def critical_path(schedule: Schedule, locator: Locator) -> list[PathOp]:
+    """Return the ops (wiring left out) of the longest chain of the slowest stage, in order.
+
+    The chain ends at the node that finishes last (the first in ``order`` on ties) and is
+    followed backwards through inputs of the same stage whose finish is the node's start.
+    """
+    graph, stage = schedule.graph, schedule.stage
+    start, finish = schedule.start_ns, schedule.finish_ns
+    if not schedule.order:
+        return []
+    end = max(schedule.order, key=lambda n: finish[n])  # max() keeps the first on ties
+    chain = [end]
+    nid = end
+    while start[nid] > EPS_NS:
+        node = graph.nodes[nid]
+        prev = next((i for i in node.inputs if stage.get(i) == stage[nid]
+                     and graph.nodes[i].op != "const"
+                     and abs(finish[i] - start[nid]) <= 1e-6), None)  # fmt: skip
+        if prev is None:
+            break
+        chain.append(prev)
+        nid = prev
+    out = []
+    for nid in reversed(chain):
+        node = graph.nodes[nid]
+        delay = finish[nid] - start[nid]
+        if delay <= EPS_NS and node.op in WIRING_OPS:
+            continue
+        out.append(PathOp(nid, node.op, display_width(graph, node), stage[nid], start[nid],
+                          delay, locate(graph, nid, locator)))  # fmt: skip
+    return out
+
+
+def analyse(schedule: Schedule, costs: CostModel, locator: Locator) -> Timing:
+    """Return the timing summary of a schedule."""
+    return Timing(tuple(stage_delays(schedule)), tuple(critical_path(schedule, locator)),
+                  costs.overhead_ns)  # fmt: skip
+
+
+__all__ = [
+    "AREA_KEYS",
+    "DERIVED_OPS",
+    "EPS_NS",
+    "WIRING_OPS",
+    "CostModel",
+    "DelayAreaModel",
+    "PathOp",
+    "SimpleModel",
+    "Timing",
+    "analyse",
+    "critical_path",
+    "display_width",
+    "locate",
+    "make_locator",
+    "model_query",
+    "stage_delays",
+]

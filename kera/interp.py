@@ -1,0 +1,100 @@
+"""The reference interpreter: the executable definition of SEMANTICS.md, batched with numpy.
+
+It walks a region's nodes in topological order and calls each opcode's ``evaluate`` from the
+registry (``kera.ir.ops``): the registry *is* the semantics, there is no second copy here. Every
+value is a batch (``kera.ir.values``), so one walk evaluates many input rows at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from kera.ir import values
+from kera.ir.graph import Graph
+from kera.ir.ops import OPS
+from kera.ir.values import Value
+from kera.syntax.diagnostics import KeraError
+
+
+def evaluate(
+    graph: Graph,
+    region_name: str,
+    inputs: Mapping[str, Value],
+    *,
+    rows: int | None = None,
+) -> Value:
+    """Evaluate region ``region_name`` on batched ``inputs`` (param name -> batch).
+
+    Returns the batched result with every leaf expanded to the batch size: the common size of
+    the inputs, or ``rows`` (needed only when the region has no parameters; default 1).
+    Raises ``KeraError`` for an unknown region or missing, extra or malformed inputs.
+    """
+    region = graph.regions.get(region_name)
+    if region is None:
+        known = ", ".join(sorted(graph.regions)) or "none"
+        raise KeraError(f"no function named `{region_name}` in the graph (have: {known})")
+    bound = _bind(graph, region.params, inputs)
+    sizes = {values.batch_size(v) for v in bound.values()} - {1}
+    if len(sizes) > 1 or (rows is not None and sizes and sizes != {rows}):
+        raise KeraError(f"inputs have different batch sizes: {sorted(sizes)}")
+    rows = rows if rows is not None else (sizes.pop() if sizes else 1)
+
+    nodes = graph.nodes
+    order = graph.topo_order(region)
+    last_use = {i: pos for pos, nid in enumerate(order) for i in nodes[nid].inputs}
+    env: dict[bytes, Value] = {}
+    for pos, nid in enumerate(order):
+        node = nodes[nid]
+        if node.op == "param":
+            if nid not in bound:
+                raise KeraError(f"`{region_name}` uses a parameter that is not in its signature")
+            args = [bound[nid]]
+        else:
+            args = [env[i] for i in node.inputs]
+        in_types = [nodes[i].type for i in node.inputs]
+        env[nid] = OPS[node.op].evaluate(args, node.attr_dict, in_types, node.type)
+        for i in node.inputs:  # free intermediates after their last use
+            if last_use[i] == pos and i != region.result:
+                env.pop(i, None)
+    return values.broadcast(env[region.result], rows)
+
+
+def _bind(graph: Graph, params: tuple[bytes, ...], inputs: Mapping[str, Value]) -> dict:
+    """Map each param node id to its input batch, checking names and shapes."""
+    bound: dict[bytes, Value] = {}
+    names = set()
+    for pid in params:
+        node = graph.nodes[pid]
+        name = str(node.attr("name"))
+        names.add(name)
+        if name not in inputs:
+            raise KeraError(f"missing input for parameter `{name}`")
+        problem = values.conforms(inputs[name], node.type)
+        if problem:
+            raise KeraError(f"input for parameter `{name}`: {problem}")
+        bound[pid] = inputs[name]
+    extra = sorted(set(inputs) - names)
+    if extra:
+        raise KeraError(f"unknown input `{extra[0]}`")
+    return bound
+
+
+def run_jsonl(
+    graph: Graph,
+    region_name: str,
+    lines: str | Path | Iterable[str],
+    name: str | None = None,
+) -> list[object]:
+    """Evaluate a region on JSONL input lines (or a path); return one JSON value per line."""
+    if region_name not in graph.regions:
+        evaluate(graph, region_name, {})  # raises the unknown-region error
+    params, result_type = graph.signature(region_name)
+    batch = values.load_jsonl(lines, params, name)
+    if batch.rows == 0:
+        return []
+    result = evaluate(graph, region_name, batch.inputs, rows=batch.rows)
+    return values.to_json_rows(result, result_type, batch.rows)
+
+
+__all__ = ["evaluate", "run_jsonl"]

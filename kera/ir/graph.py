@@ -1,0 +1,397 @@
+"""The content-addressed graph: nodes named by the SHA3-256 of what they compute.
+
+A node is (schema version, opcode, output type, input ids, attributes sorted by key); its id is
+SHA3-256 over a domain-separated, length-prefixed encoding (ARCHITECTURE.md, invariant 2), so
+adding a node that exists returns the existing id and common subexpressions merge for free.
+A ``Graph`` keeps its nodes in insertion order, which is always topological (inputs first), and
+names entry points as ``Region`` s. Source spans live in a side table outside the hashes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from kera.ir.ops import OPS
+from kera.ir.types import BoolType, IntType, Type
+from kera.syntax.diagnostics import Span
+
+SCHEMA_VERSION = 1
+NODE_DOMAIN = b"keg/node/v1\x00"
+REGION_DOMAIN = b"keg/region/v1\x00"
+GRAPH_DOMAIN = b"keg/graph/v1\x00"
+
+AttrValue = int | str
+Attrs = tuple[tuple[str, AttrValue], ...]
+
+_ATTR_INT, _ATTR_STR = 1, 2
+_INT_ATTR_MIN, _INT_ATTR_MAX = -(1 << 127), (1 << 127) - 1
+
+_type_hashes: dict[Type, bytes] = {}
+_op_prefixes: dict[str, bytes] = {}
+_sha3 = hashlib.sha3_256
+_NO_ATTRS_ENCODED = bytes(4)  # u32 attribute count 0
+_NO_ATTRS: dict[str, AttrValue] = {}  # shared, read-only: type rules never mutate attrs
+
+
+def _u32(n: int) -> bytes:
+    return n.to_bytes(4, "big")
+
+
+def _lp(text: str) -> bytes:
+    """Return the u32-length-prefixed UTF-8 encoding of ``text``."""
+    data = text.encode("utf-8")
+    return _u32(len(data)) + data
+
+
+def type_hash(t: Type) -> bytes:
+    """Return the type's SHA3-256 hash (``keg/type/v1``), memoised per type value."""
+    h = _type_hashes.get(t)
+    if h is None:
+        h = _type_hashes[t] = t.type_hash()
+    return h
+
+
+def encode_attrs(attrs: Attrs) -> bytes:
+    """Return the canonical encoding of sorted attributes (count, then key, tag, payload)."""
+    out = [_u32(len(attrs))]
+    for key, value in attrs:
+        out.append(_lp(key))
+        if isinstance(value, str):
+            out.append(bytes([_ATTR_STR]) + _lp(value))
+        else:
+            out.append(bytes([_ATTR_INT]) + value.to_bytes(16, "big", signed=True))
+    return b"".join(out)
+
+
+def node_id(op: str, t: Type, inputs: tuple[bytes, ...], attrs: Attrs) -> bytes:
+    """Return a node's id: SHA3-256 over its domain-separated canonical encoding."""
+    prefix = _op_prefixes.get(op)
+    if prefix is None:
+        prefix = _op_prefixes[op] = NODE_DOMAIN + SCHEMA_VERSION.to_bytes(2, "big") + _lp(op)
+    th = _type_hashes.get(t)
+    if th is None:
+        th = _type_hashes[t] = t.type_hash()
+    tail = encode_attrs(attrs) if attrs else _NO_ATTRS_ENCODED
+    return _sha3(b"".join((prefix, th, len(inputs).to_bytes(4, "big"), *inputs, tail))).digest()
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Node:
+    """One operation: opcode, output type, input ids, sorted attributes, and its own id."""
+
+    op: str
+    type: Type
+    inputs: tuple[bytes, ...]
+    attrs: Attrs
+    id: bytes
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Node) and other.id == self.id
+
+    def __hash__(self) -> int:
+        return hash(self.id)
+
+    def attr(self, key: str) -> AttrValue:
+        """Return the value of attribute ``key``; raise ``KeyError`` when absent."""
+        for k, v in self.attrs:
+            if k == key:
+                return v
+        raise KeyError(key)
+
+    @property
+    def attr_dict(self) -> dict[str, AttrValue]:
+        """The attributes as a dict."""
+        return dict(self.attrs)
+
+    def short(self) -> str:
+        """Return a short label such as ``add#1a2b3c4d5e6f`` for messages."""
+        return f"{self.op}#{self.id.hex()[:12]}"
+
+
+@dataclass(frozen=True, slots=True)
+class Region:
+    """A named entry point: its ``param`` node ids in order and its result node id."""
+
+    name: str
+    params: tuple[bytes, ...]
+    result: bytes
+
+    def region_hash(self) -> bytes:
+        """Return SHA3-256 over ``keg/region/v1``, the name, the param ids and the result id."""
+        data = [REGION_DOMAIN, _lp(self.name), _u32(len(self.params)), *self.params, self.result]
+        return hashlib.sha3_256(b"".join(data)).digest()
+
+
+def canonical_attrs(op: str, attrs: Mapping[str, AttrValue] | None) -> Attrs:
+    """Return attributes sorted by key, checked against the opcode's schema."""
+    items = tuple(sorted(attrs.items())) if attrs else ()
+    want = OPS[op].attrs
+    if tuple(k for k, _ in items) != want:
+        got = ", ".join(k for k, _ in items) or "none"
+        raise ValueError(f"`{op}` takes attributes ({', '.join(want)}), not ({got})")
+    for key, value in items:
+        if isinstance(value, bool) or not isinstance(value, int | str):
+            raise ValueError(f"`{op}` attribute `{key}` must be an int or str, not {value!r}")
+        if isinstance(value, int) and not _INT_ATTR_MIN <= value <= _INT_ATTR_MAX:
+            raise ValueError(f"`{op}` attribute `{key}` does not fit 128 bits: {value}")
+    return items
+
+
+class Graph:
+    """Interned nodes in topological insertion order, named regions, and a span side table."""
+
+    __slots__ = ("directives", "nodes", "regions", "source_path", "spans")
+
+    def __init__(self, source_path: str | None = None) -> None:
+        self.nodes: dict[bytes, Node] = {}
+        self.regions: dict[str, Region] = {}
+        self.spans: dict[bytes, Span] = {}
+        self.source_path = source_path
+        # Hardware directives per region (e.g. {"ii": 2} from `#[pipeline(ii = 2)]`): how to
+        # build the computation, not what it computes, so outside the fingerprint.
+        self.directives: dict[str, dict[str, int]] = {}
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def __contains__(self, node_id: object) -> bool:
+        return node_id in self.nodes
+
+    def __getitem__(self, node_id: bytes) -> Node:
+        return self.nodes[node_id]
+
+    def add(
+        self,
+        op: str,
+        type: Type,
+        inputs: Iterable[bytes] = (),
+        attrs: Mapping[str, AttrValue] | None = None,
+        span: Span | None = None,
+    ) -> bytes:
+        """Intern one node and return its id (the existing id when it is already present).
+
+        Raises ``ValueError`` when the opcode, inputs, attributes or types are wrong: that is a
+        bug in the compiler, not in the user's program.
+        """
+        opdef = OPS.get(op)
+        if opdef is None:
+            raise ValueError(f"unknown opcode `{op}`")
+        if not isinstance(type, Type):
+            raise ValueError(f"`{op}`: result type must be a Type, not {type!r}")
+        inputs = tuple(inputs)
+        if opdef.arity is not None and len(inputs) != opdef.arity:
+            raise ValueError(f"`{op}` takes {opdef.arity} operands, not {len(inputs)}")
+        nodes = self.nodes
+        try:
+            in_types = [nodes[i].type for i in inputs]
+        except (KeyError, TypeError):
+            bad = next(i for i in inputs if not isinstance(i, bytes) or i not in nodes)
+            raise ValueError(f"`{op}`: input {_show_id(bad)} is not in the graph") from None
+        if attrs or opdef.attrs:
+            items = canonical_attrs(op, attrs)
+            msg = opdef.type_rule(in_types, dict(items), type)
+        else:
+            items = ()
+            msg = opdef.type_rule(in_types, _NO_ATTRS, type)
+        if msg is not None:
+            args = ", ".join(str(t) for t in in_types)
+            raise ValueError(f"`{op}`({args}) -> {type}: {msg}")
+        nid = node_id(op, type, inputs, items)
+        if nid not in nodes:
+            nodes[nid] = Node(op, type, inputs, items, nid)
+        if span is not None and nid not in self.spans:
+            self.spans[nid] = span
+        return nid
+
+    def add_region(self, region: Region, replace: bool = False) -> None:
+        """Name an entry point; its params must be this graph's ``param`` nodes 0, 1, ...
+
+        Adding an equal region again is a no-op; a different one under the same name raises
+        ``ValueError`` unless ``replace`` is true.
+        """
+        problem = region_problem(self, region)
+        if problem:
+            raise ValueError(f"region `{region.name}`: {problem}")
+        old = self.regions.get(region.name)
+        if old is not None and old != region and not replace:
+            raise ValueError(f"region `{region.name}` already exists with another body")
+        self.regions[region.name] = region
+
+    def signature(self, name: str) -> tuple[list[tuple[str, Type]], Type]:
+        """Return a region's ([(param name, type), ...], result type)."""
+        region = self.regions[name]
+        params = [(str(self.nodes[p].attr("name")), self.nodes[p].type) for p in region.params]
+        return params, self.nodes[region.result].type
+
+    def fingerprint(self) -> str:
+        """Return the hex SHA3-256 of the exported regions (sorted by name)."""
+        h = hashlib.sha3_256(GRAPH_DOMAIN + _u32(len(self.regions)))
+        for name in sorted(self.regions, key=lambda n: n.encode("utf-8")):
+            h.update(_lp(name) + self.regions[name].region_hash())
+        return h.hexdigest()
+
+    def users(self) -> dict[bytes, list[bytes]]:
+        """Return node id -> ids of the nodes that use it (in insertion order, no repeats)."""
+        out: dict[bytes, list[bytes]] = {nid: [] for nid in self.nodes}
+        for nid, node in self.nodes.items():
+            for i in dict.fromkeys(node.inputs):
+                out[i].append(nid)
+        return out
+
+    def topo_order(
+        self, roots: Region | str | bytes | Iterable[bytes], seen: set[bytes] | None = None
+    ) -> list[bytes]:
+        """Return the nodes reachable from ``roots`` in a canonical topological order.
+
+        For a region (or its name) the roots are its params, then its result. The order is a
+        depth-first post-order visiting inputs left to right, so it depends only on content.
+        Nodes already in ``seen`` are skipped; ``seen`` is updated.
+        """
+        nodes = self.nodes
+        done: set[bytes] = set() if seen is None else seen
+        order: list[bytes] = []
+        for root in _roots(self, roots):
+            if root in done:
+                continue
+            stack: list[tuple[bytes, bool]] = [(root, False)]
+            while stack:
+                nid, expanded = stack.pop()
+                if expanded:
+                    if nid not in done:
+                        done.add(nid)
+                        order.append(nid)
+                    continue
+                if nid in done:
+                    continue
+                stack.append((nid, True))
+                for i in reversed(nodes[nid].inputs):
+                    if i not in done:
+                        stack.append((i, False))
+        return order
+
+    def reachable(self, roots: Region | str | bytes | Iterable[bytes]) -> set[bytes]:
+        """Return the ids of every node reachable from ``roots`` (a region, its name, or ids)."""
+        nodes = self.nodes
+        seen: set[bytes] = set()
+        stack = list(_roots(self, roots))
+        while stack:
+            nid = stack.pop()
+            if nid not in seen:
+                seen.add(nid)
+                stack.extend(nodes[nid].inputs)
+        return seen
+
+    def canonical_order(self) -> list[bytes]:
+        """Return every node reachable from the regions, region by region (sorted by name)."""
+        seen: set[bytes] = set()
+        order: list[bytes] = []
+        for name in sorted(self.regions, key=lambda n: n.encode("utf-8")):
+            order.extend(self.topo_order(self.regions[name], seen))
+        return order
+
+    def copy(self) -> Graph:
+        """Return an independent copy (nodes are immutable and shared)."""
+        g = Graph(self.source_path)
+        g.nodes = dict(self.nodes)
+        g.regions = dict(self.regions)
+        g.spans = dict(self.spans)
+        g.directives = {k: dict(v) for k, v in self.directives.items()}
+        return g
+
+    def subgraph(self, names: Iterable[str] | None = None) -> Graph:
+        """Return a graph with only the named regions (default all) and the nodes they reach."""
+        wanted = list(self.regions) if names is None else list(names)
+        keep: set[bytes] = set()
+        for name in wanted:
+            keep |= self.reachable(self.regions[name])
+        g = Graph(self.source_path)
+        g.nodes = {nid: n for nid, n in self.nodes.items() if nid in keep}
+        g.regions = {name: self.regions[name] for name in wanted}
+        g.spans = {nid: s for nid, s in self.spans.items() if nid in keep}
+        g.directives = {k: dict(v) for k, v in self.directives.items() if k in g.regions}
+        return g
+
+
+def _roots(graph: Graph, roots: Region | str | bytes | Iterable[bytes]) -> Iterable[bytes]:
+    if isinstance(roots, bytes):
+        return (roots,)
+    if isinstance(roots, str):
+        roots = graph.regions[roots]
+    if isinstance(roots, Region):
+        return (*roots.params, roots.result)
+    return roots
+
+
+def _show_id(nid: object) -> str:
+    return nid.hex()[:12] if isinstance(nid, bytes) else repr(nid)
+
+
+def region_problem(graph: Graph, region: Region) -> str | None:
+    """Return what is wrong with ``region`` in ``graph`` (None when it is well formed)."""
+    if not isinstance(region.name, str) or not region.name:
+        return "the name must be a non-empty string"
+    names: set[object] = set()
+    for i, pid in enumerate(region.params):
+        node = graph.nodes.get(pid)
+        if node is None or node.op != "param":
+            return f"parameter {i} ({_show_id(pid)}) is not a `param` node of the graph"
+        attrs = node.attr_dict
+        if attrs.get("index") != i:
+            return f"parameter {i} has index {attrs.get('index')}"
+        if attrs.get("name") in names:
+            return f"two parameters are named `{attrs.get('name')}`"
+        names.add(attrs.get("name"))
+    if region.result not in graph.nodes:
+        return f"result {_show_id(region.result)} is not in the graph"
+    params = set(region.params)
+    seen: set[bytes] = set()
+    stack = [region.result]
+    while stack:  # tolerant of missing inputs: the validator reports those itself
+        nid = stack.pop()
+        node = graph.nodes.get(nid)
+        if nid in seen or node is None:
+            continue
+        seen.add(nid)
+        if node.op == "param" and nid not in params:
+            name = node.attr_dict.get("name")
+            return f"the result uses parameter `{name}`, which is not in the region"
+        stack.extend(node.inputs)
+    return None
+
+
+def const(graph: Graph, t: Type, value: int | bool, span: Span | None = None) -> bytes:
+    """Add a constant of type ``t``; ints are reduced modulo 2**N, bools become 0/1."""
+    if isinstance(t, BoolType):
+        v = int(bool(value))
+    elif isinstance(t, IntType):
+        v = t.wrap(int(value))
+    else:
+        raise ValueError(f"constants must be integers or bools, not {t}")
+    return graph.add("const", t, (), {"value": v}, span)
+
+
+def param(graph: Graph, index: int, name: str, t: Type, span: Span | None = None) -> bytes:
+    """Add parameter number ``index`` named ``name`` of type ``t``."""
+    return graph.add("param", t, (), {"index": index, "name": name}, span)
+
+
+__all__ = [
+    "GRAPH_DOMAIN",
+    "NODE_DOMAIN",
+    "REGION_DOMAIN",
+    "SCHEMA_VERSION",
+    "Attrs",
+    "AttrValue",
+    "Graph",
+    "Node",
+    "Region",
+    "canonical_attrs",
+    "const",
+    "encode_attrs",
+    "node_id",
+    "param",
+    "region_problem",
+    "type_hash",
+]

@@ -1,0 +1,537 @@
+"""The op registry: every opcode declared once, with its schema, type rule and semantics.
+
+Each ``OpDef`` gives the opcode's name, its arity (``None`` = variadic), its attribute names, a
+type rule ``(in_types, attrs, out_type) -> error message | None``, and ``evaluate``: the
+reference semantics of SEMANTICS.md on batched values (``kera.ir.values``). The interpreter is
+nothing but a walk that calls ``evaluate``; every backend keeps one table keyed by these names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from kera.ir.types import ArrayType, BoolType, IntType, TupleType, Type
+from kera.ir.values import U64, Value, bits, full, renorm, select
+
+Attrs = Mapping[str, Any]  # attribute values are int or str
+TypeRule = Callable[[Sequence[Type], Attrs, Type], "str | None"]
+Evaluate = Callable[[list[Value], Attrs, Sequence[Type], Type], Value]
+
+
+@dataclass(frozen=True, slots=True)
+class OpDef:
+    """One opcode: schema, type rule, reference semantics, and algebraic flags."""
+
+    name: str
+    arity: int | None
+    attrs: tuple[str, ...]
+    type_rule: TypeRule
+    evaluate: Evaluate
+    doc: str
+    commutative: bool = False
+    associative: bool = False
+
+
+OPS: dict[str, OpDef] = {}
+
+
+def get(name: str) -> OpDef:
+    """Return the ``OpDef`` of an opcode; raise ``KeyError`` naming it when unknown."""
+    try:
+        return OPS[name]
+    except KeyError:
+        raise KeyError(f"unknown opcode `{name}`") from None
+
+
+def _op(
+    name: str,
+    arity: int | None,
+    rule: TypeRule,
+    doc: str,
+    attrs: tuple[str, ...] = (),
+    *,
+    commutative: bool = False,
+    associative: bool = False,
+) -> Callable[[Evaluate], Evaluate]:
+    def register(fn: Evaluate) -> Evaluate:
+        OPS[name] = OpDef(name, arity, tuple(sorted(attrs)), rule, fn, doc,
+                          commutative, associative)
+        return fn
+
+    return register
+
+
+# ----------------------------------------------------------------------------- type rules
+
+
+def _result(out: Type, want: Type) -> str | None:
+    return None if out == want else f"result type must be {want}, not {out}"
+
+
+def _int_attr(attrs: Attrs, key: str, lo: int = 0) -> str | None:
+    v = attrs[key]
+    if type(v) is not int or v < lo:
+        return f"attribute `{key}` must be an integer >= {lo}, not {v!r}"
+    return None
+
+
+def _rule_same_int(ins: Sequence[Type], attrs: Attrs, out: Type) -> str | None:
+    a, b = ins
+    if not isinstance(a, IntType) or a != b:
+        return f"operands must have one integer type, not {a} and {b}"
+    return _result(out, a)
+
+
+def _rule_same_int_or_bool(ins: Sequence[Type], attrs: Attrs, out: Type) -> str | None:
+    a, b = ins
+    if not isinstance(a, IntType | BoolType) or a != b:
+        return f"operands must have one integer or bool type, not {a} and {b}"
+    return _result(out, a)
+
+
+def _rule_int_unary(ins: Sequence[Type], attrs: Attrs, out: Type) -> str | None:
+    if not isinstance(ins[0], IntType):
+        return f"operand must be an integer, not {ins[0]}"
+    return _result(out, ins[0])
+
+
+def _rule_neg(ins: Sequence[Type], attrs: Attrs, out: Type) -> str | None:
+    t = ins[0]
+    if not isinstance(t, IntType) or not t.signed:
+        return f"operand must be a signed integer, not {t}"
+    return _result(out, t)
+
+
+def _rule_not(ins: Sequence[Type], attrs: Attrs, out: Type) -> str | None:
+    if not isinstance(ins[0], IntType | BoolType):
+        return f"operand must be an integer or bool, not {ins[0]}"
+    return _result(out, ins[0])
+
+
+def _rule_shift(ins: Sequence[Type], attrs: Attrs, out: Type) -> str | None:
+    a, n = ins
+    if not isinstance(a, IntType):
+        return f"shifted operand must be an integer, not {a}"
+    if not isinstance(n, IntType) or n.signed:
+        return f"shift amount must be an unsigned integer, not {n}"
+    return _result(out, a)
+
+
+def _rule_eq(ins: Sequence[Type], attrs: Attrs, out: Type) -> str | None:
+    a, b = ins
+    if not isinstance(a, IntType | BoolType) or a != b:
+        return f"operands must have one integer or bool type, not {a} and {b}"
+    return _result(out, BoolType())
+
+
+def _rule_order(ins: Sequence[Type], attrs: Attrs, out: Type) -> str | None:
+    a, b = ins
+    if not isinstance(a, IntType) or a != b:
+        return f"operands must have one integer type, not {a} and {b}"
+    return _result(out, BoolType())
+
+
+def _rule_param(ins: Sequence[Type], attrs: Attrs, out: Type) -> str | None:
+    name = attrs["name"]
+    if not isinstance(name, str) or not name:
+        return f"attribute `name` must be a non-empty string, not {name!r}"
+    return _int_attr(attrs, "index")
+
+
+def _rule_const(ins: Sequence[Type], attrs: Attrs, out: Type) -> str | None:
+    v = attrs["value"]
+    if isinstance(out, BoolType):
+        ok = type(v) is int and v in (0, 1)
+        return None if ok else f"bool constant must be 0 or 1, not {v!r}"
+    if not isinstance(out, IntType):
+        return f"constants must be integers or bools, not {out}"
+    if type(v) is not int or not out.min <= v <= out.max:
+        return f"constant {v!r} is out of range for {out}"
+    return None
+
+
+def _rule_select(ins: Sequence[Type], attrs: Attrs, out: Type) -> str | None:
+    c, a, b = ins
+    if not isinstance(c, BoolType):
+        return f"condition must be bool, not {c}"
+    if a != b:
+        return f"both arms must have one type, not {a} and {b}"
+    return _result(out, a)
+
+
+def _rule_cast(ins: Sequence[Type], attrs: Attrs, out: Type) -> str | None:
+    if not isinstance(ins[0], IntType | BoolType):
+        return f"operand must be an integer or bool, not {ins[0]}"
+    return None if isinstance(out, IntType) else f"result type must be an integer, not {out}"
+
+
+def _rule_concat(ins: Sequence[Type], attrs: Attrs, out: Type) -> str | None:
+    hi, lo = ins
+    if not isinstance(hi, IntType) or not isinstance(lo, IntType):
+        return f"operands must be integers, not {hi} and {lo}"
+    if hi.width + lo.width > 64:
+        return f"result would be {hi.width + lo.width} bits wide; the limit is 64"
+    return _result(out, IntType(hi.width + lo.width, False))
+
+
+def _rule_slice(ins: Sequence[Type], attrs: Attrs, out: Type) -> str | None:
+    x = ins[0]
+    if msg := _int_attr(attrs, "lo"):
+        return msg
+    if not isinstance(x, IntType):
+        return f"operand must be an integer, not {x}"
+    if not isinstance(out, IntType) or out.signed:
+        return f"result type must be unsigned, not {out}"
+    lo = attrs["lo"]
+    if lo + out.width > x.width:
+        return f"bits {lo}..{lo + out.width} are outside {x}"
+    return None
+
+
+def _rule_widening_mul(ins: Sequence[Type], attrs: Attrs, out: Type) -> str | None:
+    a, b = ins
+    if not isinstance(a, IntType) or a != b or a.width > 32:
+        return f"operands must have one integer type of at most 32 bits, not {a} and {b}"
+    return _result(out, IntType(2 * a.width, a.signed))
+
+
+def _rule_array(ins: Sequence[Type], attrs: Attrs, out: Type) -> str | None:
+    if not ins:
+        return "an array needs at least one element"
+    if any(t != ins[0] for t in ins):
+        return "elements must have one type, not " + ", ".join(sorted({str(t) for t in ins}))
+    return _result(out, ArrayType(ins[0], len(ins)))
+
+
+def _index_rule(arr: Type, idx: Type) -> str | None:
+    if not isinstance(arr, ArrayType):
+        return f"indexed operand must be an array, not {arr}"
+    if not isinstance(idx, IntType) or idx.signed:
+        return f"index must be an unsigned integer, not {idx}"
+    return None
+
+
+def _rule_array_index(ins: Sequence[Type], attrs: Attrs, out: Type) -> str | None:
+    arr, idx = ins
+    return _index_rule(arr, idx) or _result(out, arr.elem)
+
+
+def _rule_array_update(ins: Sequence[Type], attrs: Attrs, out: Type) -> str | None:
+    arr, idx, val = ins
+    if msg := _index_rule(arr, idx):
+        return msg
+    if val != arr.elem:
+        return f"stored value must be {arr.elem}, not {val}"
+    return _result(out, arr)
+
+
+def _rule_tuple(ins: Sequence[Type], attrs: Attrs, out: Type) -> str | None:
+    return _result(out, TupleType(tuple(ins)))
+
+
+def _rule_tuple_get(ins: Sequence[Type], attrs: Attrs, out: Type) -> str | None:
+    t = ins[0]
+    if msg := _int_attr(attrs, "index"):
+        return msg
+    if not isinstance(t, TupleType):
+        return f"operand must be a tuple, not {t}"
+    i = attrs["index"]
+    if i >= len(t.elems):
+        return f"field {i} is out of range for {t}"
+    return _result(out, t.elems[i])
+
+
+# ----------------------------------------------------------------------------- leaves
+
+
+@_op("param", 0, _rule_param, "Function parameter number `index`, named `name`; the "
+     "interpreter passes the bound input batch as the single argument.", ("index", "name"))
+def _param(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
+    return args[0]
+
+
+@_op("const", 0, _rule_const, "Integer or bool constant `value` (canonical, in range; bool 0/1).",
+     ("value",))
+def _const(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
+    return full(out, attrs["value"])
+
+
+# ----------------------------------------------------------------------------- arithmetic
+
+
+@_op("add", 2, _rule_same_int, "Wrapping addition modulo 2**N.",
+     commutative=True, associative=True)
+def _add(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
+    return renorm(bits(args[0]) + bits(args[1]), out)
+
+
+@_op("sub", 2, _rule_same_int, "Wrapping subtraction modulo 2**N.")
+def _sub(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
+    return renorm(bits(args[0]) - bits(args[1]), out)
+
+
+@_op("mul", 2, _rule_same_int, "Wrapping multiplication modulo 2**N.",
+     commutative=True, associative=True)
+def _mul(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
+    return renorm(bits(args[0]) * bits(args[1]), out)
+
+
+@_op("neg", 1, _rule_neg, "Wrapping negation of a signed integer (-MIN = MIN).")
+def _neg(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
+    return renorm(U64(0) - bits(args[0]), out)
+
+
+def _divmod(a: np.ndarray, b: np.ndarray, t: IntType) -> tuple[np.ndarray, np.ndarray]:
+    """Return truncating (quotient, remainder) bit patterns, total by SEMANTICS.md."""
+    ua, ub = bits(a), bits(b)
+    zero = ub == 0
+    if t.signed:
+        na, nb = a < 0, b < 0
+        ua = np.where(na, U64(0) - ua, ua)  # magnitudes; |MIN| = 2**(N-1) is exact in uint64
+        ub = np.where(nb, U64(0) - ub, ub)
+    safe = np.where(zero, U64(1), ub)
+    q, r = ua // safe, ua % safe
+    if t.signed:
+        q = np.where(na ^ nb, U64(0) - q, q)
+        r = np.where(na, U64(0) - r, r)
+    return np.where(zero, U64(0), q), np.where(zero, bits(a), r)
+
+
+@_op("div", 2, _rule_same_int,
+     "Division truncating toward zero; a/0 = 0 and MIN/-1 = MIN.")
+def _div(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
+    return renorm(_divmod(args[0], args[1], out)[0], out)
+
+
+@_op("rem", 2, _rule_same_int,
+     "Remainder with the dividend's sign (truncating division); a%0 = a and MIN%-1 = 0.")
+def _rem(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
+    return renorm(_divmod(args[0], args[1], out)[1], out)
+
+
+@_op("min", 2, _rule_same_int, "Smaller of two integers (signed compare for signed types).",
+     commutative=True, associative=True)
+def _min(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
+    return np.minimum(args[0], args[1])
+
+
+@_op("max", 2, _rule_same_int, "Larger of two integers (signed compare for signed types).",
+     commutative=True, associative=True)
+def _max(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
+    return np.maximum(args[0], args[1])
+
+
+@_op("widening_mul", 2, _rule_widening_mul,
+     "Exact product of two N-bit integers (N <= 32) as a 2N-bit integer of the same signedness.")
+def _widening_mul(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
+    return renorm(bits(args[0] * args[1]), out)
+
+
+# ----------------------------------------------------------------------------- bitwise
+
+
+@_op("not", 1, _rule_not, "Bitwise complement of an integer; logical not of a bool.")
+def _not(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
+    if isinstance(out, BoolType):
+        return np.logical_not(args[0])
+    return renorm(~bits(args[0]), out)
+
+
+@_op("and", 2, _rule_same_int_or_bool, "Bitwise and of integers; logical and of bools.",
+     commutative=True, associative=True)
+def _and(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
+    return args[0] & args[1]
+
+
+@_op("or", 2, _rule_same_int_or_bool, "Bitwise or of integers; logical or of bools.",
+     commutative=True, associative=True)
+def _or(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
+    return args[0] | args[1]
+
+
+@_op("xor", 2, _rule_same_int_or_bool, "Bitwise xor of integers; logical xor of bools.",
+     commutative=True, associative=True)
+def _xor(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
+    return args[0] ^ args[1]
+
+
+def _clamped(n: np.ndarray) -> np.ndarray:
+    """Return a shift amount numpy can use safely (never >= 64)."""
+    return np.minimum(n, U64(63))
+
+
+@_op("shl", 2, _rule_shift, "Shift left; an amount >= N gives 0 (never taken modulo N).")
+def _shl(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
+    a, n = args
+    r = np.where(n >= U64(out.width), U64(0), bits(a) << _clamped(n))
+    return renorm(r, out)
+
+
+@_op("shr", 2, _rule_shift, "Shift right, arithmetic for signed and logical for unsigned; an "
+     "amount >= N gives all sign bits (signed) or 0 (unsigned).")
+def _shr(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
+    a, n = args
+    if out.signed:
+        # a is sign-extended to 64 bits, so shifting by min(n, 63) gives the sign for n >= N.
+        return a >> _clamped(n).astype(np.int64)
+    return np.where(n >= U64(out.width), U64(0), a >> _clamped(n))
+
+
+def _rotl_bits(x: np.ndarray, r: np.ndarray, t: IntType) -> np.ndarray:
+    """Rotate the N-bit pattern ``x`` left by ``r`` (already reduced modulo N)."""
+    x = bits(x)
+    if t.width < 64:
+        x = x & U64(t.mask)
+    back = np.where(r == 0, U64(0), U64(t.width) - r)  # r == 0: both halves are x itself
+    return renorm((x << r) | (x >> back), t)
+
+
+@_op("rotl", 2, _rule_shift, "Rotate left by the amount modulo N.")
+def _rotl(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
+    return _rotl_bits(args[0], args[1] % U64(out.width), out)
+
+
+@_op("rotr", 2, _rule_shift, "Rotate right by the amount modulo N.")
+def _rotr(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
+    w = U64(out.width)
+    return _rotl_bits(args[0], (w - args[1] % w) % w, out)
+
+
+def _field(x: np.ndarray, t: IntType) -> np.ndarray:
+    u = bits(x)
+    return u & U64(t.mask) if t.width < 64 else u
+
+
+def _bit_length(u: np.ndarray) -> np.ndarray:
+    """Return the number of significant bits of each uint64 (0 for 0)."""
+    n = np.zeros(u.shape, dtype=U64)
+    for s in (32, 16, 8, 4, 2, 1):
+        big = (u >> U64(s)) != 0
+        n = n + np.where(big, U64(s), U64(0))
+        u = np.where(big, u >> U64(s), u)
+    return n + (u != 0)
+
+
+def _count_ones(u: np.ndarray) -> np.ndarray:
+    """Return the number of one bits of each uint64 (SWAR where numpy < 2 lacks bitwise_count)."""
+    if hasattr(np, "bitwise_count"):
+        return np.bitwise_count(u).astype(U64)
+    u = u - ((u >> U64(1)) & U64(0x5555_5555_5555_5555))
+    u = (u & U64(0x3333_3333_3333_3333)) + ((u >> U64(2)) & U64(0x3333_3333_3333_3333))
+    u = (u + (u >> U64(4))) & U64(0x0F0F_0F0F_0F0F_0F0F)
+    return (u * U64(0x0101_0101_0101_0101)) >> U64(56)
+
+
+@_op("popcount", 1, _rule_int_unary, "Number of one bits among the N bits (result wraps to N).")
+def _popcount(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
+    return renorm(_count_ones(_field(args[0], out)), out)
+
+
+@_op("clz", 1, _rule_int_unary, "Leading zero bits among the N bits; clz(0) = N.")
+def _clz(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
+    w = U64(out.width)
+    return renorm(w - _bit_length(_field(args[0], out)), out)
+
+
+@_op("ctz", 1, _rule_int_unary, "Trailing zero bits among the N bits; ctz(0) = N.")
+def _ctz(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
+    u = _field(args[0], out)
+    low = _bit_length(u & (U64(0) - u))
+    return renorm(np.where(u == 0, U64(out.width), low - U64(1)), out)
+
+
+# ----------------------------------------------------------------------------- comparisons
+
+
+def _compare(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Evaluate:
+    def evaluate(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
+        return fn(args[0], args[1])
+
+    return evaluate
+
+
+_op("eq", 2, _rule_eq, "Equality of integers or bools.", commutative=True)(_compare(np.equal))
+_op("ne", 2, _rule_eq, "Inequality of integers or bools.", commutative=True)(
+    _compare(np.not_equal))
+_op("lt", 2, _rule_order, "Less than (signed compare for signed types).")(_compare(np.less))
+_op("le", 2, _rule_order, "Less than or equal (signed for signed types).")(
+    _compare(np.less_equal))
+_op("gt", 2, _rule_order, "Greater than (signed compare for signed types).")(
+    _compare(np.greater))
+_op("ge", 2, _rule_order, "Greater than or equal (signed for signed types).")(
+    _compare(np.greater_equal))
+
+
+# ----------------------------------------------------------------------------- conversions
+
+
+@_op("select", 3, _rule_select, "Choose `a` where `cond` is true, else `b` (any one type).")
+def _select(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
+    return select(*args)
+
+
+@_op("cast", 1, _rule_cast, "Convert to the result integer type: truncate, or extend by the "
+     "source's signedness (bool extends as 0/1).")
+def _cast(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
+    return renorm(bits(args[0]), out)
+
+
+@_op("concat", 2, _rule_concat, "Unsigned `(hi << width(lo)) | lo` of the two bit patterns.")
+def _concat(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
+    hi_t, lo_t = ins
+    hi = _field(args[0], hi_t)
+    return hi << U64(lo_t.width) | _field(args[1], lo_t)
+
+
+@_op("slice", 1, _rule_slice, "Unsigned W-bit field of the operand starting at bit `lo`.",
+     ("lo",))
+def _slice(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
+    return renorm(bits(args[0]) >> U64(attrs["lo"]), out)
+
+
+# ----------------------------------------------------------------------------- aggregates
+
+
+@_op("array", None, _rule_array, "Array of its n >= 1 operands, element 0 first.")
+def _array(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
+    return list(args)
+
+
+@_op("array_index", 2, _rule_array_index,
+     "Element `idx` of an array; an index past the end reads the last element.")
+def _array_index(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
+    arr, idx = args
+    last = len(arr) - 1
+    if idx.shape == (1,):
+        return arr[min(int(idx[0]), last)]
+    result = arr[last]
+    for k in range(last - 1, -1, -1):
+        result = select(idx == U64(k), arr[k], result)
+    return result
+
+
+@_op("array_update", 3, _rule_array_update,
+     "Copy of an array with element `idx` replaced; an index past the end changes nothing.")
+def _array_update(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
+    arr, idx, val = args
+    if idx.shape == (1,):
+        k = int(idx[0])
+        return [val if i == k else e for i, e in enumerate(arr)]
+    return [select(idx == U64(i), val, e) for i, e in enumerate(arr)]
+
+
+@_op("tuple", None, _rule_tuple, "Tuple of its operands (none gives the unit value).")
+def _tuple(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
+    return tuple(args)
+
+
+@_op("tuple_get", 1, _rule_tuple_get, "Field `index` of a tuple.", ("index",))
+def _tuple_get(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
+    return args[0][attrs["index"]]
+
+
+__all__ = ["OPS", "Attrs", "Evaluate", "OpDef", "TypeRule", "get"]

@@ -1,0 +1,320 @@
+"""Batched values: the one representation of Kera values used by the interpreter and backends.
+
+A batch holds B values of one Kera type, laid out by the type's structure:
+
+- ``uN``: ``np.ndarray`` of shape ``(B,)``, dtype ``np.uint64``, every element in ``0..2**N-1``.
+- ``iN``: ``np.ndarray`` of shape ``(B,)``, dtype ``np.int64``, sign-extended from bit N-1.
+- ``bool``: ``np.ndarray`` of shape ``(B,)``, dtype ``np.bool_``.
+- ``[T; n]``: a ``list`` of n batched ``T`` values (so arrays of tuples and nested arrays work).
+- ``(T1, ..., Tk)``: a ``tuple`` of k batched values.
+
+A leaf may also have shape ``(1,)``: it then stands for the same value in every row and
+broadcasts (constants are evaluated once, not B times). ``broadcast`` expands a value to B rows.
+Values are never mutated in place; every operation returns fresh arrays or shares its inputs.
+
+JSON (INTERFACES.md): integers are JSON integers, arrays and tuples JSON lists, ``bool`` is
+``true``/``false`` (``0``/``1`` accepted on input).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kera.ir.types import ArrayType, BoolType, IntType, TupleType, Type
+from kera.syntax.diagnostics import KeraError
+
+Value = Any  # np.ndarray | list[Value] | tuple[Value, ...]; see the module docstring.
+
+U64 = np.uint64
+I64 = np.int64
+_ONES = U64(0xFFFF_FFFF_FFFF_FFFF)
+
+
+def dtype_of(t: Type) -> type:
+    """Return the numpy dtype of a scalar type's leaves (int64, uint64 or bool_)."""
+    if isinstance(t, BoolType):
+        return np.bool_
+    if isinstance(t, IntType):
+        return I64 if t.signed else U64
+    raise TypeError(f"{t} is not a scalar type")
+
+
+def bits(x: np.ndarray) -> np.ndarray:
+    """Return the 64-bit two's-complement pattern of an integer or bool leaf, as uint64."""
+    if x.dtype == U64:
+        return x
+    if x.dtype == I64:
+        return x.view(U64)
+    return x.astype(U64)
+
+
+def renorm(u: np.ndarray, t: IntType) -> np.ndarray:
+    """Renormalise a uint64 bit pattern to ``t``: mask to N bits, sign-extend when signed."""
+    w = t.width
+    if w < 64:
+        u = u & U64((1 << w) - 1)
+    if not t.signed:
+        return u
+    sign = U64(1 << (w - 1))
+    return ((u ^ sign) - sign).view(I64)
+
+
+def full(t: Type, value: int, rows: int = 1) -> np.ndarray:
+    """Return a leaf of ``rows`` copies of an in-range scalar ``value`` of type ``t``."""
+    return np.full(rows, value, dtype=dtype_of(t))
+
+
+def select(cond: np.ndarray, a: Value, b: Value) -> Value:
+    """Return ``cond ? a : b`` row by row, for values of any (matching) structure."""
+    if cond.shape == (1,):
+        return a if cond[0] else b
+    if isinstance(a, list):
+        return [select(cond, x, y) for x, y in zip(a, b, strict=True)]
+    if isinstance(a, tuple):
+        return tuple(select(cond, x, y) for x, y in zip(a, b, strict=True))
+    return np.where(cond, a, b)
+
+
+def batch_size(value: Value) -> int:
+    """Return the number of rows of a value (1 when every leaf broadcasts)."""
+    if isinstance(value, list | tuple):
+        return max((batch_size(v) for v in value), default=1)
+    return int(value.shape[0])
+
+
+def broadcast(value: Value, rows: int) -> Value:
+    """Return ``value`` with every leaf expanded to exactly ``rows`` rows."""
+    if isinstance(value, list):
+        return [broadcast(v, rows) for v in value]
+    if isinstance(value, tuple):
+        return tuple(broadcast(v, rows) for v in value)
+    if value.shape[0] == rows:
+        return value
+    return np.repeat(value, rows)
+
+
+def conforms(value: Value, t: Type) -> str | None:
+    """Return why ``value`` is not a well-formed batch of ``t`` (None when it is)."""
+    if isinstance(t, ArrayType):
+        if not isinstance(value, list) or len(value) != t.length:
+            return f"expected a list of {t.length} element batches for {t}"
+        return next((m for v in value if (m := conforms(v, t.elem))), None)
+    if isinstance(t, TupleType):
+        if not isinstance(value, tuple) or len(value) != len(t.elems):
+            return f"expected a tuple of {len(t.elems)} field batches for {t}"
+        return next((m for v, e in zip(value, t.elems, strict=True) if (m := conforms(v, e))), None)
+    if not isinstance(value, np.ndarray) or value.ndim != 1 or value.dtype != dtype_of(t):
+        return f"expected a 1-D {np.dtype(dtype_of(t)).name} array for {t}"
+    if isinstance(t, IntType) and len(value) and (value.min() < t.min or value.max() > t.max):
+        return f"a value is out of range for {t}"
+    return None
+
+
+# ----------------------------------------------------------------------------- JSON values
+
+
+def from_json(obj: object, t: Type, where: str) -> object:
+    """Check one JSON value against ``t``; return it as int / bool / list / tuple.
+
+    Raises ``KeraError`` whose message starts with ``where`` on a value out of range or of the
+    wrong shape.
+    """
+    if isinstance(t, BoolType):
+        if obj is True or obj is False:
+            return obj
+        if type(obj) is int and obj in (0, 1):
+            return bool(obj)
+        raise KeraError(f"{where}: {_show(obj)} is not a bool (true, false, 0 or 1)")
+    if isinstance(t, IntType):
+        if type(obj) is not int:
+            raise KeraError(f"{where}: expected an integer of type {t}, not {_show(obj)}")
+        if not t.min <= obj <= t.max:
+            raise KeraError(f"{where}: {obj} is out of range for {t}")
+        return obj
+    if isinstance(t, ArrayType):
+        e = t.elem
+        if (isinstance(e, IntType) and type(obj) is list and len(obj) == t.length
+                and all(type(v) is int for v in obj) and e.min <= min(obj) and max(obj) <= e.max):
+            return obj  # fast path: a flat list of in-range integers
+        if not isinstance(obj, list) or len(obj) != t.length:
+            raise KeraError(f"{where}: expected a list of {t.length} elements for {t}, "
+                            f"not {_show(obj)}")
+        return [from_json(v, t.elem, f"{where}[{i}]") for i, v in enumerate(obj)]
+    if isinstance(t, TupleType):
+        n = len(t.elems)
+        if not isinstance(obj, list) or len(obj) != n:
+            raise KeraError(f"{where}: expected a list of {n} fields for {t}, not {_show(obj)}")
+        fields = enumerate(zip(obj, t.elems, strict=True))
+        return tuple(from_json(v, e, f"{where}.{i}") for i, (v, e) in fields)
+    raise TypeError(f"unknown type {t!r}")
+
+
+def _show(obj: object) -> str:
+    text = json.dumps(obj)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def stack(rows: Sequence[object], t: Type) -> Value:
+    """Return the batch holding ``rows`` (python values as from ``from_json``), row by row."""
+    if isinstance(t, ArrayType):
+        if isinstance(t.elem, IntType) and rows:
+            table = np.array(rows, dtype=dtype_of(t.elem)).reshape(len(rows), t.length)
+            return [np.ascontiguousarray(table[:, i]) for i in range(t.length)]
+        return [stack([r[i] for r in rows], t.elem) for i in range(t.length)]  # type: ignore[index]
+    if isinstance(t, TupleType):
+        return tuple(stack([r[i] for r in rows], e) for i, e in enumerate(t.elems))  # type: ignore[index]
+    return np.array(rows, dtype=dtype_of(t)).reshape(len(rows))
+
+
+def unstack(value: Value, t: Type) -> list[object]:
+    """Return the rows of a batch as python values (int, bool, list, tuple)."""
+    rows = batch_size(value)
+    value = broadcast(value, rows)
+    return [_row(value, t, i) for i in range(rows)]
+
+
+def _row(value: Value, t: Type, i: int) -> object:
+    if isinstance(t, ArrayType):
+        return [_row(v, t.elem, i) for v in value]
+    if isinstance(t, TupleType):
+        return tuple(_row(v, e, i) for v, e in zip(value, t.elems, strict=True))
+    leaf = value[i] if value.shape[0] > 1 else value[0]
+    return bool(leaf) if isinstance(t, BoolType) else int(leaf)
+
+
+def to_json(value: Value, t: Type, i: int) -> object:
+    """Return row ``i`` of a batch as a JSON-ready value (ints, lists, True/False)."""
+    if isinstance(t, ArrayType):
+        return [to_json(v, t.elem, i) for v in value]
+    if isinstance(t, TupleType):
+        return [to_json(v, e, i) for v, e in zip(value, t.elems, strict=True)]
+    leaf = value[i] if value.shape[0] > 1 else value[0]
+    return bool(leaf) if isinstance(t, BoolType) else int(leaf)
+
+
+def to_json_rows(value: Value, t: Type, rows: int | None = None) -> list[object]:
+    """Return every row of a batch as JSON-ready values (faster than calling ``to_json``).
+
+    ``rows`` defaults to the value's batch size; pass it when every leaf broadcasts.
+    """
+    rows = batch_size(value) if rows is None else rows
+    return _columns(broadcast(value, rows), t, rows)
+
+
+def _columns(value: Value, t: Type, rows: int) -> list[object]:
+    if isinstance(t, ArrayType | TupleType):
+        elems = t.elems if isinstance(t, TupleType) else (t.elem,) * t.length
+        cols = [_columns(v, e, rows) for v, e in zip(value, elems, strict=True)]
+        return [list(r) for r in zip(*cols, strict=True)] if cols else [[] for _ in range(rows)]
+    return value.tolist()
+
+
+# ----------------------------------------------------------------------------- JSONL files
+
+
+@dataclass(frozen=True, slots=True)
+class JsonlBatch:
+    """Parsed JSONL input lines: batched inputs, per-line ``expected`` (if any) and row count."""
+
+    inputs: dict[str, Value]
+    expected: list[object] | None
+    rows: int
+
+
+def load_jsonl(
+    source: str | Path | Iterable[str],
+    params: Sequence[tuple[str, Type]],
+    name: str | None = None,
+) -> JsonlBatch:
+    """Parse JSONL input lines for a function with ``params``; check every value exactly.
+
+    ``source`` is a path or an iterable of lines. Each non-blank line is either
+    ``{"x": 1, ...}`` or ``{"inputs": {...}, "expected": ...}`` (the shared vectors format).
+    Raises ``KeraError`` naming the line and parameter on any problem.
+    """
+    if isinstance(source, str | Path):
+        name = name or str(source)
+        try:
+            lines: Iterable[str] = Path(source).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as e:
+            raise KeraError(f"{name}: cannot read inputs: {e}") from None
+    else:
+        name, lines = name or "<inputs>", source
+    names = [p for p, _ in params]
+    known = set(names)
+    columns: dict[str, list[object]] = {p: [] for p in names}
+    expected: list[object] = []
+    wrapped = 0
+    rows = 0
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        where = f"{name}:{lineno}"
+        obj = _parse_line(line, where)
+        if isinstance(obj.get("inputs"), dict):
+            extra = set(obj) - {"inputs", "expected"}
+            if extra:
+                raise KeraError(f"{where}: unexpected key `{sorted(extra)[0]}` beside `inputs`")
+            wrapped += 1
+            expected.append(obj.get("expected"))
+            obj = obj["inputs"]
+        for key in obj:
+            if key not in known:
+                want = ", ".join(names) or "no parameters"
+                raise KeraError(f"{where}: unknown parameter `{key}` (expected {want})")
+        for pname, ptype in params:
+            if pname not in obj:
+                raise KeraError(f"{where}: missing parameter `{pname}`")
+            columns[pname].append(from_json(obj[pname], ptype, f"{where}: parameter `{pname}`"))
+        rows += 1
+    if wrapped not in (0, rows):
+        raise KeraError(f"{name}: mixes plain lines with {{\"inputs\": ...}} lines")
+    batched = {p: stack(columns[p], t) for p, t in params}
+    return JsonlBatch(batched, expected if wrapped else None, rows)
+
+
+def _parse_line(line: str, where: str) -> dict:
+    try:
+        obj = json.loads(line)
+    except (json.JSONDecodeError, RecursionError) as e:
+        msg = getattr(e, "msg", "nesting too deep")
+        raise KeraError(f"{where}: invalid JSON: {msg}") from None
+    if not isinstance(obj, dict):
+        raise KeraError(f"{where}: expected a JSON object of parameter values")
+    return obj
+
+
+def read_jsonl(
+    source: str | Path | Iterable[str],
+    params: Sequence[tuple[str, Type]],
+    name: str | None = None,
+) -> dict[str, Value]:
+    """Parse JSONL input lines and return the batched inputs (see ``load_jsonl``)."""
+    return load_jsonl(source, params, name).inputs
+
+
+__all__ = [
+    "JsonlBatch",
+    "Value",
+    "batch_size",
+    "bits",
+    "broadcast",
+    "conforms",
+    "dtype_of",
+    "from_json",
+    "full",
+    "load_jsonl",
+    "read_jsonl",
+    "renorm",
+    "select",
+    "stack",
+    "to_json",
+    "to_json_rows",
+    "unstack",
+]

@@ -1,0 +1,200 @@
+"""The pass manager: pipelines as data, fixpoint groups, a validator after every pass, statistics.
+
+A pipeline is a sequence of steps; a step is a pass name or a ``Fixpoint`` group, whose passes
+run in order, again and again, until one whole round leaves the graph's fingerprint unchanged
+or the round cap is reached. After every pass the invariant validator runs
+(``kera.ir.validate.check``) together with the manager's own check that region names and
+params are untouched; a violation raises ``InvariantError`` naming the pass, its round and the
+first broken node — always a compiler bug.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+
+from kera.ir.graph import Graph
+from kera.ir.validate import InvariantError, check
+from kera.opt.balance import balance
+from kera.opt.dce import dce
+from kera.opt.dump import format_graph
+from kera.opt.fold import fold
+from kera.opt.narrow import narrow
+from kera.opt.simplify import simplify
+from kera.opt.strength import strength
+
+Pass = Callable[[Graph], Graph]
+Dump = Callable[[str, str], None]
+
+PASSES: dict[str, Pass] = {
+    "fold": fold,
+    "simplify": simplify,
+    "strength": strength,
+    "balance": balance,
+    "narrow": narrow,
+    "dce": dce,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Fixpoint:
+    """Passes run in rounds until a round changes nothing (at most ``max_rounds`` rounds)."""
+
+    passes: tuple[str, ...]
+    max_rounds: int = 8
+
+
+Step = str | Fixpoint
+
+# Balance runs before narrow in each round: narrowing puts casts between the links of a chain,
+# so chains are balanced while they are still whole.
+PIPELINES: dict[str, tuple[Step, ...]] = {
+    "O0": (),
+    "O1": ("fold", "simplify", "dce"),
+    "O2": (Fixpoint(("fold", "simplify", "strength", "balance", "narrow")), "dce"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class PassStats:
+    """One pass run: its name, round (1 outside fixpoint groups), node counts and time."""
+
+    name: str
+    round: int
+    nodes_before: int
+    nodes_after: int
+    seconds: float
+    changed: bool
+
+    def to_json(self) -> dict[str, object]:
+        """Return the record as a JSON-ready dict."""
+        return asdict(self)
+
+
+def optimize(
+    graph: Graph,
+    level: int = 2,
+    *,
+    stats: list[PassStats] | None = None,
+    dump_after: str | None = None,
+    dump: Dump | None = None,
+    validate: bool = True,
+    pipeline: Sequence[Step] | None = None,
+    passes: Mapping[str, Pass] | None = None,
+) -> Graph:
+    """Return the optimised graph; ``graph`` itself is left as it was.
+
+    ``level`` picks ``PIPELINES[f"O{level}"]`` unless ``pipeline`` is given; ``passes`` maps pass
+    names to functions (default ``PASSES``). Each pass run appends a ``PassStats`` to
+    ``stats``. After each run of the pass named ``dump_after``, ``dump(label, text)`` gets
+    its ``format_graph`` text (default: written to stderr). With ``validate`` the input and
+    every pass's output are checked; a broken invariant raises ``InvariantError``.
+    """
+    table = PASSES if passes is None else passes
+    if pipeline is None:
+        key = f"O{level}"
+        if type(level) is not int or key not in PIPELINES:
+            known = ", ".join(k[1:] for k in PIPELINES)
+            raise ValueError(f"Optimisation level must be one of {known}, not {level!r}")
+        pipeline = PIPELINES[key]
+    _check_names(pipeline, table, dump_after)
+    runner = _Runner(table, stats, dump_after, dump or _dump_to_stderr, validate)
+    if validate:
+        check(graph, after="the input (before any pass)")
+    for step in pipeline:
+        if isinstance(step, Fixpoint):
+            graph = runner.fixpoint(graph, step)
+        else:
+            graph = runner.run(step, graph, 1)
+    return graph
+
+
+class _Runner:
+    """Run passes one at a time, validating, timing, recording and dumping each."""
+
+    def __init__(self, table: Mapping[str, Pass], stats: list[PassStats] | None,
+                 dump_after: str | None, dump: Dump, validate: bool) -> None:  # fmt: skip
+        self.table, self.stats, self.validate = table, stats, validate
+        self.dump_after, self.dump = dump_after, dump
+
+    def run(self, name: str, graph: Graph, round_: int) -> Graph:
+        start = time.perf_counter()
+        out = self.table[name](graph)
+        seconds = time.perf_counter() - start
+        label = name if round_ == 1 else f"{name} (round {round_})"
+        if self.validate:
+            check(out, after=label)
+            _check_signature(graph, out, label)
+        if self.stats is not None:
+            changed = out.fingerprint() != graph.fingerprint()
+            self.stats.append(PassStats(name, round_, len(graph), len(out), seconds, changed))
+        if name == self.dump_after:
+            self.dump(label, format_graph(out))
+        return out
+
+    def fixpoint(self, graph: Graph, group: Fixpoint) -> Graph:
+        for round_ in range(1, group.max_rounds + 1):
+            before = graph.fingerprint()
+            for name in group.passes:
+                graph = self.run(name, graph, round_)
+            if graph.fingerprint() == before:
+                break
+        return graph
+
+
+def _check_names(pipeline: Sequence[Step], table: Mapping[str, Pass], dump_after: str | None):
+    names = [n for s in pipeline for n in (s.passes if isinstance(s, Fixpoint) else (s,))]
+    for name in names:
+        if name not in table:
+            raise ValueError(f"unknown pass `{name}` (known: {', '.join(sorted(table))})")
+    if dump_after is not None and dump_after not in table:
+        raise ValueError(f"unknown pass `{dump_after}` (known: {', '.join(sorted(table))})")
+
+
+def _check_signature(before: Graph, after: Graph, label: str) -> None:
+    """Raise ``InvariantError`` when a pass renamed, dropped or re-typed a region's params."""
+    for name, region in before.regions.items():
+        new = after.regions.get(name)
+        if new is None:
+            raise InvariantError(f"graph invariant broken after `{label}`: region `{name}` "
+                                 "is gone")  # fmt: skip
+        if new.params != region.params:
+            raise InvariantError(f"graph invariant broken after `{label}`: region `{name}` "
+                                 "changed its params")  # fmt: skip
+        old_t, new_t = before.nodes[region.result].type, after.nodes[new.result].type
+        if old_t != new_t:
+            raise InvariantError(f"graph invariant broken after `{label}`: region `{name}` "
+                                 f"returns {new_t}, not {old_t}")  # fmt: skip
+    extra = sorted(set(after.regions) - set(before.regions))
+    if extra:
+        raise InvariantError(f"graph invariant broken after `{label}`: new region `{extra[0]}`")
+
+
+def _dump_to_stderr(label: str, text: str) -> None:
+    print(f"// after {label}\n{text}", file=sys.stderr, end="")
+
+
+def format_stats(records: Sequence[PassStats]) -> str:
+    """Return a table of pass runs for a person: pass, round, nodes before -> after, time."""
+    lines = [f"{'pass':<10} {'round':>5} {'before':>8} {'after':>8} {'ms':>9}"]
+    for r in records:
+        lines.append(f"{r.name:<10} {r.round:>5} {r.nodes_before:>8} {r.nodes_after:>8} "
+                     f"{r.seconds * 1e3:>9.2f}")  # fmt: skip
+    total = sum(r.seconds for r in records)
+    lines.append(f"{'total':<10} {'':>5} {'':>8} {'':>8} {total * 1e3:>9.2f}")
+    return "\n".join(lines)
+
+
+__all__ = [
+    "PASSES",
+    "PIPELINES",
+    "Dump",
+    "Fixpoint",
+    "Pass",
+    "PassStats",
+    "Step",
+    "format_stats",
+    "optimize",
+]

@@ -1,0 +1,202 @@
+"""The rewriting walk every pass shares: old graph in, fresh graph out, one local rule per pass.
+
+``rewrite(graph, rule)`` visits the nodes the regions reach in topological order and re-adds
+each one into a new ``Graph`` through ``Graph.add`` — so hash-consing (CSE) keeps working —
+after asking the pass's rule whether to replace it. The old graph is never touched. Spans
+follow the node they belong to: a replacement with no span of its own inherits the span of the
+node it replaces, and so does every helper node a rule emits while rewriting it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+from kera.ir.graph import AttrValue, Graph, Node, Region
+from kera.ir.types import BoolType, IntType, Type
+from kera.syntax.diagnostics import Span
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """A node about to be added: opcode, result type, (new) input ids and sorted attributes."""
+
+    op: str
+    type: Type
+    args: tuple[bytes, ...]
+    attrs: tuple[tuple[str, AttrValue], ...] = ()
+
+    def attr(self, key: str) -> AttrValue:
+        """Return the value of attribute ``key``; raise ``KeyError`` when absent."""
+        for k, v in self.attrs:
+            if k == key:
+                return v
+        raise KeyError(key)
+
+
+Rule = Callable[["Rewriter", Term], "bytes | None"]
+"""A pass's local rule: return the id (in ``rw.new``) that replaces the term, or None to keep it."""
+
+_MAX_DEPTH = 64  # rules applied to the nodes rules emit: a bound, not an expected depth
+
+
+class Rewriter:
+    """The state of one rewriting walk: both graphs, the id map, and helpers for rules."""
+
+    __slots__ = ("_depth", "_span", "current", "map", "new", "old", "rule")
+
+    def __init__(self, old: Graph, rule: Rule) -> None:
+        self.old = old
+        self.new = Graph(old.source_path)
+        self.rule = rule
+        self.map: dict[bytes, bytes] = {}
+        self._span: Span | None = None
+        self._depth = 0
+        self.current: bytes | None = None
+        """The old id of the node being visited, while the rule looks at that node itself."""
+
+    # --- building ---------------------------------------------------------------------------
+
+    def emit(
+        self,
+        op: str,
+        type: Type,
+        args: Iterable[bytes] = (),
+        attrs: Mapping[str, AttrValue] | None = None,
+    ) -> bytes:
+        """Add a node to the new graph after giving the pass's rule a chance to rewrite it."""
+        items = tuple(sorted(attrs.items())) if attrs else ()
+        term = Term(op, type, tuple(args), items)
+        if self._depth < _MAX_DEPTH and op != "param":
+            self._depth += 1
+            current, self.current = self.current, None
+            try:
+                out = self.rule(self, term)
+            finally:
+                self._depth -= 1
+                self.current = current
+            if out is not None:
+                return out
+        return self.raw(term)
+
+    def raw(self, term: Term) -> bytes:
+        """Add a term to the new graph as it is (no rule), with the current span."""
+        return self.new.add(term.op, term.type, term.args, dict(term.attrs), self._span)
+
+    def const(self, t: Type, value: int | bool) -> bytes:
+        """Add a constant of type ``t`` (ints reduced modulo 2**N, bools as 0/1)."""
+        if isinstance(t, BoolType):
+            v = int(bool(value))
+        elif isinstance(t, IntType):
+            v = t.wrap(int(value))
+        else:
+            raise ValueError(f"constants must be integers or bools, not {t}")
+        return self.new.add("const", t, (), {"value": v}, self._span)
+
+    def cast(self, x: bytes, t: Type) -> bytes:
+        """Return ``x as t`` (``x`` itself when it already has type ``t``)."""
+        return x if self.type(x) == t else self.emit("cast", t, (x,))
+
+    # --- looking at the new graph -----------------------------------------------------------
+
+    def node(self, nid: bytes) -> Node:
+        """Return a node of the new graph."""
+        return self.new.nodes[nid]
+
+    def type(self, nid: bytes) -> Type:
+        """Return the type of a node of the new graph."""
+        return self.new.nodes[nid].type
+
+    def const_value(self, nid: bytes) -> int | None:
+        """Return the value of a ``const`` node of the new graph (None for any other node)."""
+        node = self.new.nodes[nid]
+        return node.attrs[0][1] if node.op == "const" else None  # type: ignore[return-value]
+
+    # --- the walk ---------------------------------------------------------------------------
+
+    def visit(self, nid: bytes) -> bytes:
+        """Rewrite one old node whose inputs are already mapped; return its new id."""
+        node = self.old.nodes[nid]
+        args = tuple(self.map[i] for i in node.inputs)
+        self._span = span = self.old.spans.get(nid)
+        self.current = nid
+        if node.op == "param":
+            out = self.new.add(node.op, node.type, (), dict(node.attrs), span)
+        else:
+            out = self.rule(self, Term(node.op, node.type, args, node.attrs))
+            if out is None:
+                if args == node.inputs:  # unchanged: the same content has the same id
+                    out = nid
+                    self.new.nodes.setdefault(nid, node)
+                    if span is not None:
+                        self.new.spans.setdefault(nid, span)
+                else:
+                    out = self.new.add(node.op, node.type, args, dict(node.attrs), span)
+            elif span is not None:
+                self.new.spans.setdefault(out, span)
+        self.map[nid] = out
+        return out
+
+    def replace(self, nid: bytes, build: Callable[[Rewriter, bytes], bytes]) -> bytes:
+        """Map old node ``nid`` to what ``build(self, nid)`` adds (its inputs may be unmapped)."""
+        self._span = span = self.old.spans.get(nid)
+        self.current = nid
+        out = build(self, nid)
+        if span is not None:
+            self.new.spans.setdefault(out, span)
+        self.map[nid] = out
+        return out
+
+    def run(
+        self,
+        order: list[bytes] | None = None,
+        skip: Callable[[bytes], bool] | None = None,
+        custom: Mapping[bytes, Callable[[Rewriter, bytes], bytes]] | None = None,
+    ) -> Graph:
+        """Visit the old graph's nodes (``order``, default ``walk_order``); return the new graph.
+
+        Nodes for which ``skip(old_id)`` holds are not re-added (nothing may use them later);
+        nodes in ``custom`` are rebuilt by their own function instead of the rule.
+        """
+        for nid in order if order is not None else walk_order(self.old):
+            if skip is not None and skip(nid):
+                continue
+            if custom is not None and nid in custom:
+                self.replace(nid, custom[nid])
+            else:
+                self.visit(nid)
+        for name, region in self.old.regions.items():
+            params = tuple(self.map[p] for p in region.params)
+            self.new.regions[name] = Region(name, params, self.map[region.result])
+        return self.new
+
+
+def walk_order(graph: Graph) -> list[bytes]:
+    """Return the nodes the regions reach, region by region (sorted by name), inputs first."""
+    return graph.canonical_order()
+
+
+def use_counts(graph: Graph, order: list[bytes]) -> dict[bytes, int]:
+    """Return how often each node in ``order`` is used (operands, counted with repeats).
+
+    A region result counts as one more use, so it is never taken for an interior node.
+    """
+    counts = dict.fromkeys(order, 0)
+    nodes = graph.nodes
+    for nid in order:
+        for i in nodes[nid].inputs:
+            counts[i] += 1
+    for region in graph.regions.values():
+        counts[region.result] += 1
+    return counts
+
+
+def rewrite(graph: Graph, rule: Rule, *, order: list[bytes] | None = None) -> Graph:
+    """Return a new graph: every reachable node re-added in topological order through ``rule``.
+
+    Params, region names and region params stay the same.
+    """
+    return Rewriter(graph, rule).run(order)
+
+
+__all__ = ["Rewriter", "Rule", "Term", "rewrite", "use_counts", "walk_order"]

@@ -1,0 +1,259 @@
+"""Emit one Verilog-2005 module for a scheduled region (INTERFACES.md, "Generated RTL").
+
+The module is the schedule made literal: stage ``s`` is combinational logic (one wire per
+operation, ``kera.rtl.lower``) reading the input ports (stage 0) or bank ``s-1``; bank ``s`` holds
+exactly the values ``Schedule.crossing()`` lists, plus a valid bit. One enable,
+``en = !out_valid || out_ready``, moves every bank at once, so ``out_ready = 0`` freezes the
+pipeline without losing or duplicating a transfer, while bubbles still drain. With ``ii > 1`` a
+counter keeps ``in_ready`` low for ``ii - 1`` enabled cycles after each accepted input. The
+synchronous reset clears the valid bits (and that counter) only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kera.hls.pipeline import Schedule
+from kera.ir.graph import Graph
+from kera.rtl.lower import LOWERINGS
+from kera.rtl.names import FIXED_PORTS, NameTable, check_identifier, source_text, variable_names
+from kera.rtl.netlist import Body, Operand, const_operand, lit, rng
+from kera.syntax.diagnostics import KeraError
+
+_INDENT = "    "
+
+
+def emit_verilog(
+    schedule: Schedule,
+    *,
+    board: str,
+    version: str,
+    source_name: str | None = None,
+    source: str | bytes | None = None,
+) -> str:
+    """Return the Verilog module of ``schedule``: deterministic text, one module, header first.
+
+    ``source`` is the text the graph's spans point into; it only names signals after source
+    variables, and defaults to the file at ``graph.source_path`` when that can be read.
+    Raises ``KeraError`` (exit code 1) naming a parameter that cannot be a port as it is.
+    """
+    graph = schedule.graph
+    _check_ports(graph, schedule.region)
+    return _Module(schedule, source_text(graph, source)).text(board, version, source_name)
+
+
+def _check_ports(graph: Graph, region: str) -> None:
+    check_identifier(region, "function")
+    params, result = graph.signature(region)
+    for name, t in params:
+        check_identifier(name, "parameter")
+        if t.flat_width == 0:
+            raise KeraError(f"parameter `{name}` has type {t}, which has no bits; the RTL "
+                            "cannot have a zero-width port")  # fmt: skip
+    if result.flat_width == 0:
+        raise KeraError(f"`{region}` returns {result}, which has no bits; the RTL cannot have a "
+                        "zero-width `out` port")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Control:
+    en: str
+    accept: str
+    valid: tuple[str, ...]
+    wait: str | None
+
+
+class _Module:
+    """One emission: names, then stages and banks in order, then the module text."""
+
+    def __init__(self, schedule: Schedule, src: bytes | None) -> None:
+        self.s = schedule
+        self.g = schedule.graph
+        region = self.g.regions[schedule.region]
+        self.params = [str(self.g.nodes[p].attr("name")) for p in region.params]
+        self.result = region.result
+        self.names = NameTable(FIXED_PORTS | set(self.params))
+        self.body = Body(self.names)
+        self.control = self._control_names()
+        self.wire = self._wire_names(src)
+        self.banks = schedule.crossing()
+        self.position = {nid: k for k, nid in enumerate(schedule.order)}
+        self.bank_name: dict[tuple[int, bytes], str] = {}
+
+    # --- names ----------------------------------------------------------------------------
+
+    def _control_names(self) -> _Control:
+        fresh = self.names.fresh
+        en, accept = fresh("en"), fresh("accept")
+        valid = tuple(fresh(f"valid_s{k}") for k in range(self.s.latency))
+        return _Control(en, accept, valid, fresh("ii_wait") if self.s.ii > 1 else None)
+
+    def _wire_names(self, src: bytes | None) -> dict[bytes, str]:
+        var = variable_names(self.g, self.s.order, src)
+        out: dict[bytes, str] = {}
+        for k, nid in enumerate(self.s.order):
+            node = self.g.nodes[nid]
+            if node.op == "param":
+                out[nid] = str(node.attr("name"))
+            elif node.op != "const" and node.type.flat_width > 0:
+                out[nid] = self.names.fresh(f"{var[nid]}_{k}" if nid in var else f"n{k}")
+        self.var = var
+        return out
+
+    def _bank_reg(self, s: int, nid: bytes) -> str:
+        """Name bank ``s``'s copy of a value: ``s2_acc``, ``s2_acc_n17`` or ``s2_n17``."""
+        k = self.position[nid]
+        node = self.g.nodes[nid]
+        base = str(node.attr("name")) if node.op == "param" else self.var.get(nid, f"n{k}")
+        name = f"s{s}_{base}"
+        if self.names.taken(name):
+            name = f"s{s}_{base}_n{k}"
+        return self.names.fresh(name)
+
+    # --- operands -------------------------------------------------------------------------
+
+    def ref(self, nid: bytes, stage: int) -> Operand:
+        """Return the operand that carries node ``nid``'s value in stage ``stage``."""
+        node = self.g.nodes[nid]
+        if node.op == "const":
+            return const_operand(int(node.attr("value")), node.type)
+        if node.type.flat_width == 0:
+            return Operand("", node.type)
+        made = self.s.stage[nid]
+        if made == stage:
+            return Operand(self.wire[nid], node.type)
+        if made > stage:
+            raise ValueError(f"{node.short()} (stage {made}) is read in stage {stage}")
+        return Operand(self.bank_name[(stage - 1, nid)], node.type)
+
+    # --- body -----------------------------------------------------------------------------
+
+    def build(self) -> list[str]:
+        """Emit every stage and bank into the body; return the lines of the module body."""
+        for nid in self.s.order:
+            node = self.g.nodes[nid]
+            if node.op == "param" and self.s.stage[nid] != 0:
+                raise ValueError(f"parameter `{node.attr('name')}` must be in stage 0")
+        lines = self._handshake()
+        by_stage: dict[int, list[bytes]] = {}
+        for nid in self.s.order:
+            by_stage.setdefault(self.s.stage[nid], []).append(nid)
+        for s in range(self.s.latency):
+            self.body.lines = []
+            self._stage(s, by_stage.get(s, []))
+            lines += self.body.lines
+            lines += self._bank(s)
+        last = self.ref_bank(self.s.latency - 1, self.result)
+        lines.append(f"assign out = {last};")
+        if self.body.sinks:
+            sink = self.names.fresh("unused_ok")
+            lines.append("// Bits some operations do not read (Verilator's UNUSED lint).")
+            lines.append(f"wire {sink} = &{{1'b0, {', '.join(self.body.sinks)}, 1'b0}};")
+        return lines
+
+    def ref_bank(self, s: int, nid: bytes) -> str:
+        return self.bank_name[(s, nid)]
+
+    def _stage(self, s: int, nodes: list[bytes]) -> None:
+        ops = [n for n in nodes if self.g.nodes[n].op not in ("param", "const")
+               and self.g.nodes[n].type.flat_width > 0]  # fmt: skip
+        self.body.lines.append("")
+        self.body.lines.append(f"// ---- stage {s}: {len(ops)} operation{'s' * (len(ops) != 1)}")
+        for nid in ops:
+            node = self.g.nodes[nid]
+            lowering = LOWERINGS[node.op]
+            assert lowering is not None
+            lowering(self.body, self.wire[nid], node, [self.ref(i, s) for i in node.inputs])
+
+    def _bank(self, s: int) -> list[str]:
+        held = [n for n in self.banks[s] if self.g.nodes[n].type.flat_width > 0]
+        loads = []
+        for nid in held:
+            name = self._bank_reg(s, nid)
+            loads.append((name, self.g.nodes[nid].type.flat_width, self.ref(nid, s).expr))
+            self.bank_name[(s, nid)] = name
+        lines = ["", f"// ---- bank {s}: {len(held)} register{'s' * (len(held) != 1)} + valid"]
+        lines += [f"reg {rng(w)}{name};" for name, w, _ in loads]
+        lines.append("always @(posedge clk) begin")
+        lines.append(f"    if ({self.control.en}) begin")
+        lines += [f"        {name} <= {expr};" for name, _, expr in loads]
+        lines.append("    end")
+        lines.append("end")
+        return lines
+
+    def _handshake(self) -> list[str]:
+        c, ii = self.control, self.s.ii
+        lines = ["// ---- handshake: one enable moves every bank; out_ready = 0 holds them all",
+                 f"wire {c.en} = ~out_valid | out_ready;"]  # fmt: skip
+        ready = f"{c.en} & ~rst"
+        if c.wait is not None:
+            cw = (ii - 1).bit_length()
+            lines.append(f"reg {rng(cw)}{c.wait};  // enabled cycles until the next input (II)")
+            ready += f" & ({c.wait} == {lit(0, cw)})"
+        lines.append(f"assign in_ready = {ready};")
+        lines.append(f"wire {c.accept} = in_valid & in_ready;")
+        lines += [f"reg {v};" for v in c.valid]
+        lines.append(f"assign out_valid = {c.valid[-1]};")
+        lines.append("always @(posedge clk) begin")
+        lines.append("    if (rst) begin")
+        lines += [f"        {v} <= 1'b0;" for v in c.valid]
+        lines.append(f"    end else if ({c.en}) begin")
+        lines.append(f"        {c.valid[0]} <= {c.accept};")
+        lines += [f"        {v} <= {p};" for p, v in zip(c.valid, c.valid[1:], strict=False)]
+        lines.append("    end")
+        lines.append("end")
+        if c.wait is not None:
+            cw = (ii - 1).bit_length()
+            lines += [
+                "always @(posedge clk) begin",
+                f"    if (rst) {c.wait} <= {lit(0, cw)};",
+                f"    else if ({c.accept}) {c.wait} <= {lit(ii - 1, cw)};",
+                f"    else if ({c.en} & ({c.wait} != {lit(0, cw)})) "
+                f"{c.wait} <= {c.wait} - {lit(1, cw)};",
+                "end",
+            ]
+        return lines
+
+    # --- text -----------------------------------------------------------------------------
+
+    def ports(self) -> list[str]:
+        """Return the port declarations in the contract's order."""
+        params, result = self.g.signature(self.s.region)
+        decls = [("input", "clk", 0), ("input", "rst", 0), ("input", "in_valid", 0),
+                 ("output", "in_ready", 0)]  # fmt: skip
+        decls += [("input", name, t.flat_width) for name, t in params]
+        decls += [("output", "out_valid", 0), ("input", "out_ready", 0),
+                  ("output", "out", result.flat_width)]  # fmt: skip
+        width = max(len(rng(w)) for _, _, w in decls if w) if any(w for *_, w in decls) else 0
+        out = []
+        for direction, name, w in decls:
+            r = rng(w) if w else ""
+            out.append(f"{direction:<6} wire {r:<{width}}{name}")
+        return out
+
+    def text(self, board: str, version: str, source_name: str | None) -> str:
+        """Return the whole file: header comment, module, trailing newline."""
+        body = self.build()
+        s = self.s
+        top = f"{s.region} ({source_name})" if source_name else s.region
+        header = [
+            "// Generated by kera-hls. Do not edit: regenerate it from the source.",
+            f"// top:         {top}",
+            f"// fingerprint: {self.g.fingerprint()}",
+            f"// compiler:    kera-hls {version}",
+            f"// board:       {board}",
+            f"// clock:       {s.clock_mhz:g} MHz target ({s.clock_ns:.3f} ns)",
+            f"// latency:     {s.latency} cycles",
+            f"// ii:          {s.ii}",
+            f"// schedule:    {s.method}, {s.latency} stage{'s' * (s.latency != 1)}",
+            "// ports:       valid/ready in and out; arrays and tuples packed element 0 in the LSBs",
+            "",
+            f"module {s.region} (",
+        ]
+        ports = self.ports()
+        header += [f"{_INDENT}{p}," for p in ports[:-1]] + [f"{_INDENT}{ports[-1]}", ");"]
+        lines = header + [f"{_INDENT}{line}" if line else "" for line in body] + ["endmodule"]
+        return "\n".join(lines) + "\n"
+
+
+__all__ = ["emit_verilog"]

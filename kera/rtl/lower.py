@@ -1,0 +1,303 @@
+"""The Verilog lowering of every opcode: one table keyed by the registry's names.
+
+A lowering gets the module ``Body``, the name its result wire must have, the node and its
+operands, and declares that wire (plus any helper wires named after it). Each follows
+SEMANTICS.md to the bit: wrapping arithmetic at the exact width, shifts that compare the amount
+with the width themselves, rotates modulo the width, total division, clamped array reads and
+ignored out-of-range writes. ``param`` and ``const`` are not lowered here: parameters are input
+ports and constants are literals (``kera.rtl.emit``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kera.ir.graph import Node
+from kera.ir.types import ArrayType, IntType, TupleType, Type
+from kera.rtl.netlist import Body, Operand, concat, lit
+
+Lowering = Callable[[Body, str, Node, list[Operand]], None]
+
+LOWERINGS: dict[str, Lowering | None] = {
+    "param": None,  # an input port (or the pipeline register that carries it)
+    "const": None,  # a sized literal wherever it is used
+}
+
+
+def _lowering(*names: str) -> Callable[[Lowering], Lowering]:
+    def register(fn: Lowering) -> Lowering:
+        for name in names:
+            LOWERINGS[name] = fn
+        return fn
+
+    return register
+
+
+def _signed(t: Type) -> bool:
+    return isinstance(t, IntType) and t.signed
+
+
+# ----------------------------------------------------------------------------- arithmetic
+
+_INFIX = {"add": "+", "sub": "-", "mul": "*", "and": "&", "or": "|", "xor": "^",
+          "eq": "==", "ne": "!="}  # fmt: skip
+
+
+@_lowering("add", "sub", "mul", "and", "or", "xor", "eq", "ne")
+def _infix(b: Body, out: str, node: Node, ops: list[Operand]) -> None:
+    x, y = ops
+    b.define(out, node.type.flat_width, f"{x.expr} {_INFIX[node.op]} {y.expr}")
+
+
+@_lowering("neg")
+def _neg(b: Body, out: str, node: Node, ops: list[Operand]) -> None:
+    w = node.type.flat_width
+    b.define(out, w, f"{lit(0, w)} - {ops[0].expr}")
+
+
+@_lowering("not")
+def _not(b: Body, out: str, node: Node, ops: list[Operand]) -> None:
+    b.define(out, node.type.flat_width, f"~{ops[0].expr}")
+
+
+_ORDER = {"lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+
+
+@_lowering("lt", "le", "gt", "ge")
+def _compare(b: Body, out: str, node: Node, ops: list[Operand]) -> None:
+    x, y = ops
+    if _signed(x.type):
+        b.define(out, 1, f"$signed({x.expr}) {_ORDER[node.op]} $signed({y.expr})")
+    else:
+        b.define(out, 1, f"{x.expr} {_ORDER[node.op]} {y.expr}")
+
+
+@_lowering("min", "max")
+def _min_max(b: Body, out: str, node: Node, ops: list[Operand]) -> None:
+    x, y = ops
+    lt = f"$signed({x.expr}) < $signed({y.expr})" if _signed(x.type) else f"{x.expr} < {y.expr}"
+    less = b.wire(f"{out}_lt", 1, lt)
+    first, second = (x, y) if node.op == "min" else (y, x)
+    b.define(out, x.width, f"{less} ? {first.expr} : {second.expr}")
+
+
+@_lowering("widening_mul")
+def _widening_mul(b: Body, out: str, node: Node, ops: list[Operand]) -> None:
+    w = node.type.flat_width
+    signed = _signed(ops[0].type)
+    xs = b.wire(f"{out}_a", w, b.extend(ops[0], w, signed))
+    ys = b.wire(f"{out}_b", w, b.extend(ops[1], w, signed))
+    b.define(out, w, f"{xs} * {ys}")
+
+
+@_lowering("div", "rem")
+def _div_rem(b: Body, out: str, node: Node, ops: list[Operand]) -> None:
+    """Truncating division made total: ``a/0 = 0``, ``a%0 = a``, ``MIN/-1 = MIN``."""
+    x, y = ops
+    w = x.width
+    zero = lit(0, w)
+    is_zero = b.wire(f"{out}_by0", 1, f"{y.expr} == {zero}")
+    if _signed(x.type):
+        # Divide the magnitudes (|MIN| = 2**(w-1) is exact as w unsigned bits), then fix signs.
+        sx, sy = b.bit(x, w - 1), b.bit(y, w - 1)
+        mx = b.wire(f"{out}_ma", w, f"{sx} ? ({zero} - {x.expr}) : {x.expr}")
+        my = b.wire(f"{out}_mb", w, f"{sy} ? ({zero} - {y.expr}) : {y.expr}")
+    else:
+        mx, my = x.expr, y.expr
+    divisor = b.wire(f"{out}_d", w, f"{is_zero} ? {lit(1, w)} : {my}")  # never divide by 0
+    if node.op == "div":
+        q = b.wire(f"{out}_uq", w, f"{mx} / {divisor}")
+        if _signed(x.type):
+            q = b.wire(f"{out}_q", w, f"({sx} ^ {sy}) ? ({zero} - {q}) : {q}")
+        b.define(out, w, f"{is_zero} ? {zero} : {q}")
+    else:
+        r = b.wire(f"{out}_ur", w, f"{mx} % {divisor}")
+        if _signed(x.type):
+            r = b.wire(f"{out}_r", w, f"{sx} ? ({zero} - {r}) : {r}")
+        b.define(out, w, f"{is_zero} ? {x.expr} : {r}")
+
+
+# ----------------------------------------------------------------------------- shifts, rotates
+
+
+def _amount_at_least(b: Body, n: Operand, limit: int) -> str | None:
+    """Return a 1-bit expression for ``n >= limit``, or None when ``n`` can never reach it."""
+    if limit > (1 << n.width) - 1:
+        return None
+    return f"{n.expr} >= {lit(limit, n.width)}"
+
+
+@_lowering("shl", "shr")
+def _shift(b: Body, out: str, node: Node, ops: list[Operand]) -> None:
+    """Shift with the SEMANTICS.md rule: an amount >= N gives 0 or all sign bits."""
+    x, n = ops
+    w = x.width
+    if node.op == "shl":
+        shifted, fill = f"{x.expr} << {n.expr}", lit(0, w)
+    elif _signed(x.type):
+        shifted = b.wire(f"{out}_sra", w, f"$signed({x.expr}) >>> {n.expr}")
+        fill = f"{{{w}{{{b.bit(x, w - 1)}}}}}"
+    else:
+        shifted, fill = f"{x.expr} >> {n.expr}", lit(0, w)
+    big = _amount_at_least(b, n, w)
+    if big is None:
+        b.define(out, w, shifted)
+        return
+    over = b.wire(f"{out}_over", 1, big)
+    b.define(out, w, f"{over} ? {fill} : ({shifted})")
+
+
+@_lowering("rotl", "rotr")
+def _rotate(b: Body, out: str, node: Node, ops: list[Operand]) -> None:
+    """Rotate by the amount modulo N, built from two shifts that never reach N."""
+    x, n = ops
+    w = x.width
+    if w == 1:
+        b.define(out, 1, x.expr)
+        return
+    rw = w.bit_length()  # r < w always fits, and so does w - r
+    if w & (w - 1) == 0 and n.width >= rw - 1:
+        r = b.wire(f"{out}_r", rw, concat(["1'b0", b.part(n, rw - 2, 0)]))
+    elif w > (1 << n.width) - 1:
+        r = b.wire(f"{out}_r", rw, b.extend(n, rw, signed=False))
+    else:
+        mod = b.wire(f"{out}_mod", n.width, f"{n.expr} % {lit(w, n.width)}")
+        r = b.wire(f"{out}_r", rw, b.part(Operand(mod, IntType(n.width, False)), rw - 1, 0))
+    back = b.wire(f"{out}_back", rw, f"{lit(w, rw)} - {r}")
+    first, second = ("<<", ">>") if node.op == "rotl" else (">>", "<<")
+    both = f"({x.expr} {first} {r}) | ({x.expr} {second} {back})"
+    b.define(out, w, f"({r} == {lit(0, rw)}) ? {x.expr} : ({both})")
+
+
+# ----------------------------------------------------------------------------- bit counting
+
+
+@_lowering("popcount")
+def _popcount(b: Body, out: str, node: Node, ops: list[Operand]) -> None:
+    """A balanced adder tree of the bits, each zero-extended to the count's width."""
+    x = ops[0]
+    w = x.width
+    if w == 1:
+        b.define(out, 1, x.expr)
+        return
+    cw = w.bit_length()
+    terms = [f"{{{cw - 1}'d0, {b.bit(x, i)}}}" for i in range(w)]
+    while len(terms) > 1:
+        pairs = [f"({terms[i]} + {terms[i + 1]})" for i in range(0, len(terms) - 1, 2)]
+        terms = pairs + ([terms[-1]] if len(terms) % 2 else [])
+    tree = terms[0][1:-1] if terms[0].startswith("(") else terms[0]
+    count = b.wire(f"{out}_cnt", cw, tree)
+    b.define(out, w, count if cw == w else f"{{{w - cw}'d0, {count}}}")
+
+
+@_lowering("clz", "ctz")
+def _count_zeros(b: Body, out: str, node: Node, ops: list[Operand]) -> None:
+    """A priority chain from the most (clz) or least (ctz) significant bit; all-zero gives N."""
+    x = ops[0]
+    w = x.width
+    order = list(range(w - 1, -1, -1) if node.op == "clz" else range(w))
+    chain = lit(w, w)
+    for k in range(w - 1, -1, -1):
+        chain = f"{b.bit(x, order[k])} ? {lit(k, w)} : {chain}"  # ?: nests to the right
+    b.define(out, w, chain)
+
+
+# ----------------------------------------------------------------------------- conversions
+
+
+@_lowering("select")
+def _select(b: Body, out: str, node: Node, ops: list[Operand]) -> None:
+    c, x, y = ops
+    b.define(out, node.type.flat_width, f"{c.expr} ? {x.expr} : {y.expr}")
+
+
+@_lowering("cast")
+def _cast(b: Body, out: str, node: Node, ops: list[Operand]) -> None:
+    """Truncate, or extend by the *source* type's signedness (bool extends as 0/1)."""
+    x = ops[0]
+    b.define(out, node.type.flat_width, b.extend(x, node.type.flat_width, _signed(x.type)))
+
+
+@_lowering("concat")
+def _concat(b: Body, out: str, node: Node, ops: list[Operand]) -> None:
+    b.define(out, node.type.flat_width, concat([ops[0].expr, ops[1].expr]))
+
+
+@_lowering("slice")
+def _slice(b: Body, out: str, node: Node, ops: list[Operand]) -> None:
+    lo = int(node.attr("lo"))
+    b.define(out, node.type.flat_width, b.part(ops[0], lo + node.type.flat_width - 1, lo))
+
+
+# ----------------------------------------------------------------------------- aggregates
+
+
+def _pack(ops: list[Operand]) -> str:
+    """Return the concatenation of the operands with operand 0 in the least significant bits."""
+    return concat([op.expr for op in reversed(ops) if op.width > 0])
+
+
+@_lowering("array", "tuple")
+def _aggregate(b: Body, out: str, node: Node, ops: list[Operand]) -> None:
+    b.define(out, node.type.flat_width, _pack(ops))
+
+
+def _element(b: Body, arr: Operand, k: int) -> str:
+    ew = arr.type.elem.flat_width  # type: ignore[attr-defined]
+    return b.part(arr, (k + 1) * ew - 1, k * ew)
+
+
+@_lowering("array_index")
+def _array_index(b: Body, out: str, node: Node, ops: list[Operand]) -> None:
+    """A multiplexer over the elements; an index past the end reads the last element."""
+    arr, idx = ops
+    t = arr.type
+    assert isinstance(t, ArrayType)
+    w, last = node.type.flat_width, t.length - 1
+    if idx.value is not None or last == 0:
+        b.define(out, w, _element(b, arr, min(idx.value or 0, last)))
+        return
+    reachable = min(last, (1 << idx.width) - 1)
+    b.lines.append(f"reg [{w - 1}:0] {out};")
+    b.lines.append("always @* begin")
+    b.lines.append(f"    case ({idx.expr})")
+    for k in range(reachable):
+        b.lines.append(f"        {lit(k, idx.width)}: {out} = {_element(b, arr, k)};")
+    b.lines.append(f"        default: {out} = {_element(b, arr, reachable)};")
+    b.lines.append("    endcase")
+    b.lines.append("end")
+
+
+@_lowering("array_update")
+def _array_update(b: Body, out: str, node: Node, ops: list[Operand]) -> None:
+    """Replace one element; an index past the end changes nothing."""
+    arr, idx, val = ops
+    t = arr.type
+    assert isinstance(t, ArrayType)
+    parts = []
+    for k in range(t.length - 1, -1, -1):
+        old = _element(b, arr, k)
+        if idx.value is not None:
+            parts.append(val.expr if idx.value == k else old)
+        elif k <= (1 << idx.width) - 1:
+            parts.append(f"({idx.expr} == {lit(k, idx.width)}) ? {val.expr} : {old}")
+        else:
+            parts.append(old)
+    if idx.value is not None and idx.value >= t.length:
+        parts = [arr.expr]
+    elif len(parts) > 1:
+        parts = [f"({p})" if "?" in p else p for p in parts]
+    b.define(out, node.type.flat_width, concat(parts))
+
+
+@_lowering("tuple_get")
+def _tuple_get(b: Body, out: str, node: Node, ops: list[Operand]) -> None:
+    tup = ops[0]
+    t = tup.type
+    assert isinstance(t, TupleType)
+    i = int(node.attr("index"))
+    lo = sum(e.flat_width for e in t.elems[:i])
+    b.define(out, node.type.flat_width, b.part(tup, lo + t.elems[i].flat_width - 1, lo))
+
+
+__all__ = ["LOWERINGS", "Lowering"]

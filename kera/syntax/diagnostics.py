@@ -1,0 +1,155 @@
+"""Diagnostics: one type for every problem found in a user's program or file.
+
+A diagnostic has a severity, a one-line message, a primary byte span and optional notes with
+their own spans. It renders as ``file:line:col: error: message`` followed by the source line and
+a caret underline, or as JSON. Lines and columns are 1-based and computed from **byte** offsets;
+columns count characters, not bytes.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class Severity(Enum):
+    """How bad a diagnostic is."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    NOTE = "note"
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A half-open byte range ``[start, end)`` into one source text."""
+
+    start: int
+    end: int
+
+    def __post_init__(self) -> None:
+        if self.start < 0 or self.end < self.start:
+            raise ValueError(f"Span must satisfy 0 <= start <= end, not {self.start}..{self.end}")
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """A secondary message pointing at the other half of a problem."""
+
+    message: str
+    span: Span | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """One problem: severity, one-line message, primary span, notes."""
+
+    severity: Severity
+    message: str
+    span: Span
+    notes: tuple[Note, ...] = field(default=())
+
+    @staticmethod
+    def error(message: str, span: Span, *notes: Note) -> Diagnostic:
+        """Make an error diagnostic."""
+        return Diagnostic(Severity.ERROR, message, span, tuple(notes))
+
+    @staticmethod
+    def warning(message: str, span: Span, *notes: Note) -> Diagnostic:
+        """Make a warning diagnostic."""
+        return Diagnostic(Severity.WARNING, message, span, tuple(notes))
+
+
+class KeraError(Exception):
+    """A problem in the user's program, data or files: carries diagnostics, never a traceback.
+
+    ``exit_code`` follows INTERFACES.md: 1 user's program or data, 2 usage, 3 missing tool or
+    device, 4 a parity or cycle-exactness check failed.
+    """
+
+    def __init__(self, message: str, exit_code: int = 1, diagnostics: tuple = ()) -> None:
+        super().__init__(message)
+        self.message = message
+        self.exit_code = exit_code
+        self.diagnostics = diagnostics
+
+
+class SourceFile:
+    """A source text with its byte-offset → line/column table."""
+
+    def __init__(self, path: str, data: bytes) -> None:
+        self.path = path
+        self.data = data
+        self.text = data.decode("utf-8", errors="replace")
+        self._line_starts = [0]
+        for i, b in enumerate(data):
+            if b == 0x0A:
+                self._line_starts.append(i + 1)
+
+    def line_col(self, offset: int) -> tuple[int, int]:
+        """Return the 1-based (line, column) of a byte offset; columns count characters."""
+        offset = max(0, min(offset, len(self.data)))
+        line = bisect.bisect_right(self._line_starts, offset) - 1
+        start = self._line_starts[line]
+        col = len(self.data[start:offset].decode("utf-8", errors="replace")) + 1
+        return line + 1, col
+
+    def line_text(self, line: int) -> str:
+        """Return the text of a 1-based line without its newline."""
+        start = self._line_starts[line - 1]
+        end = self._line_starts[line] - 1 if line < len(self._line_starts) else len(self.data)
+        return self.data[start:end].decode("utf-8", errors="replace").rstrip("\r")
+
+    def location(self, span: Span) -> str:
+        """Return ``path:line:col`` for the start of a span."""
+        line, col = self.line_col(span.start)
+        return f"{self.path}:{line}:{col}"
+
+
+def _render_one(src: SourceFile, severity: str, message: str, span: Span) -> list[str]:
+    line, col = src.line_col(span.start)
+    out = [f"{src.path}:{line}:{col}: {severity}: {message}"]
+    text = src.line_text(line).expandtabs(1)
+    end_line, end_col = src.line_col(span.end)
+    width = (end_col - col) if end_line == line else len(text) - col + 1
+    out.append(f"  {line:>4} | {text}")
+    out.append(f"       | {' ' * (col - 1)}{'^' * max(1, width)}")
+    return out
+
+
+def render(src: SourceFile, diag: Diagnostic) -> str:
+    """Render a diagnostic for a person: location line, source line, caret underline, notes."""
+    lines = _render_one(src, diag.severity.value, diag.message, diag.span)
+    for note in diag.notes:
+        if note.span is None:
+            lines.append(f"  = note: {note.message}")
+        else:
+            lines.extend(_render_one(src, "note", note.message, note.span))
+    return "\n".join(lines)
+
+
+def to_json(src: SourceFile, diag: Diagnostic) -> dict:
+    """Return a diagnostic as a JSON-ready dict (file, line, column, byte span, notes)."""
+
+    def where(span: Span) -> dict:
+        line, col = src.line_col(span.start)
+        return {"file": src.path, "line": line, "column": col, "start": span.start, "end": span.end}
+
+    return {
+        "severity": diag.severity.value,
+        "message": diag.message,
+        **where(diag.span),
+        "notes": [
+            {"message": n.message, **(where(n.span) if n.span else {})} for n in diag.notes
+        ],
+    }
+
+
+def render_all(src: SourceFile, diags: list[Diagnostic], fmt: str = "text") -> str:
+    """Render diagnostics sorted by position, as text or as JSON lines."""
+    ordered = sorted(diags, key=lambda d: (d.span.start, d.span.end, d.message))
+    if fmt == "json":
+        return "\n".join(json.dumps(to_json(src, d), sort_keys=True) for d in ordered)
+    return "\n".join(render(src, d) for d in ordered)

@@ -1,0 +1,87 @@
+"""Token sets and the comma-separated list rule shared by the grammar modules."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kera.syntax.parser import _NAMES, Parser, T, token_set
+
+ITEM_FIRST = token_set(T.FN_KW, T.PUB_KW, T.CONST_KW, T.TYPE_KW, T.POUND)
+EXPR_FIRST = token_set(
+    T.INT_LITERAL,
+    T.TRUE_KW,
+    T.FALSE_KW,
+    T.IDENT,
+    T.L_PAREN,
+    T.L_BRACK,
+    T.L_CURLY,
+    T.IF_KW,
+    T.FOR_KW,
+    T.RETURN_KW,
+    T.MINUS,
+    T.BANG,
+)
+TYPE_FIRST = token_set(T.IDENT, T.L_BRACK, T.L_PAREN)
+PAT_FIRST = token_set(T.IDENT, T.MUT_KW, T.UNDERSCORE, T.L_PAREN)
+ASSIGN_OPS = token_set(
+    T.EQ,
+    T.PLUSEQ,
+    T.MINUSEQ,
+    T.STAREQ,
+    T.SLASHEQ,
+    T.PERCENTEQ,
+    T.AMPEQ,
+    T.PIPEEQ,
+    T.CARETEQ,
+    T.SHLEQ,
+    T.SHREQ,
+)
+# Tokens an error never swallows: an enclosing rule knows what to do with them.
+RECOVERY = ITEM_FIRST | token_set(
+    T.R_PAREN, T.R_BRACK, T.R_CURLY, T.L_CURLY, T.SEMI, T.COMMA, T.LET_KW
+)
+
+
+def list_items(
+    p: Parser,
+    close: int,
+    elem: Callable[[Parser], object],
+    first: int,
+    what: str,
+    recovery: int = RECOVERY,
+) -> tuple[int, int]:
+    """Parse ``elem (, elem)* ,?`` up to and including ``close``; the opener is already eaten.
+
+    Return ``(elements, commas)``. Every iteration consumes a token or leaves the loop: an
+    element is only parsed at a token of its ``first`` set, which it always consumes.
+    """
+    elems = commas = 0
+    after_elem = False
+    close_name = _NAMES[close]
+    while True:
+        kind = p.current()
+        if kind == close or kind == T.EOF:
+            break
+        if after_elem:
+            if kind == T.COMMA:
+                p.bump()
+                commas += 1
+                after_elem = False
+                continue
+            p.error_expected(f"`,` or {close_name}")
+            if (1 << kind) & first and not (1 << kind) & recovery:
+                after_elem = False  # a missing comma: carry on with the next element
+                continue
+            break
+        if (1 << kind) & first:
+            elem(p)
+            elems += 1
+            after_elem = True
+        elif kind == T.COMMA:
+            p.error_expected(what)
+            p.bump()
+            commas += 1
+        elif not p.err_recover(what, recovery):
+            break
+    p.expect(close)
+    return elems, commas

@@ -1,0 +1,418 @@
+"""Expressions (a Pratt parser over binding powers) and blocks with their statements.
+
+Binding powers, loosest first, as in LANGUAGE.md: ``||`` 1, ``&&`` 2, comparisons 3 (not
+chainable), ``|`` 4, ``^`` 5, ``&`` 6, shifts 7, ``+ -`` 8, ``* / %`` 9, ``as`` 10, prefix
+``- !`` 11; calls, indexing and fields bind tightest. All binary operators are left-associative.
+"""
+
+from __future__ import annotations
+
+from kera.syntax.grammar import types
+from kera.syntax.grammar._common import (
+    ASSIGN_OPS,
+    EXPR_FIRST,
+    ITEM_FIRST,
+    RECOVERY,
+    list_items,
+)
+from kera.syntax.parser import FINISH, TOKEN, TOMBSTONE, Parser, T, token_set
+
+__all__ = ["EXPR_FIRST", "block", "expr", "expr_bp"]
+
+_CMP_BP = 3
+_ADDITIVE_BP = 8
+_PREFIX_BP = 11
+
+# Left binding power per token kind (0: not a binary operator).
+_BP = [0] * (T.EOF + 1)
+for _kinds, _bp in (
+    ((T.PIPE2,), 1),
+    ((T.AMP2,), 2),
+    ((T.EQ2, T.NEQ, T.LT, T.LTEQ, T.GT, T.GTEQ), _CMP_BP),
+    ((T.PIPE,), 4),
+    ((T.CARET,), 5),
+    ((T.AMP,), 6),
+    ((T.SHL, T.SHR), 7),
+    ((T.PLUS, T.MINUS), _ADDITIVE_BP),
+    ((T.STAR, T.SLASH, T.PERCENT), 9),
+    ((T.AS_KW,), 10),
+):
+    for _kind in _kinds:
+        _BP[_kind] = _bp
+
+_BLOCK_LIKE = token_set(T.IF_KW, T.FOR_KW, T.L_CURLY)
+# Where skipping towards a missing body block gives up.
+_BODY_STOP = ITEM_FIRST | token_set(T.L_CURLY, T.R_CURLY, T.SEMI, T.LET_KW, T.EOF)
+_POSTFIX = token_set(T.L_PAREN, T.L_BRACK, T.DOT)
+_COND_FIRST = EXPR_FIRST & ~token_set(T.L_CURLY)
+_LITERALS = token_set(T.INT_LITERAL, T.TRUE_KW, T.FALSE_KW)
+_NESTED_ATOMS = token_set(T.L_PAREN, T.L_BRACK, T.RETURN_KW)
+# The node a one-token expression becomes (0: not a leaf).
+_LEAF = [0] * (T.EOF + 1)
+_LEAF[T.IDENT] = T.NAME_REF
+_LEAF[T.INT_LITERAL] = _LEAF[T.TRUE_KW] = _LEAF[T.FALSE_KW] = T.LITERAL
+_COLON2, _AS_KW, _BIN_EXPR, _CAST_EXPR = T.COLON2, T.AS_KW, T.BIN_EXPR, T.CAST_EXPR
+
+
+def expr(p: Parser) -> int | None:
+    """Parse a full expression (no assignment); None if there was none."""
+    return expr_bp(p, 1)
+
+
+def _generic_arg(p: Parser) -> None:
+    # Above comparisons and shifts, so the `>` that closes `::<...>` is never an operator.
+    expr_bp(p, _ADDITIVE_BP)
+
+
+def expr_bp(p: Parser, min_bp: int) -> int | None:
+    """Parse an expression whose binary operators bind at least as tightly as ``min_bp``.
+
+    This is the hottest loop of the front end, so leaves and binary operators write their
+    events directly: ``events += (kind, TOKEN, FINISH)`` is ``m = p.start(); p.bump();
+    p.complete(m, kind)``, and the operator step is ``p.precede(lhs)`` + ``p.bump()``.
+    Recursion here is bounded by the number of precedence levels; nesting is counted where
+    brackets, prefix operators and `if`/`for`/`return` recurse.
+    """
+    kinds = p.kinds
+    events = p.events
+    pos = p.pos
+    leaf = _LEAF[kinds[pos]]
+    if leaf and kinds[pos + 1] != _COLON2:
+        lhs = len(events)
+        events += (leaf, TOKEN, FINISH)
+        p.pos = pos + 1
+        p.steps = 0
+        if (1 << kinds[pos + 1]) & _POSTFIX:
+            lhs = _postfix(p, lhs)
+    else:
+        lhs = _unary(p)
+        if lhs is None:
+            return None
+    forward_parents = p.forward_parents
+    chained_cmp = False
+    while True:
+        pos = p.pos
+        kind = kinds[pos]
+        bp = _BP[kind]
+        if bp < min_bp:  # also stops at every non-operator (bp 0)
+            break
+        m = len(events)
+        events.append(TOMBSTONE)
+        forward_parents[lhs] = m - lhs
+        events.append(TOKEN)
+        p.pos = pos + 1
+        p.steps = 0
+        if kind == _AS_KW:
+            types.type_(p)
+            events[m] = _CAST_EXPR
+            chained_cmp = False
+        else:
+            if bp == _CMP_BP:
+                if chained_cmp:
+                    p.error_at("comparison operators cannot be chained", pos)
+                chained_cmp = True
+            else:
+                chained_cmp = False
+            expr_bp(p, bp + 1)
+            events[m] = _BIN_EXPR
+        events.append(FINISH)
+        lhs = m
+    return lhs
+
+
+def _unary(p: Parser) -> int | None:
+    kind = p.current()
+    if kind == T.MINUS or kind == T.BANG:
+        if not p.enter():
+            return None
+        m = p.start()
+        p.bump()
+        expr_bp(p, _PREFIX_BP)
+        p.leave()
+        return p.complete(m, T.PREFIX_EXPR)
+    lhs = _atom(p)
+    if lhs is None:
+        return None
+    return _postfix(p, lhs)
+
+
+def _postfix(p: Parser, lhs: int) -> int:
+    """Wrap ``lhs`` in every call, index and field access that follows it."""
+    kinds = p.kinds
+    while (1 << kinds[p.pos]) & _POSTFIX:
+        lhs = _postfix_one(p, lhs)
+    return lhs
+
+
+def _postfix_one(p: Parser, lhs: int) -> int:
+    kind = p.current()
+    if kind != T.DOT and not p.enter():
+        return lhs
+    m = p.precede(lhs)
+    if kind == T.L_PAREN:
+        _arg_list(p)
+        p.leave()
+        return p.complete(m, T.CALL_EXPR)
+    p.bump()
+    if kind == T.L_BRACK:
+        expr(p)
+        p.expect(T.R_BRACK)
+        p.leave()
+        return p.complete(m, T.INDEX_EXPR)
+    if not p.eat(T.INT_LITERAL):  # `t.0`
+        p.err_recover("a tuple field index", RECOVERY)
+    return p.complete(m, T.FIELD_EXPR)
+
+
+def _arg_list(p: Parser) -> None:
+    m = p.start()
+    p.bump()  # `(`
+    list_items(p, T.R_PAREN, expr, EXPR_FIRST, "an expression")
+    p.complete(m, T.ARG_LIST)
+
+
+def _atom(p: Parser) -> int | None:
+    kind = p.current()
+    if kind == T.IDENT:
+        if p.nth(1) == T.COLON2:
+            return _generic_name(p)
+        m = p.start()
+        p.bump()
+        return p.complete(m, T.NAME_REF)
+    if (1 << kind) & _LITERALS:
+        m = p.start()
+        p.bump()
+        return p.complete(m, T.LITERAL)
+    if kind == T.L_CURLY:
+        return block_expr(p)
+    if kind == T.IF_KW:
+        return if_expr(p)
+    if kind == T.FOR_KW:
+        return for_expr(p)
+    if (1 << kind) & _NESTED_ATOMS:
+        if not p.enter():
+            return None
+        if kind == T.L_PAREN:
+            done = _paren_or_tuple(p)
+        elif kind == T.L_BRACK:
+            done = _array(p)
+        else:
+            m = p.start()
+            p.bump()  # `return`
+            if p.at_set(EXPR_FIRST):
+                expr(p)
+            done = p.complete(m, T.RETURN_EXPR)
+        p.leave()
+        return done
+    p.err_recover("an expression", RECOVERY)
+    return None
+
+
+def _generic_name(p: Parser) -> int:
+    """Parse ``name::<a, b>`` (the callee of ``slice::<LO, W>(x)``)."""
+    m = p.start()
+    p.bump()  # IDENT
+    p.bump()  # `::`
+    if p.at(T.LT) and p.enter():
+        p.bump()
+        list_items(p, T.GT, _generic_arg, EXPR_FIRST, "an expression")
+        p.leave()
+    elif not p.at(T.LT):
+        p.error_expected("`<`")
+    return p.complete(m, T.GENERIC_NAME)
+
+
+def _paren_or_tuple(p: Parser) -> int:
+    m = p.start()
+    p.bump()  # `(`
+    elems, commas = list_items(p, T.R_PAREN, expr, EXPR_FIRST, "an expression")
+    return p.complete(m, T.PAREN_EXPR if elems == 1 and commas == 0 else T.TUPLE_EXPR)
+
+
+def _array(p: Parser) -> int:
+    m = p.start()
+    p.bump()  # `[`
+    if p.at_set(EXPR_FIRST):
+        expr(p)
+        if p.eat(T.SEMI):  # `[value; count]`
+            expr(p)
+            p.expect(T.R_BRACK)
+            return p.complete(m, T.ARRAY_REPEAT_EXPR)
+        if not p.eat(T.COMMA):
+            if p.eat(T.R_BRACK):
+                return p.complete(m, T.ARRAY_EXPR)
+            p.error_expected("`,`, `;` or `]`")
+            if not p.at_set(EXPR_FIRST):
+                p.expect(T.R_BRACK)
+                return p.complete(m, T.ARRAY_EXPR)
+    list_items(p, T.R_BRACK, expr, EXPR_FIRST, "an expression")
+    return p.complete(m, T.ARRAY_EXPR)
+
+
+def if_expr(p: Parser) -> int:
+    """Parse ``if c { } else if d { } else { }``; an else-if chain is a loop, not recursion."""
+    opened = []
+    while True:
+        opened.append(p.start())
+        p.bump()  # `if`
+        if not p.at_set(_COND_FIRST):
+            p.error_expected("a condition")
+        elif p.enter():  # `if if c {} {} {}` nests without brackets
+            expr(p)
+            p.leave()
+        _block_or_skip(p)
+        if not p.eat(T.ELSE_KW):
+            break
+        if p.at(T.IF_KW):
+            continue
+        if p.at(T.L_CURLY):
+            block(p)
+        else:
+            p.error_expected("`{` or `if`")
+        break
+    done = None
+    for m in reversed(opened):
+        done = p.complete(m, T.IF_EXPR)
+    assert done is not None
+    return done
+
+
+def for_expr(p: Parser) -> int:
+    """Parse ``for pat (: T)? in lo..hi { }``."""
+    m = p.start()
+    p.bump()  # `for`
+    if p.at_set(types.PAT_FIRST):
+        types.pattern(p)
+    else:
+        p.err_recover("a pattern", RECOVERY | token_set(T.IN_KW, T.COLON))
+    if p.eat(T.COLON):
+        types.type_(p)
+    p.expect(T.IN_KW)
+    if not p.at_set(_COND_FIRST):
+        p.error_expected("a range")
+    elif p.enter():  # `for i in for ...` nests without brackets
+        lo = expr(p)
+        if p.at(T.DOT2) and lo is not None:
+            r = p.precede(lo)
+            p.bump()
+            expr(p)
+            p.complete(r, T.RANGE_EXPR)
+        else:
+            p.error_expected("`..`")
+        p.leave()
+    _block_or_skip(p)
+    return p.complete(m, T.FOR_EXPR)
+
+
+def _block_or_skip(p: Parser) -> None:
+    """Parse the body block; if it is not next, skip to a `{` on the way (into ``ERROR``)."""
+    if not p.at(T.L_CURLY):
+        p.error_expected("`{`")
+        m = p.start()
+        skipped = False
+        while not p.at_set(_BODY_STOP):
+            p.bump()
+            skipped = True
+        if skipped:
+            p.complete(m, T.ERROR)
+        else:
+            p.abandon(m)
+        if not p.at(T.L_CURLY):
+            return
+    block(p)
+
+
+def block_expr(p: Parser) -> int:
+    """Parse a block used as an expression: ``BLOCK_EXPR(BLOCK)``."""
+    m = p.start()
+    block(p)
+    return p.complete(m, T.BLOCK_EXPR)
+
+
+def block(p: Parser) -> None:
+    """Parse ``{ stmt* tail? }``; the tail expression is a direct child of ``BLOCK``."""
+    if not p.enter():
+        return
+    m = p.start()
+    p.bump()  # `{`
+    while True:
+        kind = p.current()
+        if kind == T.R_CURLY or kind == T.EOF:
+            break
+        if kind == T.SEMI:  # an empty statement
+            p.bump()
+        elif kind == T.LET_KW:
+            _let_stmt(p)
+        elif (1 << kind) & EXPR_FIRST:
+            _expr_stmt(p, kind)
+        elif (1 << kind) & ITEM_FIRST:
+            break  # most likely a missing `}` before the next item
+        elif kind == T.RESERVED_KW:
+            _reserved_stmt(p)
+        elif not p.err_recover("an expression", ITEM_FIRST):
+            break
+    p.expect(T.R_CURLY)
+    p.complete(m, T.BLOCK)
+    p.leave()
+
+
+def _reserved_stmt(p: Parser) -> None:
+    """Skip ``while c { }``, ``break;`` and the like as one ``ERROR`` with one diagnostic."""
+    m = p.start()
+    p.error_expected("an expression")  # names the reserved word
+    p.bump()
+    if p.at_set(_COND_FIRST):
+        expr(p)
+    if p.at(T.L_CURLY):
+        block(p)
+    p.eat(T.SEMI)
+    p.complete(m, T.ERROR)
+
+
+def _let_stmt(p: Parser) -> None:
+    m = p.start()
+    p.bump()  # `let`
+    if p.at_set(types.PAT_FIRST):
+        types.pattern(p)
+    else:
+        p.err_recover("a pattern", RECOVERY | token_set(T.EQ, T.COLON))
+    if p.eat(T.COLON):
+        types.type_(p)
+    if p.expect(T.EQ) or p.at_set(EXPR_FIRST):
+        expr(p)
+    p.expect(T.SEMI)
+    p.complete(m, T.LET_STMT)
+
+
+def _expr_stmt(p: Parser, kind: int) -> None:
+    m = p.start()
+    if (1 << kind) & _BLOCK_LIKE:
+        # `if`/`for`/`{}` at the start of a statement end it: no `;` needed, no operators.
+        if kind == T.IF_KW:
+            if_expr(p)
+        elif kind == T.FOR_KW:
+            for_expr(p)
+        else:
+            block_expr(p)
+        kind = p.current()
+        if kind == T.R_CURLY:
+            p.abandon(m)  # the block's tail
+        else:
+            p.eat(T.SEMI)
+            p.complete(m, T.EXPR_STMT)
+        return
+    lhs = expr(p)
+    if lhs is not None and p.at_set(ASSIGN_OPS):
+        a = p.precede(lhs)
+        p.bump()
+        expr(p)
+        p.complete(a, T.ASSIGN_EXPR)
+    kind = p.current()
+    if kind == T.SEMI:
+        p.bump()
+        p.complete(m, T.EXPR_STMT)
+    elif kind == T.R_CURLY or (1 << kind) & ITEM_FIRST:
+        p.abandon(m)  # the block's tail (before an item: the block's `}` is what is missing)
+    else:
+        p.error_expected("`;`")
+        p.complete(m, T.EXPR_STMT)

@@ -1,0 +1,68 @@
+"""Types (``u8``, ``[T; N]``, ``(T, U)``) and patterns (``x``, ``mut x``, ``_``, ``(a, b)``)."""
+
+from __future__ import annotations
+
+from kera.syntax.grammar import exprs
+from kera.syntax.grammar._common import PAT_FIRST, RECOVERY, TYPE_FIRST, list_items
+from kera.syntax.parser import Parser, T, token_set
+
+__all__ = ["PAT_FIRST", "TYPE_FIRST", "pattern", "type_"]
+
+_TYPE_RECOVERY = RECOVERY | token_set(T.EQ, T.GT)
+_PAT_RECOVERY = RECOVERY | token_set(T.EQ, T.COLON, T.IN_KW)
+
+
+def type_(p: Parser) -> None:
+    """Parse a type: ``NAME_TYPE``, ``ARRAY_TYPE`` or ``TUPLE_TYPE``."""
+    kind = p.current()
+    if kind == T.IDENT:
+        m = p.start()
+        p.bump()
+        p.complete(m, T.NAME_TYPE)
+        return
+    if kind != T.L_BRACK and kind != T.L_PAREN:
+        p.err_recover("a type", _TYPE_RECOVERY)
+        return
+    if not p.enter():
+        return
+    m = p.start()
+    p.bump()
+    if kind == T.L_PAREN:
+        list_items(p, T.R_PAREN, type_, TYPE_FIRST, "a type")
+        p.complete(m, T.TUPLE_TYPE)
+    else:
+        type_(p)
+        if p.expect(T.SEMI) or p.at_set(exprs.EXPR_FIRST):
+            exprs.expr(p)
+        p.expect(T.R_BRACK)
+        p.complete(m, T.ARRAY_TYPE)
+    p.leave()
+
+
+def pattern(p: Parser) -> None:
+    """Parse a binding pattern: ``IDENT_PAT``, ``WILDCARD_PAT`` or ``TUPLE_PAT``."""
+    kind = p.current()
+    m = p.start()
+    if kind == T.IDENT:
+        p.bump()
+        p.complete(m, T.IDENT_PAT)
+    elif kind == T.MUT_KW:
+        p.bump()
+        if not p.eat(T.IDENT):
+            p.err_recover("a name", _PAT_RECOVERY)
+        p.complete(m, T.IDENT_PAT)
+    elif kind == T.UNDERSCORE:
+        p.bump()
+        p.complete(m, T.WILDCARD_PAT)
+    elif kind == T.L_PAREN:
+        p.abandon(m)
+        if not p.enter():
+            return
+        m = p.start()
+        p.bump()
+        list_items(p, T.R_PAREN, pattern, PAT_FIRST, "a pattern")
+        p.complete(m, T.TUPLE_PAT)
+        p.leave()
+    else:
+        p.abandon(m)
+        p.err_recover("a pattern", _PAT_RECOVERY)

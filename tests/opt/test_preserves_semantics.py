@@ -1,0 +1,32 @@
+"""Every pass, alone and in the pipelines, computes the same bits on random graphs."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kera.ir.ops import OPS
+from kera.ir.validate import validate
+from kera.opt import PASSES, optimize
+from tests.opt.kit import assert_same_bits
+from tests.opt.randgraph import RECIPES, graphs
+
+RUNS = {name: fn for name, fn in PASSES.items()}
+RUNS["O1"] = lambda g: optimize(g, 1)
+RUNS["O2"] = lambda g: optimize(g, 2)
+
+
+def test_the_random_graphs_cover_every_op_of_the_registry():
+    assert set(OPS) - {"param"} <= set(RECIPES)
+
+
+@pytest.mark.parametrize("name", sorted(RUNS))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(graph=graphs(), seed=st.integers(0, 1 << 30))
+def test_pass_preserves_bits_on_random_graphs(name, graph, seed):
+    fingerprint = graph.fingerprint()
+    after = RUNS[name](graph)
+    assert graph.fingerprint() == fingerprint  # the input graph is untouched
+    assert validate(after) == []
+    assert_same_bits(graph, after, rows=40, seed=seed)

@@ -1,0 +1,155 @@
+"""Strength reduction: exact graphs for small cases, exhaustive proof for widths <= 12."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kera.interp import evaluate
+from kera.ir import values
+from kera.ir.types import IntType, TupleType, sint, uint
+from kera.opt import strength
+from kera.opt.strength import AMOUNT, signed_magic, unsigned_magic
+from tests.opt.kit import (
+    B,
+    all_values,
+    assert_same_bits,
+    edge_ints,
+    expected,
+    result_after,
+    same_arrays,
+)
+
+U8, I8 = uint(8), sint(8)
+X8, S8 = [("x", U8)], [("x", I8)]
+
+
+def test_multiply_by_a_power_of_two_is_a_shift():
+    _, res = result_after(strength, X8, lambda g, p: g.op("mul", p[0], g.c(U8, 8)))
+    assert res == expected(X8, lambda g, p: g.op("shl", p[0], g.c(AMOUNT, 3)))
+
+
+def test_multiply_by_a_negative_power_of_two_is_a_negated_shift():
+    _, res = result_after(strength, S8, lambda g, p: g.op("mul", g.c(I8, -4), p[0]))
+    assert res == expected(S8, lambda g, p: g.op("neg", g.op("shl", p[0], g.c(AMOUNT, 2))))
+
+
+def test_multiply_by_min_is_a_shift_by_width_minus_one():
+    _, res = result_after(strength, S8, lambda g, p: g.op("mul", p[0], g.c(I8, -128)))
+    assert res == expected(S8, lambda g, p: g.op("shl", p[0], g.c(AMOUNT, 7)))
+
+
+def test_unsigned_divide_and_remainder_by_a_power_of_two():
+    _, res = result_after(strength, X8, lambda g, p: g.op("div", p[0], g.c(U8, 16)))
+    assert res == expected(X8, lambda g, p: g.op("shr", p[0], g.c(AMOUNT, 4)))
+    _, res = result_after(strength, X8, lambda g, p: g.op("rem", p[0], g.c(U8, 16)))
+    assert res == expected(X8, lambda g, p: g.op("and", p[0], g.c(U8, 15)))
+
+
+def test_signed_divide_by_a_power_of_two_rounds_toward_zero():
+    def want(g: B, p: list[bytes]) -> bytes:
+        sign = g.op("shr", p[0], g.c(AMOUNT, 7))
+        biased = g.op("add", p[0], g.op("and", sign, g.c(I8, 3)))
+        return g.op("shr", biased, g.c(AMOUNT, 2))
+
+    _, res = result_after(strength, S8, lambda g, p: g.op("div", p[0], g.c(I8, 4)))
+    assert res == expected(S8, want)
+
+
+def test_unsigned_divide_by_seven_is_a_multiply_high_in_a_wider_type():
+    def want(g: B, p: list[bytes]) -> bytes:
+        wide = uint(17)
+        prod = g.op("mul", g.op("cast", p[0], t=wide), g.c(wide, 293))
+        return g.op("cast", g.op("shr", prod, g.c(AMOUNT, 11)), t=U8)
+
+    _, res = result_after(strength, X8, lambda g, p: g.op("div", p[0], g.c(U8, 7)))
+    assert res == expected(X8, want)
+
+
+def test_division_by_a_variable_or_a_64_bit_odd_constant_stays():
+    u64 = uint(64)
+    params = [("x", u64)]
+    build = lambda g, p: g.op("div", p[0], g.c(u64, 7))  # noqa: E731
+    _, res = result_after(strength, params, build)
+    assert res == expected(params, build)
+    build = lambda g, p: g.op("div", p[0], p[1])  # noqa: E731
+    _, res = result_after(strength, X8 + [("y", U8)], build)
+    assert res == expected(X8 + [("y", U8)], build)
+
+
+# ----------------------------------------------------------------------------- the proofs
+
+
+@pytest.mark.parametrize("width", range(1, 13))
+def test_magic_numbers_are_exact_for_every_input_and_divisor(width):
+    """Exhaustive, on the numbers alone: every divisor, every dividend, both signednesses."""
+    xs = np.arange(1 << width, dtype=np.int64)
+    for d in range(3, 1 << width):
+        plan = unsigned_magic(width, d)
+        assert plan is not None  # narrow widths always fit 64 bits
+        assert ((((xs >> plan.pre) * plan.multiplier) >> plan.shift) == xs // d).all(), d
+    sx = xs - (1 << (width - 1))
+    for a in range(3, (1 << (width - 1)) + 1):
+        plan = signed_magic(width, a)
+        if a & (a - 1) == 0:
+            assert plan is None  # a power of two has no error term; shifts handle it
+            continue
+        assert plan is not None
+        t = (sx * plan.multiplier) >> plan.shift
+        q = t + (sx < 0)
+        truncated = np.where(sx < 0, -((-sx) // a), sx // a)
+        assert (q == truncated).all(), a
+
+
+def _all_divisions(t: IntType, divisors: list[int]) -> B:
+    b = B()
+    x = b.param("x", t)
+    fields = [b.op(op, x, b.c(t, d)) for d in divisors for op in ("div", "rem")]
+    b.finish(b.op("tuple", *fields, t=TupleType(tuple(t for _ in fields))))
+    return b
+
+
+def _check_divisions(t: IntType, divisors: list[int]) -> None:
+    xs = all_values(t)
+    inputs = {"x": values.stack(xs, t)}
+    for start in range(0, len(divisors), 512):
+        g = _all_divisions(t, divisors[start : start + 512]).g
+        after = strength(g)
+        want = evaluate(g, "f", inputs, rows=len(xs))
+        assert same_arrays(evaluate(after, "f", inputs, rows=len(xs)), want)
+        left = {after.nodes[n.inputs[1]].attr("value") for n in after.nodes.values()
+                if n.op in ("div", "rem") and n.id in after.reachable("f")}
+        assert left <= {0, 1, -1}  # those are simplify's
+
+
+@pytest.mark.parametrize("signed", [False, True], ids=["unsigned", "signed"])
+@pytest.mark.parametrize("width", range(1, 13))
+def test_strength_reduced_division_is_exact_for_every_input(width, signed):
+    """Through the graph and the interpreter, every dividend: every divisor up to 8 bits,
+    a fixed sample (edges and a stride) above; ``KERA_EXHAUSTIVE=1`` takes every divisor."""
+    t = IntType(width, signed)
+    divisors = all_values(t)
+    if width > 8 and not os.environ.get("KERA_EXHAUSTIVE"):
+        divisors = sorted(set(edge_ints(t)) | set(divisors[:: len(divisors) // 48]))
+    _check_divisions(t, divisors)
+
+
+def _divisors(t: IntType) -> st.SearchStrategy[int]:
+    return st.one_of(st.sampled_from(edge_ints(t)), st.integers(t.min, t.max))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_strength_reduction_is_exact_for_wide_types(data):
+    """Widths 13..64: random divisors and multipliers, edge and random dividends."""
+    t = IntType(data.draw(st.integers(13, 64)), data.draw(st.booleans()))
+    ds = data.draw(st.lists(_divisors(t), min_size=1, max_size=4))
+    b = B()
+    x = b.param("x", t)
+    fields = [b.op(op, x, b.c(t, d)) for d in ds for op in ("div", "rem", "mul")]
+    g = b.finish(b.op("tuple", *fields, t=TupleType(tuple(t for _ in fields))))
+    assert_same_bits(g, strength(g), rows=200, seed=data.draw(st.integers(0, 1 << 30)))
