@@ -6,7 +6,8 @@ regions (and so the same interface), where
 * ``div`` and ``rem`` become a restoring-division network built only from registry ops
   (``slice``/``concat``/``cast`` wiring, ``ge``/``eq`` compares, ``and``, ``sub``, ``select``,
   ``neg``), one small step per quotient bit, so that a divider is pipelined by the scheduler like
-  any other chain of adders instead of being one enormous combinational op.
+  any other chain of adders instead of being one enormous combinational op. A constant divisor
+  folds what it makes constant (an unsigned power of two leaves only wiring).
 
 Every other node is copied as is. Nodes are interned through ``Graph.add`` (so a ``div`` and a
 ``rem`` of the same operands share one network) and every new node takes the source span of the
@@ -22,8 +23,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
 from kera.ir.graph import Graph, const
-from kera.ir.types import BOOL, IntType, uint
+from kera.ir.ops import OPS
+from kera.ir.types import BOOL, BoolType, IntType, Type, uint
+from kera.ir.values import dtype_of
 from kera.syntax.diagnostics import Span
 
 #: Ops this pass rewrites.
@@ -58,7 +63,7 @@ def lower_for_hardware(graph: Graph) -> Graph:
         region = graph.regions[name]
         params = tuple(new_id[p] for p in region.params)
         out.add_region(type(region)(name, params, new_id[region.result]))
-    return out
+    return out.subgraph()  # drops what constant folding left unused
 
 
 def divmod_network(
@@ -99,6 +104,13 @@ def _udivmod(g: Graph, a: bytes, b: bytes, w: int, span: Span | None) -> tuple[b
     u = uint(w)
     a_u = a if g.nodes[a].type == u else add("cast", u, a)
     b_u = b if g.nodes[b].type == u else add("cast", u, b)
+    divisor = g.nodes[b_u]
+    if divisor.op == "const" and divisor.attr("value") > 0 and _is_pow2(int(divisor.attr("value"))):
+        k = int(divisor.attr("value")).bit_length() - 1  # a / 2**k, a % 2**k: only wiring
+        if k == 0:
+            return a_u, const(g, u, 0, span)
+        high = add("cast", u, add("slice", uint(w - k), a_u, attrs={"lo": k}))
+        return high, add("cast", u, add("slice", uint(k), a_u, attrs={"lo": 0}))
     rem: bytes | None = None
     quot: bytes | None = None
     for k in range(w):
@@ -122,11 +134,32 @@ def _udivmod(g: Graph, a: bytes, b: bytes, w: int, span: Span | None) -> tuple[b
     return quot, rem
 
 
-def _adder(g: Graph, span: Span | None) -> Callable[..., bytes]:
-    """Return ``add(op, type, *inputs, attrs=None)`` interning into ``g`` with ``span``."""
+def _is_pow2(x: int) -> bool:
+    return x & (x - 1) == 0
 
-    def add(op: str, t: object, *inputs: bytes, attrs: dict | None = None) -> bytes:
-        return g.add(op, t, inputs, attrs, span)  # type: ignore[arg-type]
+
+def _adder(g: Graph, span: Span | None) -> Callable[..., bytes]:
+    """Return ``add(op, type, *inputs, attrs=None)`` interning into ``g`` with ``span``.
+
+    It folds what a constant divisor makes constant: an op whose inputs are all constants
+    becomes a constant (evaluated by the registry), ``select`` on a constant condition becomes
+    the chosen arm, and ``and`` with a constant bool becomes the other operand or ``false``.
+    """
+
+    def add(op: str, t: Type, *inputs: bytes, attrs: dict | None = None) -> bytes:
+        ins = [g.nodes[i] for i in inputs]
+        known = [n.attr("value") if n.op == "const" else None for n in ins]
+        if ins and None not in known and isinstance(t, IntType | BoolType):
+            args = [np.array([v], dtype=dtype_of(n.type)) for v, n in zip(known, ins, strict=True)]
+            value = OPS[op].evaluate(args, attrs or {}, [n.type for n in ins], t)
+            return const(g, t, int(value[0]), span)
+        if op == "select" and known[0] is not None:
+            return inputs[1] if known[0] else inputs[2]
+        if op == "and" and isinstance(t, BoolType) and (0 in known or 1 in known):
+            if 0 in known:
+                return const(g, t, 0, span)
+            return inputs[1] if known[0] == 1 else inputs[0]
+        return g.add(op, t, inputs, attrs, span)
 
     return add
 

@@ -19,14 +19,7 @@ from typing import Any
 import kera
 from kera.hls.pipeline import Schedule
 from kera.hls.resources import CAPACITY_KEYS, RESOURCE_KEYS, estimate
-from kera.hls.timing import (
-    WIRING_OPS,
-    CostModel,
-    DelayAreaModel,
-    Locator,
-    analyse,
-    make_locator,
-)
+from kera.hls.timing import CostModel, DelayAreaModel, Locator, analyse, is_wiring, make_locator
 from kera.syntax.diagnostics import SourceFile
 
 #: Decimals kept for every float in a report.
@@ -125,7 +118,7 @@ def _stages(schedule: Schedule, delays: tuple[float, ...]) -> list[dict[str, Any
     graph = schedule.graph
     ops = [0] * schedule.latency
     for nid in schedule.order:
-        if graph.nodes[nid].op not in WIRING_OPS:
+        if not is_wiring(graph, graph.nodes[nid]):
             ops[schedule.stage[nid]] += 1
     banks = schedule.crossing()
     bits = [sum(graph.nodes[n].type.flat_width for n in bank) for bank in banks]
@@ -257,12 +250,14 @@ def _critical_text(r: Mapping[str, Any], source: SourceFile | None) -> list[str]
     total = sum(p["delay_ns"] for p in path)
     out = [f"Critical path (stage {stage}, {total:.3f} ns of logic)",
            f"  {'start':>7} {'delay':>7}  {'op':<12} {'width':>5}  source"]
+    shown = None
     for p in path:
         out.append(f"  {p['start_ns']:>7.3f} {p['delay_ns']:>7.3f}  {p['op']:<12} "
                    f"{p['width']:>5}  {p['source'] or '-'}")  # fmt: skip
         text = _source_line(p["source"], source)
-        if text:
+        if text and text != shown:  # each source line once per run of ops from it
             out.append(f"  {'':>7} {'':>7}  | {text}")
+        shown = text
     return out
 
 

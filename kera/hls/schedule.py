@@ -308,8 +308,9 @@ class LP:
     def solve(self) -> list[int] | None:
         """Solve with HiGHS dual simplex, check integrality (else ``milp``) and feasibility."""
         n = len(self.live)
-        if self.rows == 0:
-            return [lo for lo, _ in self.bounds[:n]]
+        if self.rows == 0:  # only bounds: each variable goes to its cheaper end
+            ends = zip(self.cost[:n], self.bounds[:n], strict=True)
+            return [hi if c < 0 else lo for c, (lo, hi) in ends]
         res = optimize.linprog(self.cost, A_ub=self.a_ub, b_ub=self.b_ub, bounds=self.bounds,
                                method="highs-ds")  # fmt: skip
         x = res.x if res.status == 0 else None

@@ -4,7 +4,8 @@ The delay/area models (``kera.hls.models``) are queried with ``(op, width, n)``.
 means depends on the op (``model_query``): the output width for most ops, the operand width for
 comparisons and ``widening_mul``, the element width (with ``n`` = length) for ``array_index``,
 the flat width of the value for ``select``. Wiring ops (``param``, ``const``, ``cast``,
-``concat``, ``slice``, ``tuple``, ``tuple_get``, ``array``) cost nothing. ``CostModel`` wraps a
+``concat``, ``slice``, ``tuple``, ``tuple_get``, ``array``, and ``array_index``/``array_update``
+with a constant index) cost nothing. ``CostModel`` wraps a
 model with a cache and the derived costs of ops the model does not measure (``array_update``,
 and ``div``/``rem`` that were not lowered).
 """
@@ -55,6 +56,8 @@ def model_query(graph: Graph, node: Node) -> Query | None:
     if op in WIRING_OPS:
         return None
     nodes = graph.nodes
+    if op in ("array_index", "array_update") and nodes[node.inputs[1]].op == "const":
+        return None  # a constant index picks (or replaces) one element: only wires
     if op in ("eq", "ne"):
         return (op, nodes[node.inputs[0]].type.flat_width, None)
     if op in ("lt", "le", "gt", "ge"):  # one comparator, operands swapped or output inverted
@@ -74,6 +77,11 @@ def model_query(graph: Graph, node: Node) -> Query | None:
     if op == "shr" and isinstance(node.type, IntType) and node.type.signed:
         return ("shr_signed", node.type.width, None)
     return (op, node.type.flat_width, None)
+
+
+def is_wiring(graph: Graph, node: Node) -> bool:
+    """Return whether a node is only wires in hardware (no delay, no area)."""
+    return model_query(graph, node) is None
 
 
 def display_width(graph: Graph, node: Node) -> int:
@@ -323,7 +331,7 @@ def critical_path(schedule: Schedule, locator: Locator) -> list[PathOp]:
     for nid in reversed(chain):
         node = graph.nodes[nid]
         delay = finish[nid] - start[nid]
-        if delay <= EPS_NS and node.op in WIRING_OPS:
+        if is_wiring(graph, node):
             continue
         out.append(PathOp(nid, node.op, display_width(graph, node), stage[nid], start[nid],
                           delay, locate(graph, nid, locator)))  # fmt: skip
@@ -349,6 +357,7 @@ __all__ = [
     "analyse",
     "critical_path",
     "display_width",
+    "is_wiring",
     "locate",
     "make_locator",
     "model_query",

@@ -6,25 +6,30 @@ exact (unwrapped) result provably lies in a narrower type T' (intervals from
 This is exact: these ops agree modulo ``2**w'`` with their truncated operands, the result fits
 T' so T' holds it exactly, and the cast extends it by T''s signedness — the value the wrapping
 op in T gives. T' is the narrowest type that holds the result: unsigned when it cannot be
-negative, signed otherwise (``neg`` always signed).
+negative, signed otherwise (``neg`` always signed). Narrowing adds casts, so it is done only
+where it saves at least an eighth of the width and at least two bits. The same intervals also
+decide comparisons they settle (``x < 300`` for an ``x`` known to be below 256 is ``true``).
 """
 
 from __future__ import annotations
 
 from kera.ir.graph import Graph
-from kera.ir.types import IntType
+from kera.ir.types import MAX_WIDTH, IntType
 from kera.opt.ranges import Interval, Ranges
 from kera.opt.rewrite import Rewriter, Term
 
 NARROWED = frozenset({"add", "sub", "mul", "neg", "shl"})
+COMPARISONS = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
 
 
-def narrowest(r: Interval) -> IntType:
-    """Return the narrowest integer type holding every value of ``r``."""
+def narrowest(r: Interval) -> IntType | None:
+    """Return the narrowest integer type holding every value of ``r`` (None: over 64 bits)."""
     lo, hi = r
     if lo >= 0:
-        return IntType(max(1, hi.bit_length()), False)
-    return IntType(max(_signed_bits(lo), _signed_bits(hi)), True)
+        width, signed = max(1, hi.bit_length()), False
+    else:
+        width, signed = max(_signed_bits(lo), _signed_bits(hi)), True
+    return IntType(width, signed) if width <= MAX_WIDTH else None
 
 
 def _signed_bits(v: int) -> int:
@@ -55,17 +60,40 @@ def _truncate(rw: Rewriter, x: bytes, t: IntType) -> bytes:
     return rw.cast(x, t)
 
 
+def worth_it(small: IntType, t: IntType) -> bool:
+    """Return True when computing in ``small`` instead of ``t`` pays for the casts it adds."""
+    return t.width - small.width >= max(2, t.width // 8)
+
+
+def decided(op: str, a: Interval, b: Interval) -> bool | None:
+    """Return the outcome of ``a op b`` when the intervals settle it (None when they do not)."""
+    if op in ("eq", "ne"):
+        if a[1] < b[0] or b[1] < a[0]:
+            return op == "ne"
+        return None
+    if op in ("gt", "ge"):
+        op, a, b = {"gt": "lt", "ge": "le"}[op], b, a
+    if (a[1] < b[0]) if op == "lt" else (a[1] <= b[0]):
+        return True
+    if (a[0] >= b[1]) if op == "lt" else (a[0] > b[1]):
+        return False
+    return None
+
+
 def narrow_rule(ranges: Ranges, rw: Rewriter, t: Term) -> bytes | None:
     """Return the narrowed form of an arithmetic op (None when it needs its whole width)."""
+    if t.op in COMPARISONS and isinstance(rw.type(t.args[0]), IntType):
+        known = decided(t.op, ranges(t.args[0]), ranges(t.args[1]))  # type: ignore[arg-type]
+        return None if known is None else rw.const(t.type, known)
     if t.op not in NARROWED or not isinstance(t.type, IntType):
         return None
     rs = [ranges(a) for a in t.args]
     if t.op == "shl" and rs[1][0] != rs[1][1]:  # type: ignore[index]
         return None  # only a known amount says how far the value moves
     small = narrowest(_exact(t.op, rs[0], rs[-1]))  # type: ignore[arg-type]
-    if t.op == "neg" and not small.signed:
+    if small is not None and t.op == "neg" and not small.signed:
         small = IntType(small.width + 1, True)
-    if small.width >= t.type.width:
+    if small is None or not worth_it(small, t.type):
         return None
     if t.op == "shl":
         args = (_truncate(rw, t.args[0], small), t.args[1])
@@ -81,4 +109,4 @@ def narrow(graph: Graph) -> Graph:
     return rw.run()
 
 
-__all__ = ["NARROWED", "narrow", "narrow_rule", "narrowest"]
+__all__ = ["COMPARISONS", "NARROWED", "decided", "narrow", "narrow_rule", "narrowest", "worth_it"]

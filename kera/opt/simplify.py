@@ -3,16 +3,18 @@
 Guarantees: each rule is an identity of SEMANTICS.md for all values of the operands' types
 (wrapping arithmetic, shifts that are not taken modulo the width, total division), so the
 rewritten graph computes the same bits. Canonical forms it produces: a constant operand of a
-commutative op on the right, other operands of one ordered by id (so ``a + b`` and ``b + a``
-are one node); ``x - c`` as ``x + (-c)``; constants of one associative chain
-gathered (``(x + 1) + 2`` is ``x + 3``); ``c < x`` as ``x > c``.
+commutative op on the right (``a + b`` and a later ``b + a`` share one node; otherwise the
+operand order is kept, so chains keep their source order for ``balance``); ``x - c`` as
+``x + (-c)``; constants of one associative chain gathered (``(x + 1) + 2`` is ``x + 3``);
+``c < x`` as ``x > c``; comparisons of value-preserving extensions made in the narrow type;
+``select`` of two casts from one type as a cast of the ``select``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from kera.ir.graph import Graph
+from kera.ir.graph import Graph, node_id
 from kera.ir.ops import OPS
 from kera.ir.types import BoolType, IntType, Type
 from kera.opt.rewrite import Rewriter, Term, rewrite
@@ -34,8 +36,10 @@ def simplify_rule(rw: Rewriter, t: Term) -> bytes | None:
                 return rw.emit(t.op, t.type, (b, a), dict(t.attrs))
             if t.op in _MIRROR:
                 return rw.emit(_MIRROR[t.op], t.type, (b, a))
-        elif ka is None and kb is None and a > b and OPS[t.op].commutative:
-            return rw.emit(t.op, t.type, (b, a), dict(t.attrs))  # one order, so CSE finds both
+        elif ka is None and kb is None and OPS[t.op].commutative:
+            swapped = node_id(t.op, t.type, (b, a), t.attrs)
+            if swapped in rw.new.nodes:
+                return swapped  # ``b op a`` exists: share it (operand order is left alone)
     rule = _RULES.get(t.op)
     return rule(rw, t) if rule is not None else None
 
@@ -199,7 +203,7 @@ def _shift(rw: Rewriter, t: Term) -> bytes | None:
     if k == 0:
         return a
     if k < ty.width:
-        return None
+        return _shift_masked(rw, t, k)
     if t.op == "shl" or not ty.signed:
         return rw.const(ty, 0)  # every bit shifted out
     if k == ty.width - 1:
@@ -207,13 +211,58 @@ def _shift(rw: Rewriter, t: Term) -> bytes | None:
     return rw.emit("shr", ty, (a, rw.const(rw.type(n), ty.width - 1)))  # all sign bits
 
 
+def _shift_masked(rw: Rewriter, t: Term, k: int) -> bytes | None:
+    """Drop a mask whose cleared bits the shift moves out anyway: ``(y & 1) << 15`` on u16."""
+    a, n = t.args
+    inner = rw.node(a)
+    c = rw.const_value(inner.inputs[1]) if inner.op == "and" else None
+    ty = t.type
+    if c is None or not isinstance(ty, IntType):
+        return None
+    kept = ty.mask >> k if t.op == "shl" else (ty.mask << k) & ty.mask  # the bits that survive
+    if t.op == "shr" and ty.signed:
+        return None  # the sign bit is shifted in: it must stay masked
+    return rw.emit(t.op, ty, (inner.inputs[0], n)) if c & kept == kept else None
+
+
 # ----------------------------------------------------------------------------- comparisons
+
+
+def _extended(rw: Rewriter, nid: bytes) -> bytes | None:
+    """Return ``x`` when ``nid`` is ``x as T`` that keeps every value of ``x`` (an extension)."""
+    node = rw.node(nid)
+    if node.op != "cast":
+        return None
+    x = node.inputs[0]
+    s, t = rw.type(x), node.type
+    if isinstance(s, IntType) and isinstance(t, IntType) and s.width < t.width:
+        return x if t.signed or not s.signed else None
+    return None
+
+
+def _compare_narrow(rw: Rewriter, t: Term) -> bytes | None:
+    """Compare extended values in their own type: the values, so the order, are the same."""
+    x = _extended(rw, t.args[0])
+    if x is None:
+        return None
+    s = rw.type(x)
+    assert isinstance(s, IntType)
+    c = rw.const_value(t.args[1])
+    if c is not None:
+        return rw.emit(t.op, t.type, (x, rw.const(s, c))) if s.contains(c) else None
+    y = _extended(rw, t.args[1])
+    if y is not None and rw.type(y) == s:
+        return rw.emit(t.op, t.type, (x, y))
+    return None
 
 
 def _compare(rw: Rewriter, t: Term) -> bytes | None:
     a, b = t.args
     if a == b:
         return rw.const(t.type, t.op in ("eq", "le", "ge"))
+    narrow = _compare_narrow(rw, t)
+    if narrow is not None:
+        return narrow
     c = rw.const_value(b)
     ty = rw.type(a)
     if c is None:
@@ -241,6 +290,10 @@ def _select(rw: Rewriter, t: Term) -> bytes | None:
     cond = rw.node(c)
     if cond.op == "not":
         return rw.emit("select", t.type, (cond.inputs[0], b, a))
+    na, nb = rw.node(a), rw.node(b)
+    if na.op == nb.op == "cast" and rw.type(na.inputs[0]) == rw.type(nb.inputs[0]):
+        inner = rw.emit("select", rw.type(na.inputs[0]), (c, na.inputs[0], nb.inputs[0]))
+        return rw.emit("cast", t.type, (inner,))
     if isinstance(t.type, BoolType):
         ka, kb = rw.const_value(a), rw.const_value(b)
         if ka == 1 and kb == 0:

@@ -143,6 +143,10 @@ class _Module:
             self._stage(s, by_stage.get(s, []))
             lines += self.body.lines
             lines += self._bank(s)
+        read = {i for nid in self.s.order for i in self.g.nodes[nid].inputs} | {self.result}
+        for nid in self.g.regions[self.s.region].params:
+            if nid not in read:  # a parameter the result does not depend on
+                self.body.sink(str(self.g.nodes[nid].attr("name")))
         last = self.ref_bank(self.s.latency - 1, self.result)
         lines.append(f"assign out = {last};")
         if self.body.sinks:

@@ -10,6 +10,7 @@ temporary one. A missing tool is a ``KeraError`` with exit code 3 and a one-line
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import importlib.util
 import io
@@ -116,9 +117,21 @@ def parse_ports(verilog: str) -> list[Port]:
             if not out.is_file():
                 raise KeraError(f"{iverilog} -E failed on the Verilog", exit_code=3)
             text = out.read_text(encoding="utf-8")
-        tree = VerilogParser(outputdir=tmp, debug=False).parse(text)
+        tree = _parser(VerilogParser).parse(text)
     module = tree.description.definitions[0]
     return [_port(p.first) for p in module.portlist.ports]
+
+
+_PARSERS: list = []
+
+
+def _parser(cls: type) -> object:
+    """Return this process's pyverilog parser (its tables live in a private temporary folder)."""
+    if not _PARSERS:
+        folder = tempfile.mkdtemp(prefix="kera-pyverilog-tables-")
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        _PARSERS.append(cls(outputdir=folder, debug=False))
+    return _PARSERS[0]
 
 
 def _port(var: object) -> Port:

@@ -99,7 +99,7 @@ def _div_rem(b: Body, out: str, node: Node, ops: list[Operand]) -> None:
     is_zero = b.wire(f"{out}_by0", 1, f"{y.expr} == {zero}")
     if _signed(x.type):
         # Divide the magnitudes (|MIN| = 2**(w-1) is exact as w unsigned bits), then fix signs.
-        sx, sy = b.bit(x, w - 1), b.bit(y, w - 1)
+        sx, sy = b.bit(x, w - 1, whole_used=True), b.bit(y, w - 1, whole_used=True)
         mx = b.wire(f"{out}_ma", w, f"{sx} ? ({zero} - {x.expr}) : {x.expr}")
         my = b.wire(f"{out}_mb", w, f"{sy} ? ({zero} - {y.expr}) : {y.expr}")
     else:
@@ -136,7 +136,7 @@ def _shift(b: Body, out: str, node: Node, ops: list[Operand]) -> None:
         shifted, fill = f"{x.expr} << {n.expr}", lit(0, w)
     elif _signed(x.type):
         shifted = b.wire(f"{out}_sra", w, f"$signed({x.expr}) >>> {n.expr}")
-        fill = f"{{{w}{{{b.bit(x, w - 1)}}}}}"
+        fill = f"{{{w}{{{b.bit(x, w - 1, whole_used=True)}}}}}"
     else:
         shifted, fill = f"{x.expr} >> {n.expr}", lit(0, w)
     big = _amount_at_least(b, n, w)
@@ -144,7 +144,8 @@ def _shift(b: Body, out: str, node: Node, ops: list[Operand]) -> None:
         b.define(out, w, shifted)
         return
     over = b.wire(f"{out}_over", 1, big)
-    b.define(out, w, f"{over} ? {fill} : ({shifted})")
+    shifted = f"({shifted})" if " " in shifted else shifted
+    b.define(out, w, f"{over} ? {fill} : {shifted}")
 
 
 @_lowering("rotl", "rotr")

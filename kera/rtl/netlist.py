@@ -35,7 +35,7 @@ class Operand:
 def lit(value: int, width: int) -> str:
     """Return a sized, unsigned Verilog literal for the low ``width`` bits of ``value``."""
     value &= (1 << width) - 1
-    return f"{width}'d{value}" if value < 1 << 16 else f"{width}'h{value:x}"
+    return f"{width}'d{value}" if value < 1024 else f"{width}'h{value:x}"
 
 
 def rng(width: int) -> str:
@@ -71,11 +71,14 @@ class Body:
         """Mark a signal some of whose bits may go unread (Verilator's UNUSED lint)."""
         self.sinks[expr] = None
 
-    def bit(self, op: Operand, i: int) -> str:
-        """Return bit ``i`` of ``op`` (a 1-bit literal when constant)."""
+    def bit(self, op: Operand, i: int, whole_used: bool = False) -> str:
+        """Return bit ``i`` of ``op`` (a 1-bit literal when constant).
+
+        ``whole_used`` says the expression also reads all of ``op``, so no bit goes unread.
+        """
         if op.value is not None:
             return f"1'b{(op.value >> i) & 1}"
-        if op.width > 1:
+        if op.width > 1 and not whole_used:
             self.sink(op.expr)
         return f"{op.expr}[{i}]"
 
@@ -98,7 +101,9 @@ class Body:
             if signed and value >> (w - 1) & 1:
                 value |= ((1 << width) - 1) ^ ((1 << w) - 1)
             return lit(value, width)
-        fill = self.bit(op, w - 1) if signed else "1'b0"
+        if not signed:
+            return f"{{{lit(0, width - w)}, {op.expr}}}"
+        fill = self.bit(op, w - 1, whole_used=True)
         return f"{{{{{width - w}{{{fill}}}}}, {op.expr}}}"
 
 

@@ -388,7 +388,8 @@ def _lex_general(data: bytes, text: str) -> Lexed:
                 if size > 1:  # a `\w` run that is not an identifier: only its first character
                     hand_end = pos + 1
                     piece = first
-                diags.append(Diagnostic.error(_describe_char(first), Span(off, off + 1)))
+                span = Span(off, off + _byte_len(first))
+                diags.append(Diagnostic.error(_describe_char(first), span))
             add_kind(kind)
             add_text(piece)
             add_start(off)

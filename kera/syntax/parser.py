@@ -181,7 +181,9 @@ class _Stuck(Exception):
 
 
 class Parser:
-    """Cursor over the significant tokens (no trivia, no ``ERROR_TOKEN``) plus the event list the grammar writes to.
+    """A cursor over the significant tokens and the event list the grammar writes to.
+
+    Significant tokens are all but trivia and ``ERROR_TOKEN``.
 
     Markers are event indices, with rust-analyzer's four operations: ``m = p.start()`` opens a
     node, ``cm = p.complete(m, KIND)`` closes it, ``p.precede(cm)`` opens a node that will wrap

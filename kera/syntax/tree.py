@@ -142,9 +142,10 @@ def build_tree(
     # Starts that take part in a forward-parent chain are handled where the chain begins.
     raw, forward_parents = events.raw, events.forward_parents
     marked = raw.copy()
-    for index, distance in forward_parents.items():
+    for index in forward_parents:
         marked[index] = _CHAIN
-        marked[index + distance] = TOMBSTONE
+    for index, distance in forward_parents.items():
+        marked[index + distance] = TOMBSTONE  # entered by the chain that leads to it
 
     stack: list[list[GreenNode | GreenToken]] = []  # children of the open nodes
     stack_kinds: list[int] = []
@@ -253,7 +254,7 @@ def _green_tokens(lexed: Lexed, cache: NodeCache) -> list[GreenToken]:
 
     return [
         tables[kind].get(text) or make(i, kind, text)
-        for i, (kind, text) in enumerate(zip(lexed.kinds, lexed.texts))
+        for i, (kind, text) in enumerate(zip(lexed.kinds, lexed.texts, strict=True))
     ]
 
 
@@ -347,10 +348,14 @@ class SyntaxNode:
             offset += green.text_len
 
     def child_tokens(self, trivia: bool = False) -> Iterator[SyntaxToken]:
-        """Yield the tokens that are direct children; trivia only when ``trivia`` is True."""
+        """Yield the tokens that are direct children, as the parser saw them.
+
+        Unless ``trivia`` is True, whitespace, comments and ``ERROR_TOKEN`` (which the lexer
+        reported and the parser skipped) are left out.
+        """
         offset = self.offset
         for green in self.green.children:
-            if type(green) is GreenToken and (trivia or green.kind > _TRIVIA_MAX):
+            if type(green) is GreenToken and (trivia or green.kind > _SKIPPED_MAX):
                 yield SyntaxToken(green, self, offset)
             offset += green.text_len
 
@@ -362,7 +367,7 @@ class SyntaxNode:
         return None
 
     def first_token(self, kind: SyntaxKind | None = None) -> SyntaxToken | None:
-        """Return the first non-trivia direct child token (of ``kind``, if given)."""
+        """Return the first direct child token the parser saw (of ``kind``, if given)."""
         for token in self.child_tokens():
             if kind is None or token.green.kind == kind:
                 return token
@@ -384,12 +389,15 @@ class SyntaxNode:
             stack.extend(reversed(list(node.child_nodes())))
 
     def tokens(self, trivia: bool = True) -> Iterator[SyntaxToken]:
-        """Yield every token below this node in source order (trivia unless ``trivia=False``)."""
+        """Yield every token below this node in source order.
+
+        With ``trivia=False``, whitespace, comments and ``ERROR_TOKEN`` are left out.
+        """
         stack: list[SyntaxNode | SyntaxToken] = [self]
         while stack:
             element = stack.pop()
             if type(element) is SyntaxToken:
-                if trivia or element.green.kind > _TRIVIA_MAX:
+                if trivia or element.green.kind > _SKIPPED_MAX:
                     yield element
             else:
                 stack.extend(reversed(list(element.children())))  # type: ignore[union-attr]

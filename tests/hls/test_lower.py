@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from kera.hls.lower import LOWERED_OPS, lower_for_hardware, needs_lowering
 from kera.interp import evaluate
 from kera.ir.build import build_program
-from kera.ir.graph import Graph, Region, param
+from kera.ir.graph import Graph, Region, const, param
 from kera.ir.types import IntType, TupleType
 from kera.syntax.diagnostics import Span
 
@@ -106,3 +106,24 @@ def test_from_source_constant_divisor() -> None:
     a = np.arange(-(2**15), 2**15, dtype=np.int64)
     want, got = evaluate(p.graph, p.top, {"a": a}), evaluate(lowered, p.top, {"a": a})
     assert all(np.array_equal(x, y) for x, y in zip(want, got, strict=True))
+
+
+@pytest.mark.parametrize("signed", [False, True], ids=["u", "i"])
+def test_constant_divisors_8_bits(signed: bool) -> None:
+    t = IntType(8, signed)
+    a_vals = np.arange(t.min, t.max + 1).astype(_dtype(t))
+    divisors = set(_edges(t)) | {t.wrap(-(1 << k)) for k in range(8)} | {3, 5, 10, 100, 127}
+    divisors |= {t.wrap(-c) for c in (3, 5, 10, 100)} if signed else {200, 255, 171}
+    for c in sorted(divisors):
+        g = Graph("c.kera")
+        a = param(g, 0, "a", t)
+        b = const(g, t, c)
+        q, r = g.add("div", t, (a, b)), g.add("rem", t, (a, b))
+        g.add_region(Region("f", (a,), g.add("tuple", TupleType((t, t)), (q, r))))
+        lowered = lower_for_hardware(g)
+        want, got = evaluate(g, "f", {"a": a_vals}), evaluate(lowered, "f", {"a": a_vals})
+        assert all(np.array_equal(x, y) for x, y in zip(want, got, strict=True)), c
+        ops = {n.op for n in lowered.nodes.values()}
+        if not signed and c > 0 and c & (c - 1) == 0:
+            assert ops <= {"param", "const", "slice", "cast", "tuple"}, (c, ops)
+        assert len(lowered.nodes) < len(lower_for_hardware(_divmod_graph(t)).nodes)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -12,6 +14,7 @@ from kera.opt import PASSES, optimize
 from tests.opt.kit import assert_same_bits
 from tests.opt.randgraph import RECIPES, graphs
 
+EXAMPLES = int(os.environ.get("KERA_OPT_EXAMPLES", "60"))  # raise it for a soak run
 RUNS = {name: fn for name, fn in PASSES.items()}
 RUNS["O1"] = lambda g: optimize(g, 1)
 RUNS["O2"] = lambda g: optimize(g, 2)
@@ -22,7 +25,7 @@ def test_the_random_graphs_cover_every_op_of_the_registry():
 
 
 @pytest.mark.parametrize("name", sorted(RUNS))
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(graph=graphs(), seed=st.integers(0, 1 << 30))
 def test_pass_preserves_bits_on_random_graphs(name, graph, seed):
     fingerprint = graph.fingerprint()

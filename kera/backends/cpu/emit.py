@@ -27,22 +27,27 @@ static inline {T} k_pop{W}({T} x) {{
 }}
 static inline {T} k_clz{W}({T} x) {{ return x ? ({T}){clz}(x) : ({T}){W}; }}
 static inline {T} k_ctz{W}({T} x) {{ return x ? ({T}){ctz}(x) : ({T}){W}; }}
-static inline {T} k_udiv{W}({T} a, {T} b) {{ return b == 0 ? 0 : a / b; }}
-static inline {T} k_urem{W}({T} a, {T} b) {{ return b == 0 ? a : a % b; }}
-/* Truncating signed division of sign-extended patterns, on magnitudes: total, no UB. */
+/* Division is total and branch-free: the divisor 0 becomes 1, then the result is fixed up. */
+static inline {T} k_udiv{W}({T} a, {T} b) {{
+    const {T} zero = ({T})(b == 0);
+    return (a / (b | zero)) & (zero - 1);
+}}
+static inline {T} k_urem{W}({T} a, {T} b) {{
+    const {T} zero = ({T})(b == 0);
+    return (a % (b | zero)) | (a & (({T})0 - zero));
+}}
+/* Truncating signed division of sign-extended patterns, on magnitudes (no UB, no traps). */
 static inline {T} k_sdiv{W}({T} a, {T} b) {{
-    {T} na = a >> ({W} - 1), nb = b >> ({W} - 1);
-    {T} ua = na ? ({T})0 - a : a, ub = nb ? ({T})0 - b : b;
-    {T} q = ua / (ub + (ub == 0));
-    q = (na ^ nb) ? ({T})0 - q : q;
-    return b == 0 ? 0 : q;
+    const {T} na = a >> ({W} - 1), nb = b >> ({W} - 1), zero = ({T})(b == 0);
+    const {T} ua = (a ^ (({T})0 - na)) + na, ub = (b ^ (({T})0 - nb)) + nb;
+    const {T} q = ua / (ub | zero), s = na ^ nb;
+    return ((q ^ (({T})0 - s)) + s) & (zero - 1);
 }}
 static inline {T} k_srem{W}({T} a, {T} b) {{
-    {T} na = a >> ({W} - 1), nb = b >> ({W} - 1);
-    {T} ua = na ? ({T})0 - a : a, ub = nb ? ({T})0 - b : b;
-    {T} r = ua % (ub + (ub == 0));
-    r = na ? ({T})0 - r : r;
-    return b == 0 ? a : r;
+    const {T} na = a >> ({W} - 1), nb = b >> ({W} - 1), zero = ({T})(b == 0);
+    const {T} ua = (a ^ (({T})0 - na)) + na, ub = (b ^ (({T})0 - nb)) + nb;
+    const {T} r = ua % (ub | zero);
+    return (((r ^ (({T})0 - na)) + na) & (zero - 1)) | (a & (({T})0 - zero));
 }}
 /* Arithmetic shift right of a sign-extended pattern by s < W, in unsigned arithmetic. */
 static inline {T} k_asr{W}({T} a, unsigned s) {{

@@ -86,7 +86,8 @@ def _by_n(curves: dict[int, tuple[Curve, ...]], w: int, n: int) -> tuple[float, 
     """Evaluate an op measured at several element counts (array_index) at any count ``n``.
 
     Between measured counts: linear in log2(n) for delay and in n for area; beyond the
-    largest: delay grows with log2(n) at the last segment's slope, area in proportion to n.
+    largest count, the same lines through the last two counts are extended. ``n <= 1`` is
+    wiring (no mux).
     """
     ns = sorted(curves)
     if n in curves:
@@ -129,6 +130,7 @@ class DelayModel:
             else:
                 self._curves[op] = _curves(entry)
         self._cache: dict[tuple[str, int, int | None, bool], tuple[float, ...]] = {}
+        self._areas: dict[tuple[str, int, int | None, bool], dict[str, float]] = {}
 
     @property
     def metadata(self) -> dict[str, Any]:
@@ -187,8 +189,12 @@ class DelayModel:
     def area(self, op: str, width: int, n: int | None = None,
              signed: bool = False) -> dict[str, float]:
         """Return the area of ``op`` as ``{"lut", "ff", "carry", "dsp"}`` (fractional counts)."""
-        values = self._values(op, width, n, signed)
-        return dict(zip(AREA_FIELDS, values[1:], strict=True))
+        key = (op, width, n, signed)
+        hit = self._areas.get(key)
+        if hit is None:
+            values = self._values(op, width, n, signed)
+            hit = self._areas[key] = dict(zip(AREA_FIELDS, values[1:], strict=True))
+        return hit.copy()
 
     def reg_overhead_ns(self, bits: int) -> float:
         """Return the register → register overhead (clock-to-out, routing, setup) of a stage

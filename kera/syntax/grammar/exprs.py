@@ -41,6 +41,8 @@ for _kinds, _bp in (
         _BP[_kind] = _bp
 
 _BLOCK_LIKE = token_set(T.IF_KW, T.FOR_KW, T.L_CURLY)
+# What may follow a block's tail expression (`}`, or where a `}` is missing).
+_TAIL_END = ITEM_FIRST | token_set(T.R_CURLY, T.EOF)
 # Where skipping towards a missing body block gives up.
 _BODY_STOP = ITEM_FIRST | token_set(T.L_CURLY, T.R_CURLY, T.SEMI, T.LET_KW, T.EOF)
 _POSTFIX = token_set(T.L_PAREN, T.L_BRACK, T.DOT)
@@ -395,7 +397,7 @@ def _expr_stmt(p: Parser, kind: int) -> None:
         else:
             block_expr(p)
         kind = p.current()
-        if kind == T.R_CURLY:
+        if (1 << kind) & _TAIL_END:
             p.abandon(m)  # the block's tail
         else:
             p.eat(T.SEMI)
@@ -411,8 +413,8 @@ def _expr_stmt(p: Parser, kind: int) -> None:
     if kind == T.SEMI:
         p.bump()
         p.complete(m, T.EXPR_STMT)
-    elif kind == T.R_CURLY or (1 << kind) & ITEM_FIRST:
-        p.abandon(m)  # the block's tail (before an item: the block's `}` is what is missing)
+    elif (1 << kind) & _TAIL_END:
+        p.abandon(m)  # the block's tail (if no `}` follows, that is what is missing)
     else:
         p.error_expected("`;`")
         p.complete(m, T.EXPR_STMT)

@@ -84,9 +84,7 @@ def fn_item(p: Parser, m: int) -> None:
     if p.at(T.L_PAREN):
         params = p.start()
         p.bump()
-        list_items(
-            p, T.R_PAREN, _param, token_set(T.IDENT), "a parameter", RECOVERY | _ARROW_SET
-        )
+        list_items(p, T.R_PAREN, _param, token_set(T.IDENT), "a parameter", RECOVERY | _ARROW_SET)
         p.complete(params, T.PARAM_LIST)
     else:
         p.error_expected("`(`")

@@ -1,0 +1,103 @@
+"""Measure the optimiser: nodes before/after and seconds per pass, printed as JSON.
+
+Runs ``-O2`` on a large generated Kera program (about 20k nodes; ``--blocks`` scales it) and on
+every shared kernel, once with the validator after every pass (the default) and once without,
+and reports the best of ``--repeat`` runs. Usage: ``python benchmarks/opt.py [--blocks N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from kera.ir.build import build_program  # noqa: E402
+from kera.ir.graph import Graph  # noqa: E402
+from kera.opt import PassStats, optimize  # noqa: E402
+
+KERNELS = ROOT.parent / "shared" / "kernels"
+
+
+def synthetic_source(blocks: int) -> str:
+    """Return a Kera program of ``blocks`` unrolled blocks (about 300 nodes each).
+
+    Each block mixes what the passes look for: a 16-tap FIR (constants, multiplies by
+    constants, an accumulation chain), divisions and remainders by constants, masks and shifts
+    of extended values, comparisons and selects, and a reduction with ``max``.
+    """
+    taps = ", ".join(str(((i * 37) % 23) - 11) for i in range(16))
+    lines = [f"const TAPS: [i16; 16] = [{taps}];", "",
+             "#[top]", "pub fn big(x: [i16; 16], y: [u16; 16], k: u8) -> (i64, u32, u16) {",
+             "    let mut acc = 0i64;", "    let mut bits = 0u32;", "    let mut hi = 0u16;"]
+    for b in range(blocks):
+        lines += [
+            f"    for i in 0..16 {{ acc += (x[i] as i64) * (TAPS[i] as i64) * {b + 1}; }}",
+            f"    for i in 0..8 {{ bits ^= ((y[i] / {b + 3}) as u32) << i; }}",
+            f"    for i in 8..16 {{ bits += (y[i] % {b + 2}) as u32 & 0xff; }}",
+            f"    for i in 0..16 {{ hi = max(hi, if y[i] > {b * 97 % 60000}u16 "
+            f"{{ y[i] >> 1 }} else {{ y[i] + (k as u16) }}); }}",
+        ]
+    lines += ["    (acc, bits, hi)", "}", ""]
+    return "\n".join(lines)
+
+
+def measure(graph: Graph, validate: bool, repeat: int) -> dict[str, object]:
+    """Return the best of ``repeat`` -O2 runs: nodes before/after, seconds, per-pass records."""
+    best: tuple[float, list[PassStats], Graph] | None = None
+    for _ in range(repeat):
+        stats: list[PassStats] = []
+        start = time.perf_counter()
+        out = optimize(graph, 2, stats=stats, validate=validate)
+        seconds = time.perf_counter() - start
+        if best is None or seconds < best[0]:
+            best = (seconds, stats, out)
+    assert best is not None
+    seconds, stats, out = best
+    per_pass: dict[str, float] = {}
+    for r in stats:
+        per_pass[r.name] = per_pass.get(r.name, 0.0) + r.seconds
+    return {
+        "nodes_before": len(graph),
+        "nodes_after": len(out),
+        "rounds": max((r.round for r in stats), default=0),
+        "seconds_total": round(seconds, 4),
+        "seconds_in_passes": round(sum(r.seconds for r in stats), 4),
+        "seconds_per_pass": {k: round(v, 4) for k, v in per_pass.items()},
+        "runs": [r.to_json() | {"seconds": round(r.seconds, 5)} for r in stats],
+    }
+
+
+def main() -> None:
+    """Print the JSON report."""
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--blocks", type=int, default=136, help="size of the generated program")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per measurement (best kept)")
+    args = ap.parse_args()
+    start = time.perf_counter()
+    program = build_program("big.kera", synthetic_source(args.blocks))
+    built = time.perf_counter() - start
+    assert program.ok and program.graph is not None, program.diagnostics
+    report: dict[str, object] = {
+        "large": {
+            "blocks": args.blocks,
+            "build_seconds": round(built, 3),
+            "validated": measure(program.graph, True, args.repeat),
+            "unvalidated": measure(program.graph, False, args.repeat),
+        },
+        "kernels": {},
+    }
+    for path in sorted(KERNELS.glob("*.kera")):
+        p = build_program(str(path), path.read_bytes())
+        assert p.ok and p.graph is not None, path
+        report["kernels"][path.stem] = measure(p.graph, True, args.repeat)  # type: ignore[index]
+        del report["kernels"][path.stem]["runs"]  # type: ignore[index]
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()

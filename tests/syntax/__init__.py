@@ -1,0 +1,1 @@
+"""Tests of the front end: lexer, parser, tree."""
