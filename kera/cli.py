@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 from kera import __version__
 from kera.syntax.diagnostics import KeraError
@@ -19,6 +20,20 @@ def _err(message: str) -> None:
 
 
 # --- commands ---------------------------------------------------------------------------------
+
+
+def _load(args: argparse.Namespace):
+    """Load FILE with the optimisation options of the command line; print --stats."""
+    from kera.driver import load
+
+    stats: list | None = [] if getattr(args, "stats", False) else None
+    loaded = load(args.file, args.top, args.opt_level, stats=stats,
+                  dump_after=getattr(args, "dump_after", None))  # fmt: skip
+    if stats is not None:
+        from kera.opt import format_stats
+
+        _err(format_stats(stats))
+    return loaded
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -52,18 +67,15 @@ def cmd_tree(args: argparse.Namespace) -> int:
 
 def cmd_fingerprint(args: argparse.Namespace) -> int:
     """Print the graph fingerprint of a `.kera` or `.keg` file."""
-    from kera.driver import load
-
-    print(load(args.file, args.top).graph.fingerprint())
+    print(_load(args).graph.fingerprint())
     return EXIT_OK
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
     """Build (and optimise) the graph and write the `.keg`."""
-    from kera.driver import load
     from kera.ir import keg
 
-    loaded = load(args.file, args.top)
+    loaded = _load(args)
     data = keg.write(loaded.graph)
     try:
         with open(args.output, "wb") as f:
@@ -77,14 +89,81 @@ def cmd_compile(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Evaluate the program on one input vector per JSONL line."""
-    from kera.driver import load, read_file
+    from kera.driver import read_file
     from kera.targets import run_target
 
-    loaded = load(args.file, args.top)
+    loaded = _load(args)
     lines = read_file(args.inputs).decode("utf-8", errors="replace").splitlines()
-    for result in run_target(args.target, loaded, lines, args.inputs):
+    for result in run_target(args.target, loaded, lines, args.inputs, board=args.board,
+                             clock_mhz=args.clock_mhz):  # fmt: skip
         print(json.dumps(result))
     return EXIT_OK
+
+
+def cmd_synthesize(args: argparse.Namespace) -> int:
+    """Schedule for a board; write Verilog, testbench, reports and the .keg into DIR."""
+    from kera.flow import rtl_emitter
+    from kera.hls.synth import synthesize
+
+    loaded = _load(args)
+    _err(f"synthesizing `{loaded.top}` for {args.board} ...")
+    result = synthesize(loaded.graph, loaded.top, board=args.board, clock_mhz=args.clock_mhz,
+                        outdir=args.output, source=loaded.program,
+                        emitters=[rtl_emitter(args.file)])  # fmt: skip
+    _err((Path(args.output) / "report.txt").read_text(encoding="utf-8").rstrip())
+    for key in sorted(result.paths):
+        print(result.paths[key])
+    return EXIT_OK
+
+
+def cmd_sim(args: argparse.Namespace) -> int:
+    """Simulate the RTL with cocotb; check values and cycle-exactness against the report."""
+    from kera.flow import plan
+    from kera.sim import simulate
+
+    loaded = _load(args)
+    sched = plan(loaded.graph, loaded.top, board=args.board, clock_mhz=args.clock_mhz)
+    _err(f"simulating `{loaded.top}` ({args.simulator}, latency {sched.latency}, ii {sched.ii})")
+    result = simulate(sched, Path(args.inputs), simulator=args.simulator,
+                      backpressure=args.backpressure, seed=args.seed,
+                      waves=Path(args.waves) if args.waves else None)  # fmt: skip
+    for value in result.outputs:
+        print(json.dumps(value))
+    _err(f"{len(result.outputs)} results in {result.cycles} cycles; latency observed "
+         f"{result.latency_observed} (report: {sched.latency}), ii observed "
+         f"{result.ii_observed} (report: {sched.ii})")  # fmt: skip
+    if not result.passed:
+        for problem in result.mismatches[:10]:
+            _err(problem)
+        _err(f"simulation FAILED for graph {result.fingerprint}")
+        return EXIT_CHECK
+    _err("simulation passed: every value and every cycle as reported")
+    return EXIT_OK
+
+
+def cmd_parity(args: argparse.Namespace) -> int:
+    """Compare every target bit for bit with the reference interpreter."""
+    from kera.flow import plan, register_rtl_target
+    from kera.sim.parity import run_parity
+
+    loaded = _load(args)
+    register_rtl_target(args.simulator)
+    targets = [t.strip() for t in args.targets.split(",") if t.strip()] if args.targets else None
+    sched = plan(loaded.graph, loaded.top, board=args.board, clock_mhz=args.clock_mhz)
+    report = run_parity(loaded.graph, loaded.top, targets=targets, vectors=args.vectors,
+                        seed=args.seed, schedule=sched, progress=_err)  # fmt: skip
+    print(report.table())
+    if args.json:
+        Path(args.json).write_text(json.dumps(report.to_json(), indent=2, sort_keys=True) + "\n",
+                                   encoding="utf-8")  # fmt: skip
+    return report.exit_code
+
+
+def cmd_characterize(args: argparse.Namespace) -> int:
+    """Fit the delay/area model of a family by running yosys + nextpnr (a tool run, slow)."""
+    from kera.hls.characterize.__main__ import main as characterize_main
+
+    return characterize_main(args.rest)
 
 
 def cmd_boards(args: argparse.Namespace) -> int:
@@ -119,22 +198,58 @@ def _parser() -> argparse.ArgumentParser:
     sp = command("tree", cmd_tree, "print the lossless syntax tree")
     sp.add_argument("file", metavar="FILE")
 
+    def program_args(sp: argparse.ArgumentParser, board: bool = False) -> None:
+        sp.add_argument("file", metavar="FILE", help="a .kera source or a .keg artifact")
+        sp.add_argument("--top", help="the function to build (default: the `#[top]` one)")
+        sp.add_argument("-O", dest="opt_level", type=int, default=2, choices=(0, 1, 2),
+                        metavar="LEVEL", help="optimisation level -O0, -O1, -O2 (default)")
+        sp.add_argument("--stats", action="store_true", help="print per-pass statistics")
+        sp.add_argument("--dump-after", metavar="PASS", help="print the graph after PASS")
+        if board:
+            sp.add_argument("--board", default="icebreaker", help="board (default: icebreaker)")
+            sp.add_argument("--clock-mhz", type=float, metavar="F",
+                            help="clock target (default: the board's clock)")
+
     sp = command("fingerprint", cmd_fingerprint, "print the graph fingerprint (SHA3-256)")
-    sp.add_argument("file", metavar="FILE")
-    sp.add_argument("--top")
+    program_args(sp)
 
     sp = command("compile", cmd_compile, "build the graph and write the .keg artifact")
-    sp.add_argument("file", metavar="FILE")
-    sp.add_argument("--top")
+    program_args(sp)
     sp.add_argument("-o", "--output", required=True, metavar="OUT.keg")
 
     sp = command("run", cmd_run, "evaluate on a target, one JSON result per input line")
-    sp.add_argument("file", metavar="FILE")
-    sp.add_argument("--target", default="interp")
+    program_args(sp, board=True)
+    sp.add_argument("--target", default="interp", help="interp, cpu, wasm, ptx or rtl")
     sp.add_argument("--inputs", required=True, metavar="IN.jsonl")
-    sp.add_argument("--top")
+
+    sp = command("synthesize", cmd_synthesize,
+                 "schedule for a board; emit Verilog, testbench and reports")  # fmt: skip
+    program_args(sp, board=True)
+    sp.add_argument("-o", "--output", required=True, metavar="DIR")
+    sp.add_argument("--pnr", action="store_true",
+                    help="also run yosys + nextpnr and fill `measured` in the report")
+
+    sp = command("sim", cmd_sim, "simulate the RTL with cocotb and check cycle-exactness")
+    program_args(sp, board=True)
+    sp.add_argument("--inputs", required=True, metavar="IN.jsonl")
+    sp.add_argument("--simulator", default="verilator", choices=("verilator", "icarus"))
+    sp.add_argument("--backpressure", action="store_true", help="randomise out_ready")
+    sp.add_argument("--seed", type=int, default=0)
+    sp.add_argument("--waves", metavar="FILE.vcd", help="write a waveform file")
+
+    sp = command("parity", cmd_parity, "bit-exact comparison of targets on edge and random inputs")
+    program_args(sp, board=True)
+    sp.add_argument("--targets", metavar="LIST", help="comma-separated (default: all available)")
+    sp.add_argument("--vectors", type=int, default=10000, help="random vectors (plus edge ones)")
+    sp.add_argument("--seed", type=int, default=0)
+    sp.add_argument("--simulator", default="verilator", choices=("verilator", "icarus"))
+    sp.add_argument("--json", metavar="OUT.json", help="also write the report as JSON")
 
     command("boards", cmd_boards, "list boards, families, devices and default clocks")
+
+    sp = command("characterize", cmd_characterize,
+                 "fit a family's delay/area model with yosys + nextpnr (slow)")  # fmt: skip
+    sp.add_argument("rest", nargs=argparse.REMAINDER, help="options, see --family ...")
     return p
 
 

@@ -37,8 +37,13 @@ def check_source(path: str) -> Program:
     return build_program(path, read_file(path), need_top=False)
 
 
-def load(path: str, top: str | None = None) -> Loaded:
-    """Return the graph of a `.kera` (built) or `.keg` (loaded and verified) file."""
+def load(path: str, top: str | None = None, opt_level: int = 2, *, stats: list | None = None,
+         dump_after: str | None = None) -> Loaded:  # fmt: skip
+    """Return the graph of a `.kera` (built, then optimised at ``opt_level``) or `.keg` file.
+
+    A `.keg` is loaded and verified as it is (it was optimised when it was compiled), so its
+    fingerprint is the one `compile` printed.
+    """
     data = read_file(path)
     if data[:4] == b"KEG\x00" or path.endswith(".keg"):
         from kera.ir import keg
@@ -59,4 +64,12 @@ def load(path: str, top: str | None = None) -> Loaded:
         raise KeraError(f"{text}\n{path}: {count} error{'s' * (count != 1)}",
                         diagnostics=tuple(program.diagnostics))  # fmt: skip
     assert program.graph is not None and program.top is not None
-    return Loaded(program.graph, program.top, path, program)
+    from kera.opt import PASSES, PIPELINES, optimize
+
+    if f"O{opt_level}" not in PIPELINES:
+        raise KeraError(f"unknown optimisation level -O{opt_level} (known: -O0, -O1, -O2)", 2)
+    if dump_after is not None and dump_after not in PASSES:
+        known = ", ".join(sorted(PASSES))
+        raise KeraError(f"unknown pass `{dump_after}` for --dump-after (known: {known})", 2)
+    graph = optimize(program.graph, opt_level, stats=stats, dump_after=dump_after)
+    return Loaded(graph, program.top, path, program)

@@ -118,15 +118,22 @@ def to_word(leaf: np.ndarray, t: Scalar, rows: int, pad: int = 0) -> np.ndarray:
     The padding rows are zero (a valid value of every type), so kernels may process them.
     """
     dtype = word_dtype(t)
-    out = np.zeros(rows + pad, dtype=dtype)
-    # int64 -> uint32 keeps the low 32 bits: the sign-extended container pattern.
-    out[:rows] = np.broadcast_to(values.bits(leaf).astype(dtype, copy=False), (rows,))
+    out = np.empty(rows + pad, dtype=dtype)
+    out[rows:] = 0
+    # Keeping the low 32 bits of a sign-extended value gives its 32-bit container pattern.
+    np.copyto(out[:rows], values.bits(leaf), casting="unsafe")
     return out
 
 
 def from_word(buf: np.ndarray, t: Scalar) -> np.ndarray:
-    """Return a container buffer as a leaf batch of ``t`` (uint64, int64 or bool)."""
+    """Return a container buffer as a leaf batch of ``t`` (uint64, int64 or bool).
+
+    Integers keep the container's bits (so a value a backend failed to renormalise shows up as
+    out of range); a ``bool`` container other than 0 or 1 raises ``ValueError``.
+    """
     if isinstance(t, BoolType):
+        if len(buf) and buf.max() > 1:
+            raise ValueError("a backend produced a bool container that is neither 0 nor 1")
         return buf != 0
     if t.signed:
         signed = buf.view(np.int32) if buf.dtype == np.uint32 else buf.view(np.int64)
@@ -194,13 +201,17 @@ def bind_inputs(layout: Layout, inputs: Mapping[str, Value], rows: int | None) -
     return rows if rows is not None else (sizes.pop() if sizes else 1)
 
 
-def leaf_bits(value: Value, t: Type, rows: int) -> list[np.ndarray]:
-    """Return every leaf of a batch as its N-bit pattern (uint64, masked), ``rows`` rows each."""
+def leaf_bits(value: Value, t: Type, rows: int, masked: bool = False) -> list[np.ndarray]:
+    """Return every leaf of a batch as a uint64 bit pattern, ``rows`` rows each.
+
+    Unmasked (the default), a leaf is its 64-bit two's-complement value, so two batches agree
+    exactly when every value is equal *and* canonical; ``masked`` keeps only the N bits.
+    """
     out = []
     for leaf, arr in zip(flatten_type(t), leaf_arrays(value, t), strict=True):
         u = np.broadcast_to(values.bits(arr), (rows,))
         width = 1 if isinstance(leaf.type, BoolType) else leaf.type.width
-        out.append(u & np.uint64((1 << width) - 1) if width < 64 else u)
+        out.append(u & np.uint64((1 << width) - 1) if masked and width < 64 else u)
     return out
 
 

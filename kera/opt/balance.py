@@ -78,7 +78,7 @@ def balance(graph: Graph) -> Graph:
         node = graph.nodes[nid]
         return balanced(rw, node.op, node.type, [rw.map[i] for i in roots[nid]])
 
-    rw = Rewriter(graph, lambda rw, t: None)
+    rw = Rewriter(graph, lambda rw, t: None, ops=())
     return rw.run(order, dropped.__contains__, dict.fromkeys(roots, rebuild))
 
 

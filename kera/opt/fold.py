@@ -11,6 +11,7 @@ last element, a write past the end changes nothing.
 from __future__ import annotations
 
 from kera.ir.graph import Graph
+from kera.ir.ops import OPS
 from kera.ir.types import ArrayType, BoolType, IntType
 from kera.opt.rewrite import Rewriter, Term, rewrite
 from kera.opt.util import evaluate_term
@@ -78,9 +79,12 @@ def _array_update(rw: Rewriter, t: Term) -> bytes | None:
     return None
 
 
+FOLDED = frozenset(OPS) - _NOT_FOLDED
+
+
 def fold(graph: Graph) -> Graph:
     """Return ``graph`` with constant subexpressions and known element accesses folded."""
-    return rewrite(graph, fold_rule)
+    return rewrite(graph, fold_rule, ops=FOLDED)
 
 
 __all__ = ["fold", "fold_rule"]

@@ -104,7 +104,7 @@ def narrow_rule(ranges: Ranges, rw: Rewriter, t: Term) -> bytes | None:
 
 def narrow(graph: Graph) -> Graph:
     """Return ``graph`` with arithmetic computed no wider than its values need."""
-    rw = Rewriter(graph, lambda rw, t: narrow_rule(ranges, rw, t))
+    rw = Rewriter(graph, lambda rw, t: narrow_rule(ranges, rw, t), NARROWED | COMPARISONS)
     ranges = Ranges(rw.new)  # intervals of the graph being built, as it grows
     return rw.run()
 

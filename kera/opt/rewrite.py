@@ -1,24 +1,29 @@
 """The rewriting walk every pass shares: old graph in, fresh graph out, one local rule per pass.
 
-``rewrite(graph, rule)`` visits the nodes the regions reach in topological order and re-adds
-each one into a new ``Graph`` through ``Graph.add`` — so hash-consing (CSE) keeps working —
-after asking the pass's rule whether to replace it. The old graph is never touched. Spans
-follow the node they belong to: a replacement with no span of its own inherits the span of the
-node it replaces, and so does every helper node a rule emits while rewriting it.
+``rewrite(graph, rule)`` visits the nodes the regions reach, inputs first, and re-adds each one
+into a new ``Graph`` through ``Graph.add`` — so hash-consing (CSE) keeps working — after asking
+the pass's rule whether to replace it. The old graph is never touched. Spans follow the node
+they belong to: a replacement with no span of its own inherits the span of the node it
+replaces, and so does every helper node a rule emits while rewriting it. Nodes the rewrite
+left unused are dropped before the new graph is returned, so every pass's output holds only
+live nodes.
+
+The walk visits live nodes in the graph's insertion order (always topological). The pass
+manager first puts its input in canonical order, and every walk keeps the order it was given,
+so the optimised graph depends only on the content of the input graph.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable, Mapping
+from typing import NamedTuple
 
 from kera.ir.graph import AttrValue, Graph, Node, Region
 from kera.ir.types import BoolType, IntType, Type
 from kera.syntax.diagnostics import Span
 
 
-@dataclass(frozen=True, slots=True)
-class Term:
+class Term(NamedTuple):
     """A node about to be added: opcode, result type, (new) input ids and sorted attributes."""
 
     op: str
@@ -41,14 +46,18 @@ _MAX_DEPTH = 64  # rules applied to the nodes rules emit: a bound, not an expect
 
 
 class Rewriter:
-    """The state of one rewriting walk: both graphs, the id map, and helpers for rules."""
+    """The state of one rewriting walk: both graphs, the id map, and helpers for rules.
 
-    __slots__ = ("_depth", "_span", "current", "map", "new", "old", "rule")
+    ``ops`` (optional) names the opcodes the rule looks at; other nodes skip the rule.
+    """
 
-    def __init__(self, old: Graph, rule: Rule) -> None:
+    __slots__ = ("_depth", "_span", "current", "map", "new", "old", "ops", "rule")
+
+    def __init__(self, old: Graph, rule: Rule, ops: Collection[str] | None = None) -> None:
         self.old = old
         self.new = Graph(old.source_path)
         self.rule = rule
+        self.ops = ops
         self.map: dict[bytes, bytes] = {}
         self._span: Span | None = None
         self._depth = 0
@@ -67,7 +76,7 @@ class Rewriter:
         """Add a node to the new graph after giving the pass's rule a chance to rewrite it."""
         items = tuple(sorted(attrs.items())) if attrs else ()
         term = Term(op, type, tuple(args), items)
-        if self._depth < _MAX_DEPTH and op != "param":
+        if self._depth < _MAX_DEPTH and op != "param" and (self.ops is None or op in self.ops):
             self._depth += 1
             current, self.current = self.current, None
             try:
@@ -117,24 +126,27 @@ class Rewriter:
     def visit(self, nid: bytes) -> bytes:
         """Rewrite one old node whose inputs are already mapped; return its new id."""
         node = self.old.nodes[nid]
-        args = tuple(self.map[i] for i in node.inputs)
+        m = self.map
+        args = tuple([m[i] for i in node.inputs])
         self._span = span = self.old.spans.get(nid)
         self.current = nid
-        if node.op == "param":
-            out = self.new.add(node.op, node.type, (), dict(node.attrs), span)
-        else:
-            out = self.rule(self, Term(node.op, node.type, args, node.attrs))
-            if out is None:
-                if args == node.inputs:  # unchanged: the same content has the same id
-                    out = nid
-                    self.new.nodes.setdefault(nid, node)
-                    if span is not None:
-                        self.new.spans.setdefault(nid, span)
-                else:
-                    out = self.new.add(node.op, node.type, args, dict(node.attrs), span)
-            elif span is not None:
-                self.new.spans.setdefault(out, span)
-        self.map[nid] = out
+        out = None
+        op = node.op
+        if op != "param" and (self.ops is None or op in self.ops):
+            out = self.rule(self, Term(op, node.type, args, node.attrs))
+        new = self.new
+        if out is None:
+            if args == node.inputs:  # unchanged: the same content has the same id
+                out = nid
+                if nid not in new.nodes:
+                    new.nodes[nid] = node
+                if span is not None and nid not in new.spans:
+                    new.spans[nid] = span
+            else:
+                out = new.add(op, node.type, args, dict(node.attrs), span)
+        elif span is not None and out not in new.spans:
+            new.spans[out] = span
+        m[nid] = out
         return out
 
     def replace(self, nid: bytes, build: Callable[[Rewriter, bytes], bytes]) -> bytes:
@@ -149,7 +161,7 @@ class Rewriter:
 
     def run(
         self,
-        order: list[bytes] | None = None,
+        order: Iterable[bytes] | None = None,
         skip: Callable[[bytes], bool] | None = None,
         custom: Mapping[bytes, Callable[[Rewriter, bytes], bytes]] | None = None,
     ) -> Graph:
@@ -158,22 +170,54 @@ class Rewriter:
         Nodes for which ``skip(old_id)`` holds are not re-added (nothing may use them later);
         nodes in ``custom`` are rebuilt by their own function instead of the rule.
         """
+        visit = self.visit
         for nid in order if order is not None else walk_order(self.old):
             if skip is not None and skip(nid):
                 continue
             if custom is not None and nid in custom:
                 self.replace(nid, custom[nid])
             else:
-                self.visit(nid)
+                visit(nid)
+        new = self.new
         for name, region in self.old.regions.items():
             params = tuple(self.map[p] for p in region.params)
-            self.new.regions[name] = Region(name, params, self.map[region.result])
-        return self.new
+            new.regions[name] = Region(name, params, self.map[region.result])
+        alive = live(new)
+        if len(alive) < len(new.nodes):  # drop what the rewrite left behind
+            new.nodes = {k: v for k, v in new.nodes.items() if k in alive}
+            new.spans = {k: v for k, v in new.spans.items() if k in alive}
+        return new
+
+
+def live(graph: Graph) -> set[bytes]:
+    """Return the ids of the nodes the regions reach (one sweep against insertion order)."""
+    alive: set[bytes] = set()
+    for region in graph.regions.values():
+        alive.update(region.params)
+        alive.add(region.result)
+    nodes = graph.nodes
+    for nid in reversed(nodes):
+        if nid in alive:
+            alive.update(nodes[nid].inputs)
+    return alive
 
 
 def walk_order(graph: Graph) -> list[bytes]:
-    """Return the nodes the regions reach, region by region (sorted by name), inputs first."""
-    return graph.canonical_order()
+    """Return the live nodes in insertion order (inputs before their users)."""
+    alive = live(graph)
+    return [nid for nid in graph.nodes if nid in alive]
+
+
+def canonical(graph: Graph) -> Graph:
+    """Return a copy holding only the live nodes, inserted in canonical (content) order."""
+    out = Graph(graph.source_path)
+    nodes, spans = graph.nodes, graph.spans
+    for nid in graph.canonical_order():
+        out.nodes[nid] = nodes[nid]
+        if nid in spans:
+            out.spans[nid] = spans[nid]
+    out.regions = dict(graph.regions)
+    return out
 
 
 def use_counts(graph: Graph, order: list[bytes]) -> dict[bytes, int]:
@@ -191,12 +235,27 @@ def use_counts(graph: Graph, order: list[bytes]) -> dict[bytes, int]:
     return counts
 
 
-def rewrite(graph: Graph, rule: Rule, *, order: list[bytes] | None = None) -> Graph:
-    """Return a new graph: every reachable node re-added in topological order through ``rule``.
+def rewrite(
+    graph: Graph,
+    rule: Rule,
+    *,
+    ops: Collection[str] | None = None,
+    order: list[bytes] | None = None,
+) -> Graph:
+    """Return a new graph: every live node re-added, inputs first, through ``rule``.
 
-    Params, region names and region params stay the same.
+    ``ops`` limits the rule to those opcodes. Params, region names and region params stay.
     """
-    return Rewriter(graph, rule).run(order)
+    return Rewriter(graph, rule, ops).run(order)
 
 
-__all__ = ["Rewriter", "Rule", "Term", "rewrite", "use_counts", "walk_order"]
+__all__ = [
+    "Rewriter",
+    "Rule",
+    "Term",
+    "canonical",
+    "live",
+    "rewrite",
+    "use_counts",
+    "walk_order",
+]

@@ -360,9 +360,12 @@ _RULES: dict[str, SimplifyRule] = {
 }  # fmt: skip
 
 
+SIMPLIFIED = frozenset(_RULES) | {n for n, d in OPS.items() if d.commutative} | set(_MIRROR)
+
+
 def simplify(graph: Graph) -> Graph:
     """Return ``graph`` with algebraic identities applied and operands canonicalised."""
-    return rewrite(graph, simplify_rule)
+    return rewrite(graph, simplify_rule, ops=SIMPLIFIED)
 
 
 __all__ = ["cast_chain_is_single", "simplify", "simplify_rule"]

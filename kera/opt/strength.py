@@ -164,7 +164,7 @@ def _remainder(rw: Rewriter, x: bytes, q: bytes, d: int, ty: IntType) -> bytes:
 
 def strength(graph: Graph) -> Graph:
     """Return ``graph`` with multiplications and divisions by constants made cheaper."""
-    return rewrite(graph, strength_rule)
+    return rewrite(graph, strength_rule, ops=("mul", "div", "rem"))
 
 
 __all__ = ["AMOUNT", "Magic", "signed_magic", "strength", "strength_rule", "unsigned_magic"]

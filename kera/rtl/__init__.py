@@ -11,5 +11,15 @@ from kera.rtl.lower import LOWERINGS
 from kera.rtl.names import FIXED_PORTS, KEYWORDS
 from kera.rtl.packing import layout, pack, unpack
 
-__all__ = ["FIXED_PORTS", "KEYWORDS", "LOWERINGS", "Port", "emit_verilog", "layout", "lint",
-           "pack", "parse_ports", "unpack"]
+__all__ = [
+    "FIXED_PORTS",
+    "KEYWORDS",
+    "LOWERINGS",
+    "Port",
+    "emit_verilog",
+    "layout",
+    "lint",
+    "pack",
+    "parse_ports",
+    "unpack",
+]

@@ -38,6 +38,8 @@ def emit_verilog(
     Raises ``KeraError`` (exit code 1) naming a parameter that cannot be a port as it is.
     """
     graph = schedule.graph
+    if schedule.latency < 1:
+        raise ValueError(f"a pipeline needs latency >= 1, not {schedule.latency}")
     _check_ports(graph, schedule.region)
     return _Module(schedule, source_text(graph, source)).text(board, version, source_name)
 
@@ -250,7 +252,7 @@ class _Module:
             f"// latency:     {s.latency} cycles",
             f"// ii:          {s.ii}",
             f"// schedule:    {s.method}, {s.latency} stage{'s' * (s.latency != 1)}",
-            "// ports:       valid/ready in and out; arrays and tuples packed element 0 in the LSBs",
+            "// ports:       valid/ready handshake; arrays and tuples packed element 0 in the LSBs",
             "",
             f"module {s.region} (",
         ]

@@ -103,8 +103,11 @@ def parse_ports(verilog: str) -> list[Port]:
         raise KeraError(f"pyverilog is not available: {_HINT}", exit_code=3) from None
     iverilog = os.environ.get("PYVERILOG_IVERILOG") or shutil.which("iverilog")
     if iverilog is None and "`" in verilog:
-        raise KeraError("the Verilog has preprocessor directives and Icarus (iverilog) is not "
-                        "installed: install iverilog or set PYVERILOG_IVERILOG", exit_code=3)
+        raise KeraError(
+            "the Verilog has preprocessor directives and Icarus (iverilog) is not "
+            "installed: install iverilog or set PYVERILOG_IVERILOG",
+            exit_code=3,
+        )
     with tempfile.TemporaryDirectory(prefix="kera-pyverilog-") as tmp, \
             contextlib.redirect_stdout(io.StringIO()):  # fmt: skip
         text = verilog

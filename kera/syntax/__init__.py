@@ -6,6 +6,7 @@ always covers the whole input (``parse(src).tree.text() == src``).
 
 from __future__ import annotations
 
+import gc
 from functools import cached_property
 
 from kera.syntax.diagnostics import Diagnostic, Note, Severity, SourceFile, Span, render_all
@@ -99,7 +100,15 @@ def parse(data: bytes | str, cache: NodeCache | None = None) -> ParseResult:
             data = data.encode("utf-8", "surrogateescape")
         except UnicodeEncodeError:
             data = data.encode("utf-8", "surrogatepass")
-    lexed = lex(data)
-    events = parse_events(lexed)
-    green, errors = build_tree(lexed, events, cache)
+    # The front end allocates hundreds of thousands of objects and no cycles: pausing the
+    # cyclic garbage collector saves about a tenth of the time.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        lexed = lex(data)
+        events = parse_events(lexed)
+        green, errors = build_tree(lexed, events, cache)
+    finally:
+        if collecting:
+            gc.enable()
     return ParseResult(data, SyntaxNode(green), lexed.diagnostics + errors, events, lexed)

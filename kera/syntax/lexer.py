@@ -288,15 +288,19 @@ def _lex_ascii(data: bytes, text: str) -> Lexed | None:
                 return None
             kinds[i] = _LINE if piece[1] == "/" else _BLOCK
     i = -1
+    valid: set[str] = set()  # literal texts already checked: the same few recur all over a file
     with suppress(ValueError):
         while True:
             i = index(_INT, i + 1)
             piece = texts[i]
-            if not piece.isdigit():
-                problem = int_literal_error(piece)
-                if problem is not None:
-                    msg, lo, hi = problem
-                    diags.append(Diagnostic.error(msg, Span(starts[i] + lo, starts[i] + hi)))
+            if piece in valid or piece.isdigit():
+                continue
+            problem = int_literal_error(piece)
+            if problem is None:
+                valid.add(piece)
+            else:
+                msg, lo, hi = problem
+                diags.append(Diagnostic.error(msg, Span(starts[i] + lo, starts[i] + hi)))
     i = -1
     with suppress(ValueError):
         while True:
@@ -308,23 +312,24 @@ def _lex_ascii(data: bytes, text: str) -> Lexed | None:
 
 
 def _lex_general(data: bytes, text: str) -> Lexed:
-    """Lex any text (nested comments, non-ASCII identifiers, invalid UTF-8) piece by piece."""
+    """Lex any text (nested comments, non-ASCII identifiers, invalid UTF-8) piece by piece.
+
+    The master pattern proposes pieces; ``_classify`` may lex a token by hand instead (a nested
+    comment, an identifier that ``\\w`` splits wrongly), after which the pieces it covered are
+    dropped, or the pattern is run again where they no longer line up.
+    """
     ascii_only = text.isascii()
     kinds: list[int] = []
     texts: list[str] = []
     starts: list[int] = []
     diags: list[Diagnostic] = []
-    add_kind, add_text, add_start = kinds.append, texts.append, starts.append
     fixed_get = _FIXED.get
-    ws_chars, digits = _WS_CHARS, _DIGITS
     pos = 0  # character offset into text
     off = 0  # byte offset into data
     n = len(text)
-
     while pos < n:
-        pieces = _MASTER.findall(text, pos)
         skip_to = -1  # after a hand-lexed token: drop pieces up to this character offset
-        for piece in pieces:
+        for piece in _MASTER.findall(text, pos):
             size = len(piece)
             if skip_to >= 0:
                 pos += size
@@ -336,76 +341,61 @@ def _lex_general(data: bytes, text: str) -> Lexed:
                 skip_to = -1
                 continue
             kind = fixed_get(piece)
-            if kind is not None:
-                add_kind(kind)
-                add_text(piece)
-                add_start(off)
-                pos += size
-                off += size
-                continue
-            hand_end = -1  # set when the token is lexed by hand and differs from the piece
-            first = piece[0]
-            if first in ws_chars:
-                kind = _WS
-            elif first in digits:
-                kind = _INT
-                if not piece.isdigit():
-                    problem = int_literal_error(piece)
-                    if problem is not None:
-                        msg, lo, hi = problem
-                        if not piece.isascii():
-                            lo, hi = _byte_len(piece[:lo]), _byte_len(piece[:hi])
-                        diags.append(Diagnostic.error(msg, Span(off + lo, off + hi)))
-            elif first == "/" and size > 1:
-                if piece[1] == "/":
-                    kind = _LINE
-                else:
-                    kind = _BLOCK
-                    if size == 2:  # `/*` that nests or never ends: finish it by hand
-                        hand_end = _block_comment_end(text, pos)
-                        if hand_end < 0:
-                            hand_end = n
-                            diags.append(
-                                Diagnostic.error("unterminated block comment", Span(off, off + 2))
-                            )
-                        piece = text[pos:hand_end]
-                if not ascii_only:
-                    _report_escaped_bytes(piece, off, diags)
-            elif first.isascii() and (first == "_" or first.isalpha()):
-                kind = _IDENT
-                if not ascii_only:
-                    end = pos + size
-                    if not piece.isascii() or (end < n and text[end] >= "\x80"):
-                        hand_end = _ident_end(text, pos)
-                        piece = text[pos:hand_end]
-                        kind = fixed_get(piece, _IDENT)
-            elif first.isidentifier():  # an identifier that starts outside ASCII
-                kind = _IDENT
-                hand_end = _ident_end(text, pos)
-                piece = text[pos:hand_end]
-            else:  # invalid UTF-8, or a character that cannot start a token
-                kind = _ERR
-                if size > 1:  # a `\w` run that is not an identifier: only its first character
-                    hand_end = pos + 1
-                    piece = first
-                span = Span(off, off + _byte_len(first))
-                diags.append(Diagnostic.error(_describe_char(first), span))
-            add_kind(kind)
-            add_text(piece)
-            add_start(off)
-            off += len(piece) if ascii_only else _byte_len(piece)
-            if hand_end < 0:
-                pos += size
-                continue
+            token, end = piece, pos + size
+            if kind is None:
+                kind, token = _classify(text, pos, piece, off, diags)
+                end = pos + len(token)
+            kinds.append(kind)
+            texts.append(token)
+            starts.append(off)
+            off += len(token) if ascii_only else _byte_len(token)
             pos += size
-            if pos == hand_end:
-                continue
-            if pos > hand_end:
-                pos = hand_end
+            if pos < end:
+                skip_to = end
+            elif pos > end:
+                pos = end
                 break
-            skip_to = hand_end
-    add_start(off)
+    starts.append(off)
     return Lexed(data, kinds, texts, starts, diags)
+
+
+def _classify(
+    text: str, pos: int, piece: str, off: int, diags: list[Diagnostic]
+) -> tuple[int, str]:
+    """Return the kind and the text of the token at ``pos``, whose pattern piece is ``piece``.
+
+    ``off`` is the byte offset of ``pos``; problems are added to ``diags``.
+    """
+    first = piece[0]
+    if first in _WS_CHARS:
+        return _WS, piece
+    if first in _DIGITS:
+        if not piece.isdigit():
+            problem = int_literal_error(piece)
+            if problem is not None:
+                msg, lo, hi = problem
+                lo, hi = _byte_len(piece[:lo]), _byte_len(piece[:hi])
+                diags.append(Diagnostic.error(msg, Span(off + lo, off + hi)))
+        return _INT, piece
+    if first == "/" and len(piece) > 1:
+        kind = _LINE if piece[1] == "/" else _BLOCK
+        if piece == "/*":  # a block comment that nests or never ends: finish it by hand
+            end = _block_comment_end(text, pos)
+            if end < 0:
+                end = len(text)
+                diags.append(Diagnostic.error("unterminated block comment", Span(off, off + 2)))
+            piece = text[pos:end]
+        _report_escaped_bytes(piece, off, diags)
+        return kind, piece
+    if first.isidentifier():  # XID_Start or `_`; `\w` may end too early or too late
+        end = pos + len(piece)
+        if piece.isascii() and not (end < len(text) and text[end] >= "\x80"):
+            return _IDENT, piece
+        piece = text[pos : _ident_end(text, pos)]
+        return _FIXED.get(piece, _IDENT), piece
+    # Invalid UTF-8, or a character that cannot start a token (only it, not the `\w` run).
+    diags.append(Diagnostic.error(_describe_char(first), Span(off, off + _byte_len(first))))
+    return _ERR, first
 
 
 def _report_escaped_bytes(piece: str, off: int, diags: list[Diagnostic]) -> None:

@@ -27,6 +27,7 @@ __all__ = [
     "Events",
     "FINISH",
     "Finish",
+    "LEAF",
     "MAX_NESTING",
     "Parser",
     "Start",
@@ -46,7 +47,6 @@ STEPS_PER_TOKEN = 256
 # consuming anything, so a stall only counts as stuck after this many steps at one position.
 STALL_STEPS = STEPS_PER_TOKEN + 32 * MAX_NESTING
 EVENTS_PER_TOKEN = 64
-TOMBSTONE = -1  # the kind of an abandoned ``Start``
 
 # The parser never sees trivia, nor ERROR_TOKEN (the lexer has reported it); the tree builder
 # puts both back where they were, like trivia.
@@ -71,6 +71,7 @@ def token_set(*kinds: int) -> int:
 #   kind >= 0   Start of a node of that kind        TOMBSTONE  a Start not (yet) completed
 #   FINISH      close the innermost open node       TOKEN      consume the next non-trivia token
 #   ERROR       a syntax error (text and span in ``Parser.errors[index]``)
+#   LEAF + kind Start, Token, Finish at once: a node holding just the next token (most nodes)
 # ``Parser.forward_parents[i] = d`` says that the Start at ``i + d`` wraps the Start at ``i``
 # (what ``precede`` records). ``to_events`` turns this into the objects below for inspection.
 
@@ -78,6 +79,7 @@ TOMBSTONE = -1
 FINISH = -2
 TOKEN = -3
 ERROR = -4
+LEAF = 1000
 
 
 class Start:
@@ -158,6 +160,11 @@ class Events:
 
     def to_events(self) -> list[Event]:
         """Return the events as ``Start``/``Finish``/``Token``/``Error`` objects."""
+        new_index = []  # where each raw event lands once leaves are spelled out
+        at = 0
+        for ev in self.raw:
+            new_index.append(at)
+            at += 3 if ev >= LEAF else 1
         out: list[Event] = []
         fps = self.forward_parents
         for i, ev in enumerate(self.raw):
@@ -168,8 +175,13 @@ class Events:
             elif ev == ERROR:
                 out.append(self.errors[i])
             else:
-                kind = None if ev == TOMBSTONE else SyntaxKind(ev)
-                out.append(Start(kind, fps.get(i)))
+                fp = fps.get(i)
+                if fp is not None:
+                    fp = new_index[i + fp] - new_index[i]
+                if ev >= LEAF:
+                    out += (Start(SyntaxKind(ev - LEAF), fp), _TOKEN_EVENT, _FINISH_EVENT)
+                else:
+                    out.append(Start(None if ev == TOMBSTONE else SyntaxKind(ev), fp))
         return out
 
 
@@ -268,16 +280,27 @@ class Parser:
             self.steps = 0
 
     def eat(self, kind: int) -> bool:
-        """Consume the current token if it is ``kind``."""
-        if self.current() != kind:
-            return False
-        self.bump()
-        return True
+        """Consume the current token if it is ``kind`` (never ``EOF``)."""
+        if self.kinds[self.pos] == kind:
+            self.events.append(TOKEN)  # bump(), inlined: this is hot
+            self.pos += 1
+            self.steps = 0
+            return True
+        self.steps += 1
+        if self.steps > STEPS_PER_TOKEN:
+            self._burn_fuel()
+        return False
 
     def expect(self, kind: int) -> bool:
         """Consume a ``kind`` token, or report "expected ..., found ..." and consume nothing."""
-        if self.eat(kind):
+        if self.kinds[self.pos] == kind:
+            self.events.append(TOKEN)
+            self.pos += 1
+            self.steps = 0
             return True
+        self.steps += 1
+        if self.steps > STEPS_PER_TOKEN:
+            self._burn_fuel()
         self.error_expected(_NAMES.get(kind, SyntaxKind(kind).name))
         return False
 
@@ -296,6 +319,17 @@ class Parser:
         self.events[marker] = kind
         self.events.append(FINISH)
         return marker
+
+    def leaf(self, kind: int) -> int:
+        """Make the current token a node of ``kind`` on its own; return the completed marker.
+
+        The same as ``m = p.start(); p.bump(); p.complete(m, kind)`` in one event.
+        """
+        events = self.events
+        events.append(LEAF + kind)
+        self.pos += 1
+        self.steps = 0
+        return len(events) - 1
 
     def precede(self, completed: int) -> int:
         """Open a node that will become the parent of the completed node ``completed``."""
@@ -462,7 +496,7 @@ def parse_events(lexed: Lexed) -> Events:
     except _Stuck:
         # A grammar bug looped at end of file. Nodes still open stay tombstones (their
         # children go to the parent); only the root is closed so the tree has one.
-        if p.events and p.events[0] == TOMBSTONE:
+        if p.events and p.events[0] == TOMBSTONE:  # pragma: no cover
             p.events[0] = T.SOURCE_FILE
             p.events.append(FINISH)
     finally:

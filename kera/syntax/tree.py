@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from kera.syntax.diagnostics import Diagnostic, Span
 from kera.syntax.kinds import SyntaxKind
 from kera.syntax.lexer import Lexed
-from kera.syntax.parser import ERROR, FINISH, TOKEN, TOMBSTONE, Events
+from kera.syntax.parser import ERROR, FINISH, LEAF, TOKEN, TOMBSTONE, Events
 
 __all__ = [
     "GreenNode",
@@ -89,11 +89,13 @@ class NodeCache:
     Pass one cache to several ``build_tree`` calls to share subtrees between them.
     """
 
-    __slots__ = ("tokens", "nodes")
+    __slots__ = ("tokens", "nodes", "leaves")
 
     def __init__(self) -> None:
         self.tokens: list[dict[str, GreenToken]] = [{} for _ in range(_N_TOKEN_KINDS)]
         self.nodes: dict[tuple, GreenNode] = {}
+        # Nodes holding one token (``NAME_REF``, ``LITERAL``...), by kind then token.
+        self.leaves: list[dict[GreenToken, GreenNode]] = [{} for _ in _KIND_LIST]
 
 
 _N_TOKEN_KINDS = SyntaxKind.EOF.value + 1
@@ -121,39 +123,22 @@ def build_tree(
 ) -> tuple[GreenNode, list[Diagnostic]]:
     """Build the green tree from tokens (trivia included) and parser events.
 
-    Trivia (and ``ERROR_TOKEN``, which the parser skips) goes into the innermost node open at
-    its position: a node starts at its first token
-    and ends at its last (leading comments of items excepted), and the file's leading and
-    trailing trivia belong to ``SOURCE_FILE``, as in rust-analyzer's builder. Tokens the events
-    never consumed are kept in an ``ERROR`` node at the end of the root. Return the root and
-    the parser's diagnostics.
+    Trivia, and ``ERROR_TOKEN`` (which the parser skips), goes into the innermost node open at
+    its position: a node starts at its first token and ends at its last (leading comments of
+    items excepted), and the file's leading and trailing trivia belong to ``SOURCE_FILE``, as
+    in rust-analyzer's builder. Tokens the events never consumed are kept in an ``ERROR`` node
+    at the end of the root. Return the root and the parser's diagnostics.
     """
-    cache = cache or NodeCache()
-    kinds = lexed.kinds + [_EOF]  # the sentinel ends every trivia scan
-    texts, starts = lexed.texts, lexed.starts
-    n_tokens = len(lexed.kinds)
-    greens = _green_tokens(lexed, cache)
-    # Lexer index just past each non-trivia token: a Token event takes greens[pos:next].
-    next_end = iter([i + 1 for i, k in enumerate(kinds) if k > _SKIPPED_MAX]).__next__
-    node_table = cache.nodes
+    b = _Builder(lexed, events, cache or NodeCache())
+    kinds, greens, starts = b.kinds, b.greens, b.starts
+    next_end, node_table, leaf_tables = b.next_end, b.node_table, b.leaf_tables
+    stack, stack_kinds, stack_starts = b.stack, b.stack_kinds, b.stack_starts
     kind_of = _KIND_LIST
-    diagnostics: list[Diagnostic] = []
-
-    # Starts that take part in a forward-parent chain are handled where the chain begins.
-    raw, forward_parents = events.raw, events.forward_parents
-    marked = raw.copy()
-    for index in forward_parents:
-        marked[index] = _CHAIN
-    for index, distance in forward_parents.items():
-        marked[index + distance] = TOMBSTONE  # entered by the chain that leads to it
-
-    stack: list[list[GreenNode | GreenToken]] = []  # children of the open nodes
-    stack_kinds: list[int] = []
-    stack_starts: list[int] = []
     children: list[GreenNode | GreenToken] = []
     pos = 0  # lexer index of the next token to place
 
-    for index, ev in enumerate(marked):
+    # The common events are handled inline; forward-parent chains and errors by _Builder.
+    for index, ev in enumerate(b.marked):
         if ev == TOKEN:
             end = next_end()
             if end == pos + 1:
@@ -161,30 +146,24 @@ def build_tree(
             else:
                 children += greens[pos:end]
             pos = end
-        elif ev >= 0 or ev == _CHAIN:  # a Start
-            if ev >= 0:
-                chain: list[int] | tuple[int] = (ev,)
-            else:
-                chain = [raw[index]]
-                at = index
-                while at in forward_parents:
-                    at += forward_parents[at]
-                    chain.append(raw[at])
-                chain.reverse()
-            for kind in chain:
-                if kind == TOMBSTONE:
-                    continue
-                if kinds[pos] <= _SKIPPED_MAX and stack:
-                    first = pos
-                    while kinds[pos] <= _SKIPPED_MAX:
-                        pos += 1
-                    keep = _attached_trivia(kind, kinds, texts, first, pos) if kind in _ITEMS else 0
-                    children += greens[first : pos - keep]
-                    pos -= keep
-                children = []
-                stack.append(children)
-                stack_kinds.append(kind)
-                stack_starts.append(starts[pos])
+        elif ev >= _LEAF:
+            end = next_end()
+            if end != pos + 1:  # leading trivia goes to the parent
+                children += greens[pos : end - 1]
+            token = greens[end - 1]
+            pos = end
+            table = leaf_tables[ev - _LEAF]
+            green = table.get(token)
+            if green is None:
+                green = table[token] = GreenNode(kind_of[ev - _LEAF], token.text_len, (token,))
+            children.append(green)
+        elif ev >= 0:
+            if kinds[pos] <= _SKIPPED_MAX and stack:
+                pos, children = b.leading_trivia(ev, pos, children)
+            children = []
+            stack.append(children)
+            stack_kinds.append(ev)
+            stack_starts.append(starts[pos])
         elif ev == FINISH:
             if len(stack) > 1:  # the root stays open for the file's trailing trivia
                 node_children = tuple(stack.pop())
@@ -198,63 +177,146 @@ def build_tree(
                     stack_starts.pop()
                 children = stack[-1]
                 children.append(green)
+        elif ev == _CHAIN:
+            pos, children = b.chain(index, pos, children)
         elif ev == ERROR:
-            error = events.errors[index]
-            diagnostics.append(Diagnostic.error(error.message, error.span))
-
-    # Close everything still open except the root, then give the root the remaining tokens.
-    while len(stack) > 1:
-        green = _close(stack, stack_kinds, stack_starts, starts[pos], node_table)
-        stack[-1].append(green)
-    if not stack:  # the events never opened a root
-        stack.append([])
-        stack_kinds.append(_SOURCE_FILE)
-        stack_starts.append(0)
-    children = stack[0]
-    while kinds[pos] <= _SKIPPED_MAX:
-        children.append(greens[pos])
-        pos += 1
-    if pos < n_tokens:  # tokens the parser never consumed (it ran out of fuel)
-        leftover = tuple(greens[pos:])
-        children.append(GreenNode(kind_of[_ERROR], starts[n_tokens] - starts[pos], leftover))
-        pos = n_tokens
-    return _close(stack, stack_kinds, stack_starts, starts[pos], node_table), diagnostics
+            b.error(index)
+    return b.finish(pos), b.diagnostics
 
 
-_CHAIN = -100  # marks a Start that has a forward parent
+_CHAIN = -100  # marks a Start that has forward parents
+_LEAF = LEAF
 
 
-def _close(
-    stack: list[list[GreenNode | GreenToken]],
-    stack_kinds: list[int],
-    stack_starts: list[int],
-    end: int,
-    node_table: dict[tuple, GreenNode],
-) -> GreenNode:
-    children = tuple(stack.pop())
-    kind = stack_kinds.pop()
-    start = stack_starts.pop()
-    key = (kind, children)
-    green = node_table.get(key)
-    if green is None:
-        green = node_table[key] = GreenNode(_KIND_LIST[kind], end - start, children)
-    return green
+class _Builder:
+    """State of one ``build_tree`` run, and its rarely taken paths."""
+
+    def __init__(self, lexed: Lexed, events: Events, cache: NodeCache) -> None:
+        self.kinds = lexed.kinds + [_EOF]  # the sentinel ends every trivia scan
+        self.texts, self.starts = lexed.texts, lexed.starts
+        self.n_tokens = len(lexed.kinds)
+        self.greens = _green_tokens(lexed, cache)
+        # Lexer index just past each significant token: a Token event takes greens[pos:next].
+        ends = [i + 1 for i, k in enumerate(self.kinds) if k > _SKIPPED_MAX]
+        self.next_end = iter(ends).__next__
+        self.node_table = cache.nodes
+        self.leaf_tables = cache.leaves
+        self.events = events
+        self.diagnostics: list[Diagnostic] = []
+        self.stack: list[list[GreenNode | GreenToken]] = []  # children of the open nodes
+        self.stack_kinds: list[int] = []
+        self.stack_starts: list[int] = []
+        # A Start with forward parents opens its whole chain, outermost first; the Starts it
+        # leads to are then skipped.
+        self.marked = events.raw.copy()
+        for index in events.forward_parents:
+            self.marked[index] = _CHAIN
+        for index, distance in events.forward_parents.items():
+            self.marked[index + distance] = TOMBSTONE
+
+    def leading_trivia(
+        self, kind: int, pos: int, children: list[GreenNode | GreenToken]
+    ) -> tuple[int, list[GreenNode | GreenToken]]:
+        """Give the trivia before a new node to its parent (an item keeps its comments)."""
+        kinds = self.kinds
+        first = pos
+        while kinds[pos] <= _SKIPPED_MAX:
+            pos += 1
+        keep = _attached_trivia(kind, kinds, self.texts, first, pos) if kind in _ITEMS else 0
+        children += self.greens[first : pos - keep]
+        return pos - keep, children
+
+    def enter(
+        self, kind: int, pos: int, children: list[GreenNode | GreenToken]
+    ) -> tuple[int, list[GreenNode | GreenToken]]:
+        """Open a node of ``kind``."""
+        if self.kinds[pos] <= _SKIPPED_MAX and self.stack:
+            pos, children = self.leading_trivia(kind, pos, children)
+        children = []
+        self.stack.append(children)
+        self.stack_kinds.append(kind)
+        self.stack_starts.append(self.starts[pos])
+        return pos, children
+
+    def leaf(self, kind: int, pos: int, children: list[GreenNode | GreenToken]) -> int:
+        """Place a node of ``kind`` that holds just the next significant token."""
+        end = self.next_end()
+        children += self.greens[pos : end - 1]
+        token = self.greens[end - 1]
+        table = self.leaf_tables[kind]
+        green = table.get(token)
+        if green is None:
+            green = table[token] = GreenNode(_KIND_LIST[kind], token.text_len, (token,))
+        children.append(green)
+        return end
+
+    def chain(
+        self, index: int, pos: int, children: list[GreenNode | GreenToken]
+    ) -> tuple[int, list[GreenNode | GreenToken]]:
+        """Open the Start at ``index`` inside the nodes that ``precede`` put around it."""
+        raw, forward_parents = self.events.raw, self.events.forward_parents
+        chain = [raw[index]]
+        at = index
+        while at in forward_parents:
+            at += forward_parents[at]
+            chain.append(raw[at])
+        for kind in reversed(chain):
+            if kind >= _LEAF:
+                pos = self.leaf(kind - _LEAF, pos, children)
+            elif kind != TOMBSTONE:
+                pos, children = self.enter(kind, pos, children)
+        return pos, children
+
+    def error(self, index: int) -> None:
+        """Turn the Error event at ``index`` into a diagnostic."""
+        error = self.events.errors[index]
+        self.diagnostics.append(Diagnostic.error(error.message, error.span))
+
+    def close(self, end: int) -> GreenNode:
+        """Close the innermost open node, which ends at byte offset ``end``."""
+        children = tuple(self.stack.pop())
+        kind = self.stack_kinds.pop()
+        start = self.stack_starts.pop()
+        key = (kind, children)
+        green = self.node_table.get(key)
+        if green is None:
+            green = self.node_table[key] = GreenNode(_KIND_LIST[kind], end - start, children)
+        return green
+
+    def finish(self, pos: int) -> GreenNode:
+        """Close every open node; the root takes the trailing trivia and anything left over."""
+        stack, starts, n_tokens = self.stack, self.starts, self.n_tokens
+        while len(stack) > 1:
+            green = self.close(starts[pos])
+            stack[-1].append(green)
+        if not stack:  # the events never opened a root
+            stack.append([])
+            self.stack_kinds.append(_SOURCE_FILE)
+            self.stack_starts.append(0)
+        children = stack[0]
+        while self.kinds[pos] <= _SKIPPED_MAX:
+            children.append(self.greens[pos])
+            pos += 1
+        if pos < n_tokens:  # tokens the parser never consumed (it ran out of fuel)
+            leftover = tuple(self.greens[pos:])
+            text_len = starts[n_tokens] - starts[pos]
+            children.append(GreenNode(_KIND_LIST[_ERROR], text_len, leftover))
+        return self.close(starts[n_tokens])
 
 
 def _green_tokens(lexed: Lexed, cache: NodeCache) -> list[GreenToken]:
     """Return the interned green token for every lexed token."""
     tables = cache.tokens
     kind_of = _KIND_LIST
-    starts = lexed.starts
 
-    def make(i: int, kind: int, text: str) -> GreenToken:
-        green = GreenToken(kind_of[kind], text, starts[i + 1] - starts[i])
-        tables[kind][text] = green
+    def make(kind: int, text: str) -> GreenToken:
+        size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogateescape"))
+        green = tables[kind][text] = GreenToken(kind_of[kind], text, size)
         return green
 
     return [
-        tables[kind].get(text) or make(i, kind, text)
-        for i, (kind, text) in enumerate(zip(lexed.kinds, lexed.texts, strict=True))
+        tables[kind].get(text) or make(kind, text)
+        for kind, text in zip(lexed.kinds, lexed.texts, strict=True)
     ]
 
 

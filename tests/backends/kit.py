@@ -205,12 +205,17 @@ def vectors_for(graph: Graph, top: str, seed: int, extra: dict[str, list[int]]) 
     for name, t in params:
         first[name] = at
         at += len(_flat(t))
+    head = min(sets.rows, 16)
+    parts = []
     for name, vals in extra.items():
-        head = min(sets.rows, 16)
         cols = [np.tile(c[:head], len(vals)) for c in sets.columns]
         j = first[name]
         cols[j] = np.repeat(np.array(vals, dtype=sets.columns[j].dtype), head)
-        sets = sets + VectorSet(sets.params, tuple(cols), head * len(vals))
+        parts.append(cols)
+    if parts:
+        joined = tuple(np.concatenate([c, *(p[j] for p in parts)])
+                       for j, c in enumerate(sets.columns))  # fmt: skip
+        sets = VectorSet(sets.params, joined, sets.rows + head * sum(map(len, extra.values())))
     return sets
 
 

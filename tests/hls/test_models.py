@@ -197,3 +197,45 @@ def test_characterize_one_point_end_to_end(tmp_path: Path) -> None:
     again = characterize("ice40", ["add"], [4], resume=True, out=out, seeds=(1,),
                          progress=lambda _msg: None)
     assert len(read_records(again)) == 1
+
+
+def _tiny_model() -> DelayModel:
+    def fit(a: float, b: float, c: float) -> dict:
+        return {"kind": "fit", "coef": [a, b, c]}
+
+    zero = fit(0, 0, 0)
+    table = {"kind": "table", "lookup": "power", "extrapolate": "power",
+             "widths": [4, 8, 16], "values": [1.0, 4.0, 16.0]}
+    step = {"kind": "table", "lookup": "step", "extrapolate": "quadratic",
+            "widths": [8, 16], "values": [0.0, 1.0]}
+    mux = {n: {"delay_ns": fit(0, 0, float(n)), "lut": fit(0, 0, float(n)), "ff": zero,
+               "carry": zero, "dsp": zero} for n in ("2", "4")}
+    return DelayModel({
+        "family": "toy", "fitted": True, "clk_to_q_setup_ns": 1.0,
+        "reg": {"ff_per_bit": 1.0, "overhead_ns": fit(0, 0, 1.0)},
+        "wiring": ["cast"], "lowered": {}, "aliases": {"gt": "lt"},
+        "ops": {
+            "lt": {"delay_ns": fit(0.5, 1.0, -1.0), "lut": table, "ff": zero, "carry": zero,
+                   "dsp": step},
+            "array_index": {"by_n": mux},
+        },
+    })
+
+
+def test_curves_on_a_toy_model() -> None:
+    m = _tiny_model()
+    assert m.delay_ns("lt", 1) == 0.0  # 0.5 + 0 - 1 clamped at 0
+    assert m.delay_ns("gt", 4) == pytest.approx(0.5 * 4 + 2 - 1)
+    assert m.area("lt", 8)["lut"] == 4.0  # a measured width
+    assert m.area("lt", 12)["lut"] == pytest.approx(9.0)  # power law w**2 between 8 and 16
+    assert m.area("lt", 32)["lut"] == pytest.approx(64.0)  # extrapolated along the power law
+    assert m.area("lt", 2)["lut"] == 1.0  # below the table: its first value
+    assert m.area("lt", 9)["dsp"] == 1.0  # step: the next measured width's value
+    assert m.area("lt", 32)["dsp"] == pytest.approx(4.0)  # quadratic beyond the table
+    assert m.delay_ns("array_index", 8, n=3) == pytest.approx(2 + 2 * (math.log2(3) - 1))
+    assert m.area("array_index", 8, n=3)["lut"] == pytest.approx(3.0)  # linear in n
+    assert m.delay_ns("array_index", 8, n=8) == pytest.approx(6.0)
+    assert m.area("array_index", 8, n=8)["lut"] == pytest.approx(8.0)
+    assert m.delay_ns("cast", 64) == 0.0 and m.provisional is False
+    with pytest.raises(ValueError, match="width must be a positive integer"):
+        m.delay_ns("lt", 0)

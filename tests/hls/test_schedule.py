@@ -196,8 +196,10 @@ def test_sdc_is_optimal_on_small_dags(g: Graph, clock: float) -> None:
 def test_larger_dags_are_valid_and_deterministic(g: Graph, clock: float) -> None:
     a = schedule(g, "f", family="simple", clock_mhz=clock, model=MODEL)
     b = schedule(g, "f", family="simple", clock_mhz=clock, model=MODEL)
-    check(a)
+    fallback = schedule(g, "f", family="simple", clock_mhz=clock, model=MODEL, method="list")
     assert (a.order, a.stage, a.start_ns) == (b.order, b.stage, b.start_ns)
+    assert fallback.latency == a.latency
+    assert check(a) <= check(fallback)
 
 
 def test_register_minimisation_moves_wiring() -> None:
@@ -326,3 +328,24 @@ def test_shared_kernels_schedule(kernel: Path, family: str, clock: float) -> Non
         assert "try --clock-mhz" in e.message and clock > 25
         return
     check(s, model)
+
+
+def test_costs_of_derived_and_wiring_ops() -> None:
+    from kera.ir.types import ArrayType
+
+    g = Graph("c.kera")
+    arr_t = ArrayType(U16, 8)
+    arr, i = param(g, 0, "arr", arr_t), param(g, 1, "i", uint(3))
+    v = param(g, 2, "v", U16)
+    costs = CostModel(MODEL)
+    upd = g.nodes[g.add("array_update", arr_t, (arr, i, v))]
+    idx = g.nodes[g.add("array_index", U16, (arr, i))]
+    fixed = g.nodes[g.add("array_index", U16, (arr, const(g, uint(3), 2)))]
+    div = g.nodes[g.add("div", U16, (v, v))]
+    sel, eq = MODEL.delay_ns("select", 16), MODEL.delay_ns("eq", 3)
+    assert costs.delay(g, upd) == pytest.approx(sel + eq)
+    assert costs.area(g, upd)["lut"] == 8 * (16 + 3)
+    assert costs.delay(g, idx) == MODEL.delay_ns("array_index", 16, 8)
+    assert costs.delay(g, fixed) == 0.0 and not any(costs.area(g, fixed).values())
+    step = MODEL.delay_ns("sub", 16) + sel
+    assert costs.delay(g, div) == pytest.approx(16 * step)

@@ -145,8 +145,22 @@ def _graph_with_param(name: str) -> tuple[Graph, str]:
     return g, "f"
 
 
-@pytest.mark.parametrize("name", ["clk", "rst", "out", "in_ready", "out_valid", "module",
-                                  "reg", "wire", "logic", "always_ff", "é"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "clk",
+        "rst",
+        "out",
+        "in_ready",
+        "out_valid",
+        "module",
+        "reg",
+        "wire",
+        "logic",
+        "always_ff",
+        "é",
+    ],
+)
 def test_unusable_parameter_name_is_an_error_naming_it(name: str) -> None:
     graph, top = _graph_with_param(name)
     with pytest.raises(KeraError) as info:

@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from kera.syntax import parse
+from kera.syntax import SyntaxKind as K
+from kera.syntax import grammar, lex, parse
 from kera.syntax.kinds import KEYWORDS
 from kera.syntax.lexer import _PUNCT
+from kera.syntax.parser import STALL_STEPS, STEPS_PER_TOKEN, Parser
 
 KERNELS = Path(__file__).parents[2].parent / "shared" / "kernels"
 SAMPLES = [p.read_bytes() for p in sorted(KERNELS.glob("*.kera"))] if KERNELS.is_dir() else []
@@ -92,3 +94,36 @@ def test_long_flat_inputs() -> None:
     roundtrip(b")" * N)
     roundtrip(b"}" * N)
     roundtrip(b"fn " * N)
+
+
+def test_fuel_stops_a_parser_that_makes_no_progress() -> None:
+    p = Parser(lex(b"a b c"))
+    steps = 0
+    while p.pos != p.end and steps < 2 * STALL_STEPS:
+        p.current()
+        steps += 1
+    assert STALL_STEPS <= steps <= STALL_STEPS + 2 * STEPS_PER_TOKEN
+    assert p.pos == p.end  # out of fuel: the rest of the input is given up
+    assert [e.message for e in p.errors.values()] == [
+        "the parser stopped making progress here; the rest was skipped"
+    ]
+
+
+def test_a_grammar_stuck_forever_still_gives_a_lossless_tree(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def stuck(p: Parser) -> None:
+        p.start()
+        p.bump()
+        while True:
+            p.current()
+
+    monkeypatch.setattr(grammar, "source_file", stuck)
+    data = b"fn f() { x }\n"
+    result = parse(data)
+    assert result.tree.text().encode() == data
+    assert [d.message for d in result.diagnostics] == [
+        "the parser stopped making progress here; the rest was skipped",
+        "the parser stopped making progress at end of file",
+    ]
+    assert [c.kind for c in result.tree.child_nodes()] == [K.ERROR]

@@ -52,8 +52,8 @@ def _record(family: str, p: Point, seeds: tuple[int, ...], versions: dict) -> di
     }
     try:
         rec.update(measure(flow, d, uses_dsp(p.op), seeds))
-    except RuntimeError as exc:
-        rec["error"] = str(exc)
+    except Exception as exc:  # one failed point must not stop the run
+        rec["error"] = f"{type(exc).__name__}: {exc}"
     return rec
 
 
@@ -69,8 +69,9 @@ def characterize(
 ) -> Path:
     """Measure every (op, width) point of a family and append the records to ``out``.
 
-    With ``resume`` the points already in ``out`` are skipped; without it ``out`` is started
-    afresh. Returns the data file's path. At most ``jobs`` tool processes run at once.
+    With ``resume`` the points already measured in ``out`` are skipped (failed ones are tried
+    again); without it ``out`` is started afresh. Returns the data file's path. At most
+    ``jobs`` tool processes run at once.
     """
     if family not in FLOWS:
         known = ", ".join(sorted(FLOWS))
@@ -78,7 +79,7 @@ def characterize(
     out = out or data_path(family)
     todo = points(tuple(ops), tuple(widths) if widths else None)
     if resume:
-        done = {r["key"] for r in read_records(out)}
+        done = {r["key"] for r in read_records(out) if "error" not in r}
         todo = [p for p in todo if p.key not in done]
     else:
         out.unlink(missing_ok=True)

@@ -24,6 +24,8 @@ TARGET_MHZ = 1000.0
 #: Seeds for nextpnr: Fmax moves 1-7 % with the seed, so each point is placed three times and
 #: the median period is used; resources do not depend on the seed.
 SEEDS: tuple[int, ...] = (1, 2, 3)
+#: A tool run that takes longer than this is a failed point (the largest designs take ~2 min).
+TOOL_TIMEOUT_S = 1200
 
 
 @dataclass(frozen=True)
@@ -96,7 +98,11 @@ def commands(flow: Flow, dsp: bool = True, seed: int = 1) -> tuple[list[str], li
 
 def _run(cmd: list[str], cwd: Path) -> None:
     exe = tool_path(cmd[0])
-    proc = subprocess.run([exe, *cmd[1:]], cwd=cwd, capture_output=True, text=True)
+    try:
+        proc = subprocess.run([exe, *cmd[1:]], cwd=cwd, capture_output=True, text=True,
+                              timeout=TOOL_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"{cmd[0]} ran longer than {TOOL_TIMEOUT_S} s") from None
     if proc.returncode != 0:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
         raise RuntimeError(f"{cmd[0]} failed (rc {proc.returncode}): {' | '.join(tail)}")

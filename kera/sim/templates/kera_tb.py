@@ -149,11 +149,12 @@ class Stream:
                 f"({json.dumps(unpack(want, d['result']))}), got {_hex(bits, w)}"
                 f"{'' if bits is None else ' (' + json.dumps(unpack(bits, d['result'])) + ')'}"
                 f" at cycle {edge} (accepted at cycle {self.accepted[i]}); "
-                f"fingerprint {d['fingerprint']}")
+                f"fingerprint {d['fingerprint']}"
+            )
         if edge - self.accepted[i] < d["latency"]:
-            self.timing.append(f"row {i}: result at cycle {edge}, only "
-                               f"{edge - self.accepted[i]} cycles after its input "
-                               f"(latency {d['latency']})")  # fmt: skip
+            self.timing.append(f"row {i}: accepted at cycle {self.accepted[i]}, result at "
+                               f"cycle {edge}: {edge - self.accepted[i]} cycles, the schedule "
+                               f"says {d['latency']}")  # fmt: skip
 
     def check_timing(self) -> None:
         """With ``out_ready`` always high: exact latency, and one input every ``ii`` cycles."""
@@ -165,8 +166,10 @@ class Stream:
         starts = [0, *self.accepted]
         for i in range(1, len(starts)):
             if starts[i] - starts[i - 1] != (ii if i > 1 else 0):
-                self.timing.append(f"row {i - 1}: accepted at cycle {starts[i]}, expected "
-                                   f"{starts[i - 1] + (ii if i > 1 else 0)} (II {ii})")
+                self.timing.append(
+                    f"row {i - 1}: accepted at cycle {starts[i]}, expected "
+                    f"{starts[i - 1] + (ii if i > 1 else 0)} (II {ii})"
+                )
 
     async def run(self, backpressure: bool, seed: int) -> int:
         """Stream every row through the design; return the number of cycles simulated."""

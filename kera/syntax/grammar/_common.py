@@ -36,6 +36,7 @@ ASSIGN_OPS = token_set(
     T.SHLEQ,
     T.SHREQ,
 )
+_EOF, _COMMA = T.EOF, T.COMMA
 # Tokens an error never swallows: an enclosing rule knows what to do with them.
 RECOVERY = ITEM_FIRST | token_set(
     T.R_PAREN, T.R_BRACK, T.R_CURLY, T.L_CURLY, T.SEMI, T.COMMA, T.LET_KW
@@ -58,12 +59,13 @@ def list_items(
     elems = commas = 0
     after_elem = False
     close_name = _NAMES[close]
+    kinds = p.kinds  # read directly: every iteration consumes a token or leaves
     while True:
-        kind = p.current()
-        if kind == close or kind == T.EOF:
+        kind = kinds[p.pos]
+        if kind == close or kind == _EOF:
             break
         if after_elem:
-            if kind == T.COMMA:
+            if kind == _COMMA:
                 p.bump()
                 commas += 1
                 after_elem = False
@@ -77,7 +79,7 @@ def list_items(
             elem(p)
             elems += 1
             after_elem = True
-        elif kind == T.COMMA:
+        elif kind == _COMMA:
             p.error_expected(what)
             p.bump()
             commas += 1

@@ -1,4 +1,4 @@
-"""Expressions (a Pratt parser over binding powers) and blocks with their statements.
+"""Expressions: a Pratt parser over binding powers, atoms, `if` and `for`.
 
 Binding powers, loosest first, as in LANGUAGE.md: ``||`` 1, ``&&`` 2, comparisons 3 (not
 chainable), ``|`` 4, ``^`` 5, ``&`` 6, shifts 7, ``+ -`` 8, ``* / %`` 9, ``as`` 10, prefix
@@ -7,17 +7,11 @@ chainable), ``|`` 4, ``^`` 5, ``&`` 6, shifts 7, ``+ -`` 8, ``* / %`` 9, ``as`` 
 
 from __future__ import annotations
 
-from kera.syntax.grammar import types
-from kera.syntax.grammar._common import (
-    ASSIGN_OPS,
-    EXPR_FIRST,
-    ITEM_FIRST,
-    RECOVERY,
-    list_items,
-)
-from kera.syntax.parser import FINISH, TOKEN, TOMBSTONE, Parser, T, token_set
+from kera.syntax.grammar import stmts, types
+from kera.syntax.grammar._common import EXPR_FIRST, RECOVERY, list_items
+from kera.syntax.parser import FINISH, LEAF, TOKEN, TOMBSTONE, Parser, T, token_set
 
-__all__ = ["EXPR_FIRST", "block", "expr", "expr_bp"]
+__all__ = ["COND_FIRST", "EXPR_FIRST", "expr", "expr_bp", "for_expr", "if_expr"]
 
 _CMP_BP = 3
 _ADDITIVE_BP = 8
@@ -40,19 +34,14 @@ for _kinds, _bp in (
     for _kind in _kinds:
         _BP[_kind] = _bp
 
-_BLOCK_LIKE = token_set(T.IF_KW, T.FOR_KW, T.L_CURLY)
-# What may follow a block's tail expression (`}`, or where a `}` is missing).
-_TAIL_END = ITEM_FIRST | token_set(T.R_CURLY, T.EOF)
-# Where skipping towards a missing body block gives up.
-_BODY_STOP = ITEM_FIRST | token_set(T.L_CURLY, T.R_CURLY, T.SEMI, T.LET_KW, T.EOF)
 _POSTFIX = token_set(T.L_PAREN, T.L_BRACK, T.DOT)
-_COND_FIRST = EXPR_FIRST & ~token_set(T.L_CURLY)
+COND_FIRST = EXPR_FIRST & ~token_set(T.L_CURLY)  # `if {` has no condition
 _LITERALS = token_set(T.INT_LITERAL, T.TRUE_KW, T.FALSE_KW)
 _NESTED_ATOMS = token_set(T.L_PAREN, T.L_BRACK, T.RETURN_KW)
 # The node a one-token expression becomes (0: not a leaf).
 _LEAF = [0] * (T.EOF + 1)
-_LEAF[T.IDENT] = T.NAME_REF
-_LEAF[T.INT_LITERAL] = _LEAF[T.TRUE_KW] = _LEAF[T.FALSE_KW] = T.LITERAL
+_LEAF[T.IDENT] = LEAF + T.NAME_REF
+_LEAF[T.INT_LITERAL] = _LEAF[T.TRUE_KW] = _LEAF[T.FALSE_KW] = LEAF + T.LITERAL
 _COLON2, _AS_KW, _BIN_EXPR, _CAST_EXPR = T.COLON2, T.AS_KW, T.BIN_EXPR, T.CAST_EXPR
 
 
@@ -70,8 +59,8 @@ def expr_bp(p: Parser, min_bp: int) -> int | None:
     """Parse an expression whose binary operators bind at least as tightly as ``min_bp``.
 
     This is the hottest loop of the front end, so leaves and binary operators write their
-    events directly: ``events += (kind, TOKEN, FINISH)`` is ``m = p.start(); p.bump();
-    p.complete(m, kind)``, and the operator step is ``p.precede(lhs)`` + ``p.bump()``.
+    events directly: ``events.append(LEAF + kind)`` is ``p.leaf(kind)``, and the operator step
+    is ``p.precede(lhs)`` + ``p.bump()``.
     Recursion here is bounded by the number of precedence levels; nesting is counted where
     brackets, prefix operators and `if`/`for`/`return` recurse.
     """
@@ -81,13 +70,13 @@ def expr_bp(p: Parser, min_bp: int) -> int | None:
     leaf = _LEAF[kinds[pos]]
     if leaf and kinds[pos + 1] != _COLON2:
         lhs = len(events)
-        events += (leaf, TOKEN, FINISH)
+        events.append(leaf)
         p.pos = pos + 1
         p.steps = 0
         if (1 << kinds[pos + 1]) & _POSTFIX:
             lhs = _postfix(p, lhs)
     else:
-        lhs = _unary(p)
+        lhs = _unary(p, p.current())
         if lhs is None:
             return None
     forward_parents = p.forward_parents
@@ -122,8 +111,7 @@ def expr_bp(p: Parser, min_bp: int) -> int | None:
     return lhs
 
 
-def _unary(p: Parser) -> int | None:
-    kind = p.current()
+def _unary(p: Parser, kind: int) -> int | None:
     if kind == T.MINUS or kind == T.BANG:
         if not p.enter():
             return None
@@ -132,7 +120,7 @@ def _unary(p: Parser) -> int | None:
         expr_bp(p, _PREFIX_BP)
         p.leave()
         return p.complete(m, T.PREFIX_EXPR)
-    lhs = _atom(p)
+    lhs = _atom(p, kind)
     if lhs is None:
         return None
     return _postfix(p, lhs)
@@ -173,20 +161,15 @@ def _arg_list(p: Parser) -> None:
     p.complete(m, T.ARG_LIST)
 
 
-def _atom(p: Parser) -> int | None:
-    kind = p.current()
+def _atom(p: Parser, kind: int) -> int | None:
     if kind == T.IDENT:
         if p.nth(1) == T.COLON2:
             return _generic_name(p)
-        m = p.start()
-        p.bump()
-        return p.complete(m, T.NAME_REF)
+        return p.leaf(T.NAME_REF)
     if (1 << kind) & _LITERALS:
-        m = p.start()
-        p.bump()
-        return p.complete(m, T.LITERAL)
+        return p.leaf(T.LITERAL)
     if kind == T.L_CURLY:
-        return block_expr(p)
+        return stmts.block_expr(p)
     if kind == T.IF_KW:
         return if_expr(p)
     if kind == T.FOR_KW:
@@ -257,18 +240,18 @@ def if_expr(p: Parser) -> int:
     while True:
         opened.append(p.start())
         p.bump()  # `if`
-        if not p.at_set(_COND_FIRST):
+        if not p.at_set(COND_FIRST):
             p.error_expected("a condition")
         elif p.enter():  # `if if c {} {} {}` nests without brackets
             expr(p)
             p.leave()
-        _block_or_skip(p)
+        stmts.body(p)
         if not p.eat(T.ELSE_KW):
             break
         if p.at(T.IF_KW):
             continue
         if p.at(T.L_CURLY):
-            block(p)
+            stmts.block(p)
         else:
             p.error_expected("`{` or `if`")
         break
@@ -290,7 +273,7 @@ def for_expr(p: Parser) -> int:
     if p.eat(T.COLON):
         types.type_(p)
     p.expect(T.IN_KW)
-    if not p.at_set(_COND_FIRST):
+    if not p.at_set(COND_FIRST):
         p.error_expected("a range")
     elif p.enter():  # `for i in for ...` nests without brackets
         lo = expr(p)
@@ -302,119 +285,5 @@ def for_expr(p: Parser) -> int:
         else:
             p.error_expected("`..`")
         p.leave()
-    _block_or_skip(p)
+    stmts.body(p)
     return p.complete(m, T.FOR_EXPR)
-
-
-def _block_or_skip(p: Parser) -> None:
-    """Parse the body block; if it is not next, skip to a `{` on the way (into ``ERROR``)."""
-    if not p.at(T.L_CURLY):
-        p.error_expected("`{`")
-        m = p.start()
-        skipped = False
-        while not p.at_set(_BODY_STOP):
-            p.bump()
-            skipped = True
-        if skipped:
-            p.complete(m, T.ERROR)
-        else:
-            p.abandon(m)
-        if not p.at(T.L_CURLY):
-            return
-    block(p)
-
-
-def block_expr(p: Parser) -> int:
-    """Parse a block used as an expression: ``BLOCK_EXPR(BLOCK)``."""
-    m = p.start()
-    block(p)
-    return p.complete(m, T.BLOCK_EXPR)
-
-
-def block(p: Parser) -> None:
-    """Parse ``{ stmt* tail? }``; the tail expression is a direct child of ``BLOCK``."""
-    if not p.enter():
-        return
-    m = p.start()
-    p.bump()  # `{`
-    while True:
-        kind = p.current()
-        if kind == T.R_CURLY or kind == T.EOF:
-            break
-        if kind == T.SEMI:  # an empty statement
-            p.bump()
-        elif kind == T.LET_KW:
-            _let_stmt(p)
-        elif (1 << kind) & EXPR_FIRST:
-            _expr_stmt(p, kind)
-        elif (1 << kind) & ITEM_FIRST:
-            break  # most likely a missing `}` before the next item
-        elif kind == T.RESERVED_KW:
-            _reserved_stmt(p)
-        elif not p.err_recover("an expression", ITEM_FIRST):
-            break
-    p.expect(T.R_CURLY)
-    p.complete(m, T.BLOCK)
-    p.leave()
-
-
-def _reserved_stmt(p: Parser) -> None:
-    """Skip ``while c { }``, ``break;`` and the like as one ``ERROR`` with one diagnostic."""
-    m = p.start()
-    p.error_expected("an expression")  # names the reserved word
-    p.bump()
-    if p.at_set(_COND_FIRST):
-        expr(p)
-    if p.at(T.L_CURLY):
-        block(p)
-    p.eat(T.SEMI)
-    p.complete(m, T.ERROR)
-
-
-def _let_stmt(p: Parser) -> None:
-    m = p.start()
-    p.bump()  # `let`
-    if p.at_set(types.PAT_FIRST):
-        types.pattern(p)
-    else:
-        p.err_recover("a pattern", RECOVERY | token_set(T.EQ, T.COLON))
-    if p.eat(T.COLON):
-        types.type_(p)
-    if p.expect(T.EQ) or p.at_set(EXPR_FIRST):
-        expr(p)
-    p.expect(T.SEMI)
-    p.complete(m, T.LET_STMT)
-
-
-def _expr_stmt(p: Parser, kind: int) -> None:
-    m = p.start()
-    if (1 << kind) & _BLOCK_LIKE:
-        # `if`/`for`/`{}` at the start of a statement end it: no `;` needed, no operators.
-        if kind == T.IF_KW:
-            if_expr(p)
-        elif kind == T.FOR_KW:
-            for_expr(p)
-        else:
-            block_expr(p)
-        kind = p.current()
-        if (1 << kind) & _TAIL_END:
-            p.abandon(m)  # the block's tail
-        else:
-            p.eat(T.SEMI)
-            p.complete(m, T.EXPR_STMT)
-        return
-    lhs = expr(p)
-    if lhs is not None and p.at_set(ASSIGN_OPS):
-        a = p.precede(lhs)
-        p.bump()
-        expr(p)
-        p.complete(a, T.ASSIGN_EXPR)
-    kind = p.current()
-    if kind == T.SEMI:
-        p.bump()
-        p.complete(m, T.EXPR_STMT)
-    elif (1 << kind) & _TAIL_END:
-        p.abandon(m)  # the block's tail (if no `}` follows, that is what is missing)
-    else:
-        p.error_expected("`;`")
-        p.complete(m, T.EXPR_STMT)

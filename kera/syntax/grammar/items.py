@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kera.syntax.grammar import exprs, types
+from kera.syntax.grammar import exprs, stmts, types
 from kera.syntax.grammar._common import ITEM_FIRST, RECOVERY, list_items
 from kera.syntax.parser import Parser, T, token_set
 
@@ -94,7 +94,7 @@ def fn_item(p: Parser, m: int) -> None:
         types.type_(p)
         p.complete(ret, T.RET_TYPE)
     if p.at(T.L_CURLY):
-        exprs.block(p)
+        stmts.block(p)
     else:
         p.error_expected("`{`" if p.at(T.ARROW) else "`->` or `{`")
     p.complete(m, T.FN)

@@ -16,9 +16,7 @@ def type_(p: Parser) -> None:
     """Parse a type: ``NAME_TYPE``, ``ARRAY_TYPE`` or ``TUPLE_TYPE``."""
     kind = p.current()
     if kind == T.IDENT:
-        m = p.start()
-        p.bump()
-        p.complete(m, T.NAME_TYPE)
+        p.leaf(T.NAME_TYPE)
         return
     if kind != T.L_BRACK and kind != T.L_PAREN:
         p.err_recover("a type", _TYPE_RECOVERY)
@@ -42,20 +40,17 @@ def type_(p: Parser) -> None:
 def pattern(p: Parser) -> None:
     """Parse a binding pattern: ``IDENT_PAT``, ``WILDCARD_PAT`` or ``TUPLE_PAT``."""
     kind = p.current()
-    m = p.start()
     if kind == T.IDENT:
-        p.bump()
-        p.complete(m, T.IDENT_PAT)
+        p.leaf(T.IDENT_PAT)
+    elif kind == T.UNDERSCORE:
+        p.leaf(T.WILDCARD_PAT)
     elif kind == T.MUT_KW:
+        m = p.start()
         p.bump()
         if not p.eat(T.IDENT):
             p.err_recover("a name", _PAT_RECOVERY)
         p.complete(m, T.IDENT_PAT)
-    elif kind == T.UNDERSCORE:
-        p.bump()
-        p.complete(m, T.WILDCARD_PAT)
     elif kind == T.L_PAREN:
-        p.abandon(m)
         if not p.enter():
             return
         m = p.start()
@@ -64,5 +59,4 @@ def pattern(p: Parser) -> None:
         p.complete(m, T.TUPLE_PAT)
         p.leave()
     else:
-        p.abandon(m)
         p.err_recover("a pattern", _PAT_RECOVERY)

@@ -7,7 +7,7 @@
 // latency:     3 cycles
 // ii:          1
 // schedule:    depth, 3 stages
-// ports:       valid/ready in and out; arrays and tuples packed element 0 in the LSBs
+// ports:       valid/ready handshake; arrays and tuples packed element 0 in the LSBs
 
 module mac (
     input  wire        clk,

@@ -7,7 +7,7 @@
 // latency:     1 cycles
 // ii:          1
 // schedule:    single-stage, 1 stage
-// ports:       valid/ready in and out; arrays and tuples packed element 0 in the LSBs
+// ports:       valid/ready handshake; arrays and tuples packed element 0 in the LSBs
 
 module saturate (
     input  wire        clk,

@@ -1,0 +1,26 @@
+"""Every shared kernel gives exactly its vectors file's results on the CPU and WASM backends."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kera.backends import run_jsonl, unavailable
+from kera.ir.build import build_program
+from tests.conftest import kernel_params
+
+
+@pytest.mark.parametrize("backend", ["cpu", "wasm"])
+@pytest.mark.parametrize("kernel", kernel_params())
+def test_kernel_vectors(kernel, backend: str) -> None:
+    if reason := unavailable(backend):
+        pytest.skip(reason)
+    program = build_program(str(kernel), kernel.read_bytes())
+    assert program.ok, program.diagnostics
+    lines = kernel.with_suffix(".vectors.jsonl").read_text().splitlines()
+    results = run_jsonl(backend, program.graph, program.top, lines)
+    expected = [json.loads(line)["expected"] for line in lines]
+    assert len(results) == len(expected) > 0
+    mismatches = [(i, r, e) for i, (r, e) in enumerate(zip(results, expected)) if r != e]
+    assert mismatches == []
