@@ -53,10 +53,10 @@ def _exact(op: str, a: Interval, b: Interval) -> Interval:
 def _truncate(rw: Rewriter, x: bytes, t: IntType) -> bytes:
     """Return ``x`` truncated to the narrower ``t``, looking through an extension."""
     node = rw.node(x)
+    if node.op == "cast":  # the low bits of an extension are those of its source
+        x, node = node.inputs[0], rw.node(node.inputs[0])
     if node.op == "const":
         return rw.const(t, int(node.attr("value")))
-    if node.op == "cast":  # the low bits of an extension are those of its source
-        return rw.cast(node.inputs[0], t)
     return rw.cast(x, t)
 
 

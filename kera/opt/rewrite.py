@@ -125,29 +125,35 @@ class Rewriter:
 
     def visit(self, nid: bytes) -> bytes:
         """Rewrite one old node whose inputs are already mapped; return its new id."""
-        node = self.old.nodes[nid]
-        m = self.map
-        args = tuple([m[i] for i in node.inputs])
-        self._span = span = self.old.spans.get(nid)
-        self.current = nid
-        out = None
-        op = node.op
-        if op != "param" and (self.ops is None or op in self.ops):
-            out = self.rule(self, Term(op, node.type, args, node.attrs))
+        self._walk((nid,))
+        return self.map[nid]
+
+    def _walk(self, order: Iterable[bytes]) -> None:
+        """Visit nodes in order (the hot loop of every pass, so everything is a local)."""
+        old_nodes, old_spans = self.old.nodes, self.old.spans
         new = self.new
-        if out is None:
-            if args == node.inputs:  # unchanged: the same content has the same id
-                out = nid
-                if nid not in new.nodes:
-                    new.nodes[nid] = node
-                if span is not None and nid not in new.spans:
-                    new.spans[nid] = span
-            else:
-                out = new.add(op, node.type, args, dict(node.attrs), span)
-        elif span is not None and out not in new.spans:
-            new.spans[out] = span
-        m[nid] = out
-        return out
+        new_nodes, new_spans, add = new.nodes, new.spans, new.add
+        m, rule, ops = self.map, self.rule, self.ops
+        for nid in order:
+            node = old_nodes[nid]
+            ins = node.inputs
+            args = tuple([m[i] for i in ins]) if ins else ins
+            span = old_spans.get(nid)
+            op = node.op
+            out = None
+            if op != "param" and (ops is None or op in ops):
+                self._span, self.current = span, nid
+                out = rule(self, Term(op, node.type, args, node.attrs))
+            if out is None:
+                if args == ins:  # unchanged: the same content has the same id
+                    out = nid
+                    if nid not in new_nodes:
+                        new_nodes[nid] = node
+                else:
+                    out = add(op, node.type, args, dict(node.attrs) if node.attrs else None)
+            if span is not None and out not in new_spans:
+                new_spans[out] = span
+            m[nid] = out
 
     def replace(self, nid: bytes, build: Callable[[Rewriter, bytes], bytes]) -> bytes:
         """Map old node ``nid`` to what ``build(self, nid)`` adds (its inputs may be unmapped)."""
@@ -170,14 +176,17 @@ class Rewriter:
         Nodes for which ``skip(old_id)`` holds are not re-added (nothing may use them later);
         nodes in ``custom`` are rebuilt by their own function instead of the rule.
         """
-        visit = self.visit
-        for nid in order if order is not None else walk_order(self.old):
-            if skip is not None and skip(nid):
-                continue
-            if custom is not None and nid in custom:
-                self.replace(nid, custom[nid])
-            else:
-                visit(nid)
+        todo = order if order is not None else walk_order(self.old)
+        if skip is None and custom is None:
+            self._walk(todo)
+        else:
+            for nid in todo:
+                if skip is not None and skip(nid):
+                    continue
+                if custom is not None and nid in custom:
+                    self.replace(nid, custom[nid])
+                else:
+                    self._walk((nid,))
         new = self.new
         for name, region in self.old.regions.items():
             params = tuple(self.map[p] for p in region.params)

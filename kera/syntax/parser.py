@@ -260,15 +260,21 @@ class Parser:
 
     def at(self, kind: int) -> bool:
         """Return True if the current token is ``kind``."""
-        return self.current() == kind
+        self.steps += 1  # current(), inlined: these are hot
+        if self.steps > STEPS_PER_TOKEN:
+            self._burn_fuel()
+        return self.kinds[self.pos] == kind
 
     def at_set(self, kinds: int) -> bool:
         """Return True if the current token is in the bitmask ``kinds``."""
-        return (1 << self.current()) & kinds != 0
+        self.steps += 1
+        if self.steps > STEPS_PER_TOKEN:
+            self._burn_fuel()
+        return (1 << self.kinds[self.pos]) & kinds != 0
 
     def at_eof(self) -> bool:
         """Return True at the end of the input."""
-        return self.current() == T.EOF
+        return self.at(T.EOF)
 
     # -- consuming -------------------------------------------------------------------------
 

@@ -138,7 +138,7 @@ def build_tree(
     pos = 0  # lexer index of the next token to place
 
     # The common events are handled inline; forward-parent chains and errors by _Builder.
-    for index, ev in enumerate(b.marked):
+    for ev in b.marked:
         if ev == TOKEN:
             end = next_end()
             if end == pos + 1:
@@ -177,14 +177,14 @@ def build_tree(
                     stack_starts.pop()
                 children = stack[-1]
                 children.append(green)
-        elif ev == _CHAIN:
-            pos, children = b.chain(index, pos, children)
+        elif ev <= _CHAIN:
+            pos, children = b.chain(_CHAIN - ev, pos, children)
         elif ev == ERROR:
-            b.error(index)
+            b.error()
     return b.finish(pos), b.diagnostics
 
 
-_CHAIN = -100  # marks a Start that has forward parents
+_CHAIN = -100  # `_CHAIN - i` marks the Start at index i, which has forward parents
 _LEAF = LEAF
 
 
@@ -202,6 +202,7 @@ class _Builder:
         self.node_table = cache.nodes
         self.leaf_tables = cache.leaves
         self.events = events
+        self.errors = iter(events.errors.values())
         self.diagnostics: list[Diagnostic] = []
         self.stack: list[list[GreenNode | GreenToken]] = []  # children of the open nodes
         self.stack_kinds: list[int] = []
@@ -210,7 +211,7 @@ class _Builder:
         # leads to are then skipped.
         self.marked = events.raw.copy()
         for index in events.forward_parents:
-            self.marked[index] = _CHAIN
+            self.marked[index] = _CHAIN - index
         for index, distance in events.forward_parents.items():
             self.marked[index + distance] = TOMBSTONE
 
@@ -267,9 +268,9 @@ class _Builder:
                 pos, children = self.enter(kind, pos, children)
         return pos, children
 
-    def error(self, index: int) -> None:
-        """Turn the Error event at ``index`` into a diagnostic."""
-        error = self.events.errors[index]
+    def error(self) -> None:
+        """Turn the next Error event into a diagnostic (they are met in the order made)."""
+        error = next(self.errors)
         self.diagnostics.append(Diagnostic.error(error.message, error.span))
 
     def close(self, end: int) -> GreenNode:
@@ -511,7 +512,8 @@ def dump_tree(node: SyntaxNode) -> str:
     """Return one ``KIND@start..end`` line per node and token, indented by depth.
 
     Tokens carry their quoted text: ``IDENT@3..6 "foo"``. Trivia is included. The format is
-    rust-analyzer's debug dump, used by ``kera-hls tree`` and the parser tests.
+    rust-analyzer's debug dump, used by ``kera-hls tree`` and the parser tests; there is no
+    newline after the last line.
     """
     lines: list[str] = []
     stack: list[tuple[GreenNode | GreenToken, int, int]] = [(node.green, node.offset, 0)]
@@ -528,4 +530,4 @@ def dump_tree(node: SyntaxNode) -> str:
         for child in reversed(children):
             at -= child.text_len
             stack.append((child, at, depth + 1))
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines)

@@ -9,14 +9,15 @@ some operands constant; ``check_backend`` runs it on a backend over edge and ran
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 from hypothesis import strategies as st
 
-from kera.backends import compile_target
+from kera.backends import Kernel, compile_target
 from kera.backends.layout import leaf_bits
-from kera.hls.pipeline import single_stage
+from kera.hls.pipeline import Schedule, single_stage
 from kera.interp import evaluate
 from kera.ir.graph import Graph, Region, const, param
 from kera.ir.types import BOOL, ArrayType, BoolType, IntType, TupleType, Type, uint
@@ -45,18 +46,18 @@ def int_types(max_width: int = 64, signed: bool | None = None) -> st.SearchStrat
 
 
 @functools.cache
-def scalar_types() -> st.SearchStrategy[Type]:
-    return st.one_of(int_types(), st.just(BOOL))
+def scalar_types(max_width: int = 64) -> st.SearchStrategy[Type]:
+    return st.one_of(int_types(max_width), st.just(BOOL))
 
 
 @functools.cache
-def value_types(depth: int = 2) -> st.SearchStrategy[Type]:
+def value_types(depth: int = 2, max_width: int = 64) -> st.SearchStrategy[Type]:
     """Scalars, small arrays and tuples (nested up to ``depth``)."""
     if depth == 0:
-        return scalar_types()
-    inner = value_types(depth - 1)
+        return scalar_types(max_width)
+    inner = value_types(depth - 1, max_width)
     return st.one_of(
-        scalar_types(), scalar_types(),
+        scalar_types(max_width), scalar_types(max_width),
         st.builds(ArrayType, inner, st.integers(1, 4)),
         st.builds(lambda ts: TupleType(tuple(ts)), st.lists(inner, min_size=0, max_size=3)),
     )  # fmt: skip
@@ -70,6 +71,8 @@ class Program:
     params: list[bytes] = field(default_factory=list)
     results: list[bytes] = field(default_factory=list)
     extra: dict[str, list[int]] = field(default_factory=dict)
+    max_width: int = 64  # widest integer drawn
+    const_amounts: bool = False  # shift and rotate amounts are constants (SIMD lanes need them)
 
     def operand(self, data: st.DataObject, t: Type, can_const: bool = True) -> bytes:
         """Return a param of type ``t``, or (sometimes, for scalars) a constant edge value."""
@@ -99,61 +102,65 @@ def _amount_extras(prog: Program, amount: bytes, t: IntType) -> None:
 
 def add_instance(prog: Program, op: str, data: st.DataObject) -> None:  # noqa: C901
     """Append one application of ``op`` at freshly drawn types to ``prog``'s results."""
-    g, d = prog.graph, data.draw
+    g, d, mw = prog.graph, data.draw, prog.max_width
     if op in SAME_INT:
-        t = d(int_types())
+        t = d(int_types(mw))
         out = g.add(op, t, [prog.operand(data, t), prog.operand(data, t)])
     elif op == "neg":
-        t = d(int_types(signed=True))
+        t = d(int_types(mw, signed=True))
         out = g.add(op, t, [prog.operand(data, t)])
     elif op in INT_OR_BOOL:
-        t = d(scalar_types())
+        t = d(scalar_types(mw))
         args = [prog.operand(data, t) for _ in range(1 if op == "not" else 2)]
         out = g.add(op, BOOL if op in ("eq", "ne") else t, args)
     elif op in ORDER:
-        t = d(int_types())
+        t = d(int_types(mw))
         out = g.add(op, BOOL, [prog.operand(data, t), prog.operand(data, t)])
     elif op in SHIFTS:
-        t, n_t = d(int_types()), d(int_types(signed=False))
-        amount = prog.operand(data, n_t)
-        _amount_extras(prog, amount, t)
+        t, n_t = d(int_types(mw)), d(int_types(mw, signed=False))
+        if prog.const_amounts:
+            near = [v for v in (t.width - 1, t.width, t.width + 1, 31, 32, 33) if v <= n_t.max]
+            amount = const(g, n_t, d(st.sampled_from(near + edge_values(n_t))))
+        else:
+            amount = prog.operand(data, n_t)
+            _amount_extras(prog, amount, t)
         out = g.add(op, t, [prog.operand(data, t), amount])
     elif op in UNARY:
-        t = d(int_types())
+        t = d(int_types(mw))
         out = g.add(op, t, [prog.operand(data, t)])
     elif op == "widening_mul":
-        t = d(int_types(32))
+        t = d(int_types(mw // 2))
         out = g.add(op, IntType(2 * t.width, t.signed), [prog.operand(data, t),
                                                            prog.operand(data, t)])
     elif op == "cast":
-        src, dst = d(scalar_types()), d(int_types())
+        src, dst = d(scalar_types(mw)), d(int_types(mw))
         out = g.add(op, dst, [prog.operand(data, src)])
     elif op == "concat":
-        hi = d(int_types(63))
-        lo = d(int_types(64 - hi.width))
+        hi = d(int_types(mw - 1))
+        lo = d(int_types(mw - hi.width))
         out = g.add(op, uint(hi.width + lo.width), [prog.operand(data, hi),
                                                      prog.operand(data, lo)])
     elif op == "slice":
-        t = d(int_types())
+        t = d(int_types(mw))
         lo = d(st.integers(0, t.width - 1))
         w = d(st.integers(1, t.width - lo))
         out = g.add(op, uint(w), [prog.operand(data, t)], {"lo": lo})
     elif op == "select":
-        t = d(value_types())
+        t = d(value_types(2, mw))
         out = g.add(op, t, [prog.operand(data, BOOL), prog.operand(data, t),
                             prog.operand(data, t)])  # fmt: skip
     elif op == "const":
-        t = d(scalar_types())
+        t = d(scalar_types(mw))
         out = const(g, t, d(st.sampled_from(edge_values(t))))
     elif op == "param":
-        out = prog.operand(data, d(value_types()), can_const=False)
+        out = prog.operand(data, d(value_types(2, mw)), can_const=False)
     elif op == "array":
-        t = d(value_types(1))
+        t = d(value_types(1, mw))
         n = d(st.integers(1, 5))
         out = g.add(op, ArrayType(t, n), [prog.operand(data, t) for _ in range(n)])
     elif op in ("array_index", "array_update"):
-        t = ArrayType(d(value_types(1)), d(st.integers(1, 9)))
-        idx_t = uint(d(st.one_of(st.integers(1, 5), widths())))
+        t = ArrayType(d(value_types(1, mw)), d(st.integers(1, 9)))
+        idx_t = uint(d(st.one_of(st.integers(1, 5), widths(mw))))
         arr, idx = prog.operand(data, t), prog.operand(data, idx_t)
         node = g[idx]
         if node.op == "param":
@@ -164,10 +171,10 @@ def add_instance(prog: Program, op: str, data: st.DataObject) -> None:  # noqa: 
         else:
             out = g.add(op, t, [arr, idx, prog.operand(data, t.elem)])
     elif op == "tuple":
-        ts = d(st.lists(value_types(1), min_size=0, max_size=4))
+        ts = d(st.lists(value_types(1, mw), min_size=0, max_size=4))
         out = g.add(op, TupleType(tuple(ts)), [prog.operand(data, t) for t in ts])
     elif op == "tuple_get":
-        ts = d(st.lists(value_types(1), min_size=1, max_size=4))
+        ts = d(st.lists(value_types(1, mw), min_size=1, max_size=4))
         i = d(st.integers(0, len(ts) - 1))
         out = g.add(op, ts[i], [prog.operand(data, TupleType(tuple(ts)))], {"index": i})
     else:
@@ -185,9 +192,10 @@ class OpProgram:
     extra: dict[str, list[int]]  # values to try per parameter (shift amounts, indices)
 
 
-def op_program(ops: list[str], data: st.DataObject, count: int) -> OpProgram:
+def op_program(ops: list[str], data: st.DataObject, count: int, max_width: int = 64,
+               const_amounts: bool = False) -> OpProgram:  # fmt: skip
     """Return a region applying each of ``ops`` ``count`` times at independently drawn types."""
-    prog = Program()
+    prog = Program(max_width=max_width, const_amounts=const_amounts)
     labels = []
     for op in ops:
         for _ in range(count):
@@ -225,14 +233,17 @@ def _flat(t: Type) -> list:
     return flatten_type(t)
 
 
-def check_backend(backend: str, prog: OpProgram, seed: int = 0) -> None:
-    """Assert that ``backend`` agrees with the interpreter on every leaf of every vector."""
+def check_backend(backend: str | Callable[[Schedule], Kernel], prog: OpProgram,
+                  seed: int = 0) -> None:  # fmt: skip
+    """Assert that ``backend`` (a name, or a compile function) agrees with the interpreter on
+    every leaf of every vector."""
     graph, top = prog.graph, prog.top
+    compile_ = (lambda s: compile_target(backend, s)) if isinstance(backend, str) else backend
     vs = vectors_for(graph, top, seed, prog.extra)
     inputs = vs.inputs
     _, result_type = graph.signature(top)
     want = evaluate(graph, top, inputs, rows=vs.rows)
-    got = compile_target(backend, single_stage(graph, top))(inputs, vs.rows)
+    got = compile_(single_stage(graph, top))(inputs, vs.rows)
     leaves = zip(leaf_bits(want, result_type, vs.rows), leaf_bits(got, result_type, vs.rows),
                  strict=True)  # fmt: skip
     paths = [leaf.path for leaf in _flat(result_type)]

@@ -22,5 +22,6 @@ def test_kernel_vectors(kernel, backend: str) -> None:
     results = run_jsonl(backend, program.graph, program.top, lines)
     expected = [json.loads(line)["expected"] for line in lines]
     assert len(results) == len(expected) > 0
-    mismatches = [(i, r, e) for i, (r, e) in enumerate(zip(results, expected)) if r != e]
+    pairs = enumerate(zip(results, expected, strict=True))
+    mismatches = [(i, r, e) for i, (r, e) in pairs if r != e]
     assert mismatches == []

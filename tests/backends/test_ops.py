@@ -16,6 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kera.backends import unavailable
+from kera.backends.layout import region_layout
+from kera.backends.wasm import WasmKernel, emit_wat
+from kera.backends.wasm import simd as wasm_simd
+from kera.backends.wasm.emit import memory_layout
+from kera.hls.pipeline import single_stage
 from kera.ir.graph import Graph, Region, param
 from kera.ir.ops import OPS
 from kera.ir.types import BOOL, IntType, TupleType, uint
@@ -98,3 +103,27 @@ def test_every_width(backend: str, widths: Sequence[int]) -> None:
     if reason := unavailable(backend):
         pytest.skip(reason)
     check_backend(backend, width_sweep(widths), seed=widths[0])
+
+
+SIMD_OPS = sorted(op for op, entry in wasm_simd.TABLE.items() if callable(entry))
+
+
+@pytest.mark.skipif(bool(unavailable("wasm")), reason=str(unavailable("wasm")))
+@EXAMPLES
+@given(data=st.data(), seed=st.integers(0, 2**16))
+def test_wasm_simd_lanes_match_the_interpreter(data: st.DataObject, seed: int) -> None:
+    """The SIMD128 table, forced: every lane-wise opcode at widths up to 32 bits."""
+    program = op_program(SIMD_OPS, data, 2, max_width=32, const_amounts=True)
+
+    def compile_simd(schedule):  # noqa: ANN001, ANN202
+        wat = emit_wat(schedule, simd_lanes=True)
+        assert "SIMD128" in wat.splitlines()[0]
+        return WasmKernel(wat, memory_layout(region_layout(program.graph, program.top)))
+
+    check_backend(compile_simd, program, seed)
+
+
+def test_wasm_falls_back_to_scalar_code() -> None:
+    program = width_sweep((8, 33))  # 64-bit containers and divisions: no lanes
+    wat = emit_wat(single_stage(program.graph, program.top))
+    assert "scalar" in wat.splitlines()[0] and "v128." not in wat

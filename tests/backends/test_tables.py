@@ -1,4 +1,4 @@
-"""Every backend has exactly one table entry per opcode of the registry (ARCHITECTURE.md, inv. 1)."""
+"""Every backend has one table entry per opcode of the registry (ARCHITECTURE.md, inv. 1)."""
 
 from __future__ import annotations
 

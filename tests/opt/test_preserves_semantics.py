@@ -8,11 +8,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kera.ir.build import build_program
 from kera.ir.ops import OPS
 from kera.ir.validate import validate
 from kera.opt import PASSES, optimize
 from tests.opt.kit import assert_same_bits
 from tests.opt.randgraph import RECIPES, graphs
+from tests.opt.randprog import programs
 
 EXAMPLES = int(os.environ.get("KERA_OPT_EXAMPLES", "60"))  # raise it for a soak run
 RUNS = {name: fn for name, fn in PASSES.items()}
@@ -33,3 +35,24 @@ def test_pass_preserves_bits_on_random_graphs(name, graph, seed):
     assert graph.fingerprint() == fingerprint  # the input graph is untouched
     assert validate(after) == []
     assert_same_bits(graph, after, rows=40, seed=seed)
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(source=programs(), seed=st.integers(0, 1 << 30))
+def test_every_pass_and_pipeline_preserves_bits_on_random_programs(source, seed):
+    program = build_program("t.kera", source)
+    assert program.ok, [d.message for d in program.diagnostics]
+    graph = program.graph
+    for name, run in RUNS.items():
+        after = run(graph)
+        assert validate(after) == [], name
+        assert_same_bits(graph, after, rows=48, seed=seed)
+
+
+@pytest.mark.parametrize("name", sorted(PASSES))
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(graph=graphs())
+def test_passes_are_idempotent(name, graph):
+    """The fixpoint skips a pass whose own output comes back unchanged: p(p(g)) must be p(g)."""
+    once = PASSES[name](graph)
+    assert PASSES[name](once).fingerprint() == once.fingerprint()

@@ -126,6 +126,31 @@ CASES += [
 ]
 
 
+U16P = [("x", U16), ("y", U16)]
+CASES += [
+    ("(x&1)<<15 drops the mask", U16P, _bin("shl", _bin("and", _x, _c(U16, 1)), _c(U32, 15)),
+     _bin("shl", _x, _c(U32, 15))),
+    ("(x&3)<<15 drops the mask", U16P, _bin("shl", _bin("and", _x, _c(U16, 3)), _c(U32, 15)),
+     _bin("shl", _x, _c(U32, 15))),
+    ("(x&1)<<14 keeps it", U16P, _bin("shl", _bin("and", _x, _c(U16, 1)), _c(U32, 14)),
+     _bin("shl", _bin("and", _x, _c(U16, 1)), _c(U32, 14))),
+    ("(x&0xff00)>>8 drops the mask", U16P,
+     _bin("shr", _bin("and", _x, _c(U16, 0xFF00)), _c(U32, 8)), _bin("shr", _x, _c(U32, 8))),
+    ("(x as u16) < 7 compares bytes", X8, _bin("lt", _un("cast", _x, t=U16), _c(U16, 7)),
+     _bin("lt", _x, _c(U8, 7))),
+    ("(x as u16) == (y as u16)", X8,
+     _bin("eq", _un("cast", _x, t=U16), _un("cast", _y, t=U16)), _bin("eq", _x, _y)),
+    ("(x as i16) < (y as i16) from i8", S8,
+     _bin("lt", _un("cast", _x, t=sint(16)), _un("cast", _y, t=sint(16))), _bin("lt", _x, _y)),
+    ("(x as u16) < (y as u16) from i8 stays", S8,
+     _bin("lt", _un("cast", _x, t=U16), _un("cast", _y, t=U16)),
+     _bin("lt", _un("cast", _x, t=U16), _un("cast", _y, t=U16))),
+    ("select(c, x as u16, y as u16)", SEL,
+     _select(_p(0), _un("cast", _p(1), t=U16), _un("cast", _p(2), t=U16)),
+     _un("cast", _select(_p(0), _p(1), _p(2)), t=U16)),
+]
+
+
 @pytest.mark.parametrize(("name", "params", "before", "after"), CASES, ids=[c[0] for c in CASES])
 def test_identity(name, params, before, after):
     _, res = result_after(simplify, params, before)

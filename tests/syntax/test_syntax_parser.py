@@ -165,7 +165,7 @@ def test_dump_of_a_small_function() -> None:
         '      LINE_COMMENT@30..36 "// one"\n'
         '      WHITESPACE@36..37 "\\n"\n'
         '      R_CURLY@37..38 "}"\n'
-        '  WHITESPACE@38..39 "\\n"\n'
+        '  WHITESPACE@38..39 "\\n"'
     )
 
 

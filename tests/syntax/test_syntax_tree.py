@@ -165,3 +165,59 @@ def test_parse_result_tokens() -> None:
         (K.WHITESPACE, "  ", 1, 3),
         (K.IDENT, "b", 3, 4),
     ]
+
+
+def test_str_input_with_lone_surrogates_never_raises() -> None:
+    result = parse("// a\udcff")  # as decoded with surrogateescape: the byte 0xff
+    assert result.source == b"// a\xff"
+    assert [d.message for d in result.diagnostics] == ["invalid UTF-8 byte 0xff"]
+    result = parse("// a\ud800")  # not from bytes at all: encoded as it stands
+    assert result.source == b"// a\xed\xa0\x80"
+    assert len(result.diagnostics) == 3
+
+
+def replay(events: list) -> list[str]:
+    """Rebuild the node outline from event objects, as rust-analyzer's `process` does."""
+    out: list[str] = []
+    depth = 0
+    entered: set[int] = set()
+    for i, event in enumerate(events):
+        if isinstance(event, Start):
+            if i in entered:
+                continue
+            chain, at, fp = [event.kind], i, event.forward_parent
+            while fp:
+                at += fp
+                entered.add(at)
+                chain.append(events[at].kind)
+                fp = events[at].forward_parent
+            for kind in reversed(chain):
+                if kind is not None:
+                    out.append("  " * depth + kind.name)
+                    depth += 1
+        elif isinstance(event, Finish):
+            depth -= 1
+    assert depth == 0
+    return out
+
+
+def outline(node: SyntaxNode) -> list[str]:
+    out: list[str] = []
+    stack = [(node, 0)]
+    while stack:
+        current, depth = stack.pop()
+        out.append("  " * depth + current.kind.name)
+        stack.extend((child, depth + 1) for child in reversed(list(current.child_nodes())))
+    return out
+
+
+def test_events_replay_to_the_tree() -> None:
+    sources = [
+        SRC,
+        "fn f() { a + b * c - d as u8 < e && !f(g)[h].0 || i }",
+        "const X: [u8; 2] = [1, 2]; fn g(t: (u8, u8)) -> u8 { let (a, _) = t; a += 1; a }",
+        "fn broken( { let = ; x.y } }",
+    ]
+    for src in sources:
+        result = parse(src)
+        assert replay(result.events) == outline(result.tree), src

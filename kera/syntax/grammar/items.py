@@ -88,7 +88,8 @@ def fn_item(p: Parser, m: int) -> None:
         p.complete(params, T.PARAM_LIST)
     else:
         p.error_expected("`(`")
-    if p.at(T.ARROW):
+    has_ret_type = p.at(T.ARROW)
+    if has_ret_type:
         ret = p.start()
         p.bump()
         types.type_(p)
@@ -96,7 +97,7 @@ def fn_item(p: Parser, m: int) -> None:
     if p.at(T.L_CURLY):
         stmts.block(p)
     else:
-        p.error_expected("`{`" if p.at(T.ARROW) else "`->` or `{`")
+        p.error_expected("`{`" if has_ret_type else "`->` or `{`")
     p.complete(m, T.FN)
 
 
