@@ -105,6 +105,10 @@ def run_jsonl(
     if region not in graph.regions:
         known = ", ".join(sorted(graph.regions)) or "none"
         raise KeraError(f"no function named `{region}` in the graph (have: {known})")
+    reason = unavailable(target)
+    if reason is not None:  # say so before reading a possibly long input file
+        prefix = "" if reason.startswith("target") else f"target `{target}` cannot run here: "
+        raise KeraError(prefix + reason, exit_code=3)
     params, result_type = graph.signature(region)
     batch = values.load_jsonl(lines, params, name)
     if batch.rows == 0:

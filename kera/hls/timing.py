@@ -3,11 +3,11 @@
 The delay/area models (``kera.hls.models``) are queried with ``(op, width, n)``. What "width"
 means depends on the op (``model_query``): the output width for most ops, the operand width for
 comparisons and ``widening_mul``, the element width (with ``n`` = length) for ``array_index``,
-the flat width of the value for ``select``. Wiring ops (``param``, ``const``, ``cast``,
-``concat``, ``slice``, ``tuple``, ``tuple_get``, ``array``, and ``array_index``/``array_update``
-with a constant index) cost nothing. ``CostModel`` wraps a
-model with a cache and the derived costs of ops the model does not measure (``array_update``,
-and ``div``/``rem`` that were not lowered).
+the flat width of the value for ``select``. Wiring costs nothing: ``param``, ``const``,
+``cast``, ``concat``, ``slice``, ``tuple``, ``tuple_get``, ``array``; ``array_index``,
+``array_update``, shifts and rotates by a constant; ``and``/``or`` with a constant operand.
+``CostModel`` wraps a model with a cache and the derived costs of ops the model does not
+measure (``array_update``, and ``div``/``rem`` that were not lowered).
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ from kera.syntax.diagnostics import KeraError, SourceFile, Span
 WIRING_OPS: frozenset[str] = frozenset(
     {"param", "const", "cast", "concat", "slice", "tuple", "tuple_get", "array"}
 )
+#: Ops that are only wires when their second operand is a constant.
+_CONST_SECOND_IS_WIRING = frozenset({"array_index", "array_update", "shl", "shr", "rotl", "rotr"})
 #: Ops a model may lack whose cost is derived here from the costs of their parts.
 DERIVED_OPS: frozenset[str] = frozenset({"array_update", "div", "rem"})
 #: Area resources every model reports.
@@ -56,8 +58,10 @@ def model_query(graph: Graph, node: Node) -> Query | None:
     if op in WIRING_OPS:
         return None
     nodes = graph.nodes
-    if op in ("array_index", "array_update") and nodes[node.inputs[1]].op == "const":
-        return None  # a constant index picks (or replaces) one element: only wires
+    if op in _CONST_SECOND_IS_WIRING and nodes[node.inputs[1]].op == "const":
+        return None  # a constant index, shift or rotate amount only routes bits
+    if op in ("and", "or") and any(nodes[i].op == "const" for i in node.inputs):
+        return None  # each bit is a wire or a constant
     if op in ("eq", "ne"):
         return (op, nodes[node.inputs[0]].type.flat_width, None)
     if op in ("lt", "le", "gt", "ge"):  # one comparator, operands swapped or output inverted

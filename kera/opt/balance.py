@@ -79,7 +79,7 @@ def balance(graph: Graph) -> Graph:
         return balanced(rw, node.op, node.type, [rw.map[i] for i in roots[nid]])
 
     rw = Rewriter(graph, lambda rw, t: None, ops=())
-    return rw.run(order, dropped.__contains__, dict.fromkeys(roots, rebuild))
+    return rw.run(order, dropped, dict.fromkeys(roots, rebuild))
 
 
 __all__ = ["CHAIN_OPS", "balance", "balanced", "chains"]

@@ -87,4 +87,4 @@ def fold(graph: Graph) -> Graph:
     return rewrite(graph, fold_rule, ops=FOLDED)
 
 
-__all__ = ["fold", "fold_rule"]
+__all__ = ["FOLDED", "fold", "fold_rule"]

@@ -2,7 +2,10 @@
 
 A pipeline is a sequence of steps; a step is a pass name or a ``Fixpoint`` group, whose passes
 run in order, again and again, until one whole round leaves the graph's fingerprint unchanged
-or the round cap is reached. After every pass the invariant validator runs
+or the round cap is reached. A name joining local-rule passes with ``+`` (``fold+simplify``)
+is one pass that tries their rules in that order on every node in a single walk: a rewrite near
+the inputs changes the id of everything downstream, so one walk that re-adds the graph once
+costs a third of three walks that each re-add it. After every pass the invariant validator runs
 (``kera.ir.validate.check``) together with the manager's own check that region names and
 params are untouched; a violation raises ``InvariantError`` naming the pass, its round and the
 first broken node — always a compiler bug.
@@ -20,11 +23,11 @@ from kera.ir.validate import InvariantError, check
 from kera.opt.balance import balance
 from kera.opt.dce import dce
 from kera.opt.dump import format_graph
-from kera.opt.fold import fold
+from kera.opt.fold import FOLDED, fold, fold_rule
 from kera.opt.narrow import narrow
-from kera.opt.rewrite import canonical
-from kera.opt.simplify import simplify
-from kera.opt.strength import strength
+from kera.opt.rewrite import Rewriter, Rule, Term, canonical, rewrite
+from kera.opt.simplify import SIMPLIFIED, simplify, simplify_rule
+from kera.opt.strength import STRENGTHENED, strength, strength_rule
 
 Pass = Callable[[Graph], Graph]
 Dump = Callable[[str, str], None]
@@ -37,6 +40,29 @@ PASSES: dict[str, Pass] = {
     "narrow": narrow,
     "dce": dce,
 }
+
+LOCAL_RULES: dict[str, tuple[Rule, frozenset[str]]] = {
+    "fold": (fold_rule, FOLDED),
+    "simplify": (simplify_rule, SIMPLIFIED),
+    "strength": (strength_rule, STRENGTHENED),
+}
+"""The passes that are one local rule each, so that ``+`` can fuse them into one walk."""
+
+
+def fused(names: Sequence[str]) -> Pass:
+    """Return one pass that tries the local rules of ``names``, in order, in a single walk."""
+    parts = [LOCAL_RULES[n] for n in names]
+    ops = frozenset().union(*(o for _, o in parts))
+
+    def rule(rw: Rewriter, t: Term) -> bytes | None:
+        for local, wanted in parts:
+            if t.op in wanted:
+                out = local(rw, t)
+                if out is not None:
+                    return out
+        return None
+
+    return lambda graph: rewrite(graph, rule, ops=ops)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,9 +83,9 @@ PIPELINES: dict[str, tuple[Step, ...]] = {
     "O0": (),
     "O1": ("fold", "simplify", "dce"),
     "O2": (
-        Fixpoint(("fold", "simplify", "strength")),
+        Fixpoint(("fold+simplify+strength",)),
         "balance",
-        Fixpoint(("narrow", "fold", "simplify")),
+        Fixpoint(("narrow", "fold+simplify")),
         "dce",
     ),
 }
@@ -100,7 +126,7 @@ def optimize(
     its ``format_graph`` text (default: written to stderr). With ``validate`` the input and
     every pass's output are checked; a broken invariant raises ``InvariantError``.
     """
-    table = PASSES if passes is None else passes
+    table = dict(PASSES if passes is None else passes)
     if pipeline is None:
         key = f"O{level}"
         if type(level) is not int or key not in PIPELINES:
@@ -124,12 +150,14 @@ def optimize(
 class _Runner:
     """Run passes one at a time, validating, timing, recording and dumping each."""
 
-    def __init__(self, table: Mapping[str, Pass], stats: list[PassStats] | None,
+    def __init__(self, table: dict[str, Pass], stats: list[PassStats] | None,
                  dump_after: str | None, dump: Dump, validate: bool) -> None:  # fmt: skip
         self.table, self.stats, self.validate = table, stats, validate
         self.dump_after, self.dump = dump_after, dump
 
     def run(self, name: str, graph: Graph, round_: int) -> Graph:
+        if name not in self.table:
+            self.table[name] = fused(name.split("+"))
         start = time.perf_counter()
         out = self.table[name](graph)
         seconds = time.perf_counter() - start
@@ -140,7 +168,7 @@ class _Runner:
         if self.stats is not None:
             changed = out.fingerprint() != graph.fingerprint()
             self.stats.append(PassStats(name, round_, len(graph), len(out), seconds, changed))
-        if name == self.dump_after:
+        if self.dump_after in name.split("+"):
             self.dump(label, format_graph(out))
         return out
 
@@ -163,12 +191,19 @@ class _Runner:
 
 
 def _check_names(pipeline: Sequence[Step], table: Mapping[str, Pass], dump_after: str | None):
+    known = ", ".join(sorted(table))
     names = [n for s in pipeline for n in (s.passes if isinstance(s, Fixpoint) else (s,))]
     for name in names:
-        if name not in table:
-            raise ValueError(f"unknown pass `{name}` (known: {', '.join(sorted(table))})")
+        if "+" in name:
+            for part in name.split("+"):
+                if part not in LOCAL_RULES:
+                    rules = ", ".join(LOCAL_RULES)
+                    raise ValueError(f"`{name}`: only local-rule passes ({rules}) can be "
+                                     f"joined with `+`, not `{part}`")  # fmt: skip
+        elif name not in table:
+            raise ValueError(f"unknown pass `{name}` (known: {known})")
     if dump_after is not None and dump_after not in table:
-        raise ValueError(f"unknown pass `{dump_after}` (known: {', '.join(sorted(table))})")
+        raise ValueError(f"unknown pass `{dump_after}` (known: {known})")
 
 
 def _check_signature(before: Graph, after: Graph, label: str) -> None:
@@ -220,10 +255,12 @@ __all__ = [
     "PASSES",
     "PIPELINES",
     "Dump",
+    "LOCAL_RULES",
     "Fixpoint",
     "Pass",
     "PassStats",
     "Step",
     "format_stats",
+    "fused",
     "optimize",
 ]

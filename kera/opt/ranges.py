@@ -53,6 +53,10 @@ class Ranges:
         if nid in memo:
             return memo[nid]
         nodes = self.graph.nodes
+        node = nodes[nid]
+        if all(i in memo for i in node.inputs):  # the usual case: inputs come first
+            memo[nid] = r = self._compute(node)
+            return r
         stack = [nid]
         while stack:
             top = stack[-1]
@@ -73,9 +77,11 @@ class Ranges:
             return None
         if node.op == "array_index":
             return _array_index(self, node)
-        ins = [self.memo[i] for i in node.inputs]
         rule = _RULES.get(node.op)
-        if rule is None or any(r is None for r in ins):
+        if rule is None:
+            return full(t)
+        ins = [self.memo[i] for i in node.inputs]
+        if None in ins:
             return full(t)
         return _clip(rule(self, node, ins), t)  # type: ignore[arg-type]
 

@@ -128,13 +128,23 @@ class Rewriter:
         self._walk((nid,))
         return self.map[nid]
 
-    def _walk(self, order: Iterable[bytes]) -> None:
+    def _walk(
+        self,
+        order: Iterable[bytes],
+        skip: Collection[bytes] = (),
+        custom: Mapping[bytes, Callable[[Rewriter, bytes], bytes]] | None = None,
+    ) -> None:
         """Visit nodes in order (the hot loop of every pass, so everything is a local)."""
         old_nodes, old_spans = self.old.nodes, self.old.spans
         new = self.new
         new_nodes, new_spans, add = new.nodes, new.spans, new.add
         m, rule, ops = self.map, self.rule, self.ops
         for nid in order:
+            if skip and nid in skip:
+                continue
+            if custom and nid in custom:
+                self.replace(nid, custom[nid])
+                continue
             node = old_nodes[nid]
             ins = node.inputs
             args = tuple([m[i] for i in ins]) if ins else ins
@@ -168,25 +178,15 @@ class Rewriter:
     def run(
         self,
         order: Iterable[bytes] | None = None,
-        skip: Callable[[bytes], bool] | None = None,
+        skip: Collection[bytes] = (),
         custom: Mapping[bytes, Callable[[Rewriter, bytes], bytes]] | None = None,
     ) -> Graph:
         """Visit the old graph's nodes (``order``, default ``walk_order``); return the new graph.
 
-        Nodes for which ``skip(old_id)`` holds are not re-added (nothing may use them later);
-        nodes in ``custom`` are rebuilt by their own function instead of the rule.
+        Nodes in ``skip`` are not re-added (nothing may use them later); nodes in ``custom`` are
+        rebuilt by their own function instead of the rule.
         """
-        todo = order if order is not None else walk_order(self.old)
-        if skip is None and custom is None:
-            self._walk(todo)
-        else:
-            for nid in todo:
-                if skip is not None and skip(nid):
-                    continue
-                if custom is not None and nid in custom:
-                    self.replace(nid, custom[nid])
-                else:
-                    self._walk((nid,))
+        self._walk(order if order is not None else walk_order(self.old), skip, custom)
         new = self.new
         for name, region in self.old.regions.items():
             params = tuple(self.map[p] for p in region.params)

@@ -368,4 +368,4 @@ def simplify(graph: Graph) -> Graph:
     return rewrite(graph, simplify_rule, ops=SIMPLIFIED)
 
 
-__all__ = ["cast_chain_is_single", "simplify", "simplify_rule"]
+__all__ = ["SIMPLIFIED", "cast_chain_is_single", "simplify", "simplify_rule"]

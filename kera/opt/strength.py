@@ -19,6 +19,7 @@ from kera.ir.graph import Graph
 from kera.ir.types import BOOL, IntType, sint, uint
 from kera.opt.rewrite import Rewriter, Term, rewrite
 
+STRENGTHENED = frozenset({"mul", "div", "rem"})
 AMOUNT = uint(32)  # the type of the constant shift amounts it emits (as the front end's literals)
 
 
@@ -164,7 +165,15 @@ def _remainder(rw: Rewriter, x: bytes, q: bytes, d: int, ty: IntType) -> bytes:
 
 def strength(graph: Graph) -> Graph:
     """Return ``graph`` with multiplications and divisions by constants made cheaper."""
-    return rewrite(graph, strength_rule, ops=("mul", "div", "rem"))
+    return rewrite(graph, strength_rule, ops=STRENGTHENED)
 
 
-__all__ = ["AMOUNT", "Magic", "signed_magic", "strength", "strength_rule", "unsigned_magic"]
+__all__ = [
+    "AMOUNT",
+    "STRENGTHENED",
+    "Magic",
+    "signed_magic",
+    "strength",
+    "strength_rule",
+    "unsigned_magic",
+]

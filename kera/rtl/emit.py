@@ -176,7 +176,11 @@ class _Module:
         loads = []
         for nid in held:
             name = self._bank_reg(s, nid)
-            loads.append((name, self.g.nodes[nid].type.flat_width, self.ref(nid, s).expr))
+            # A value made in an earlier stage comes from the previous bank (a constant result
+            # too: it is registered from its stage on, like any other value).
+            made = self.s.stage[nid]
+            source = self.ref(nid, s).expr if made == s else self.bank_name[(s - 1, nid)]
+            loads.append((name, self.g.nodes[nid].type.flat_width, source))
             self.bank_name[(s, nid)] = name
         lines = ["", f"// ---- bank {s}: {len(held)} register{'s' * (len(held) != 1)} + valid"]
         lines += [f"reg {rng(w)}{name};" for name, w, _ in loads]

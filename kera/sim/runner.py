@@ -28,6 +28,7 @@ from pathlib import Path
 
 import kera
 from kera import interp
+from kera.backends.cache import cache_dir
 from kera.hls.pipeline import Schedule
 from kera.ir import values
 from kera.rtl.emit import emit_verilog
@@ -81,7 +82,7 @@ def simulate(
     ``inputs`` is a batch (param name → batched value, ``kera.ir.values``), a list of JSON rows
     (``{param: value}``, or the vectors form ``{"inputs": {...}, "expected": ...}``), or a JSONL
     path. ``verilog`` is the text to simulate (default: ``emit_verilog(schedule)``);
-    ``build_dir`` is the cache root for builds (default ``$KERA_SIM_CACHE`` or
+    ``build_dir`` is the cache root for builds (default ``$KERA_HLS_CACHE/sim``, else
     ``~/.cache/kera-hls/sim``); ``waves`` names a waveform file to write (Verilator: VCD, or FST
     for a ``.fst`` name; Icarus: FST). Raises ``KeraError``: exit 1 for bad inputs, exit 3 when
     a simulator or compiler is missing or the simulation cannot run.
@@ -203,12 +204,8 @@ def _trace_format(simulator: str, waves: Path | None) -> str:
 
 
 def _cache_root(build_dir: Path | None) -> Path:
-    if build_dir is not None:
-        return Path(build_dir)
-    if os.environ.get("KERA_SIM_CACHE"):
-        return Path(os.environ["KERA_SIM_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "kera-hls" / "sim"
+    """Return where builds are cached: ``build_dir``, else the project's cache (``sim``)."""
+    return Path(build_dir) if build_dir is not None else cache_dir("sim")
 
 
 @contextlib.contextmanager

@@ -47,10 +47,28 @@ def small_graph() -> Graph:
     return g
 
 
-@pytest.mark.parametrize("kind", sorted(EMITTERS))
-def test_emitted_text_matches_the_golden_file(kind: str) -> None:
-    text = EMITTERS[kind](single_stage(small_graph(), "f"))
-    path = GOLDEN / f"small.{kind}"
+def lanes_graph() -> Graph:
+    """``g(x: u32, y: i12) -> (u32, bool, i12)``: every node has a SIMD128 lane-wise form."""
+    g = Graph()
+    x, y = param(g, 0, "x", uint(32)), param(g, 1, "y", sint(12))
+    mixed = g.add("add", uint(32), [g.add("rotl", uint(32), [x, const(g, uint(8), 5)]),
+                                    g.add("cast", uint(32), [y])])  # fmt: skip
+    small = g.add("lt", BOOL, [y, const(g, sint(12), -3)])
+    shifted = g.add("shr", sint(12), [y, const(g, uint(4), 15)])
+    out = TupleType((uint(32), BOOL, sint(12)))
+    pop = g.add("popcount", uint(32), [mixed])
+    g.add_region(Region("g", (x, y), g.add("tuple", out, [pop, small, shifted])))
+    return g
+
+
+CASES = [(kind, "small") for kind in sorted(EMITTERS)] + [("wat", "lanes")]
+
+
+@pytest.mark.parametrize(("kind", "name"), CASES)
+def test_emitted_text_matches_the_golden_file(kind: str, name: str) -> None:
+    graph, top = (small_graph(), "f") if name == "small" else (lanes_graph(), "g")
+    text = EMITTERS[kind](single_stage(graph, top))
+    path = GOLDEN / f"{name}.{kind}"
     if os.environ.get("KERA_UPDATE_GOLDEN"):
         path.parent.mkdir(exist_ok=True)
         path.write_text(text)
@@ -58,8 +76,10 @@ def test_emitted_text_matches_the_golden_file(kind: str) -> None:
     assert text == path.read_text(), f"{path} changed: review, then KERA_UPDATE_GOLDEN=1"
 
 
-def test_the_golden_graph_agrees_everywhere() -> None:
+@pytest.mark.parametrize("name", ["small", "lanes"])
+def test_the_golden_graphs_agree_everywhere(name: str) -> None:
     from kera.sim.parity import run_parity
 
-    report = run_parity(small_graph(), "f", vectors=2000, seed=5)
+    graph, top = (small_graph(), "f") if name == "small" else (lanes_graph(), "g")
+    report = run_parity(graph, top, vectors=2000, seed=5)
     assert report.ok, report.table()

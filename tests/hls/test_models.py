@@ -98,7 +98,8 @@ def test_dsp_thresholds() -> None:
     ice40, ecp5 = load_model("ice40"), load_model("ecp5")
     assert ice40.area("mul", 8)["dsp"] == 0  # yosys keeps narrow products in LUTs
     assert ice40.area("mul", 16)["dsp"] == 1  # one SB_MAC16 up to 16x16
-    assert ice40.area("mul", 17)["dsp"] > 1
+    assert ice40.area("mul", 17)["dsp"] == 1  # the low 17 bits: one MAC and a few LUTs
+    assert ice40.area("mul", 18)["dsp"] > 1
     assert ecp5.area("mul", 18)["dsp"] == 1  # one MULT18X18D up to 18x18
     assert ecp5.area("mul", 19)["dsp"] > 1
     for m in (ice40, ecp5):
@@ -213,7 +214,7 @@ def _tiny_model() -> DelayModel:
     return DelayModel({
         "family": "toy", "fitted": True, "clk_to_q_setup_ns": 1.0,
         "reg": {"ff_per_bit": 1.0, "overhead_ns": fit(0, 0, 1.0)},
-        "wiring": ["cast"], "lowered": {}, "aliases": {"gt": "lt"},
+        "wiring": ["cast"], "no_entry": {}, "aliases": {"gt": "lt"},
         "ops": {
             "lt": {"delay_ns": fit(0.5, 1.0, -1.0), "lut": table, "ff": zero, "carry": zero,
                    "dsp": step},

@@ -349,3 +349,9 @@ def test_costs_of_derived_and_wiring_ops() -> None:
     assert costs.delay(g, fixed) == 0.0 and not any(costs.area(g, fixed).values())
     step = MODEL.delay_ns("sub", 16) + sel
     assert costs.delay(g, div) == pytest.approx(16 * step)
+    three, mask = const(g, uint(4), 3), const(g, U16, 0xFF)
+    for op, ins in (("shl", (v, three)), ("rotr", (v, three)), ("and", (mask, v)),
+                    ("or", (v, mask))):  # fmt: skip
+        assert costs.delay(g, g.nodes[g.add(op, U16, ins)]) == 0.0, op
+    assert costs.delay(g, g.nodes[g.add("shl", U16, (v, i))]) > 0
+    assert costs.delay(g, g.nodes[g.add("xor", U16, (v, mask))]) > 0

@@ -24,8 +24,9 @@ def _graph() -> Graph:
 def test_pipelines_are_data():
     assert PIPELINES["O0"] == ()
     assert PIPELINES["O1"] == ("fold", "simplify", "dce")
-    names = {n for step in PIPELINES["O2"]
-             for n in (step.passes if isinstance(step, Fixpoint) else (step,))}  # fmt: skip
+    names = {part for step in PIPELINES["O2"]
+             for n in (step.passes if isinstance(step, Fixpoint) else (step,))
+             for part in n.split("+")}  # fmt: skip
     assert names == set(PASSES)
 
 
@@ -47,13 +48,25 @@ def test_an_unknown_level_or_pass_is_a_value_error():
         optimize(_graph(), pipeline=["nope"])
     with pytest.raises(ValueError, match=r"^unknown pass `nope`"):
         optimize(_graph(), dump_after="nope")
+    with pytest.raises(ValueError, match=r"^`fold\+balance`: only local-rule passes "
+                                         r"\(fold, simplify, strength\) can be joined with "
+                                         r"`\+`, not `balance`$"):
+        optimize(_graph(), pipeline=["fold+balance"])
+
+
+def test_joined_passes_run_as_one_walk_and_match_the_separate_passes_here():
+    stats: list[PassStats] = []
+    joined = optimize(_graph(), pipeline=["fold+simplify+strength"], stats=stats)
+    assert [r.name for r in stats] == ["fold+simplify+strength"]
+    apart = optimize(_graph(), pipeline=[Fixpoint(("fold", "simplify", "strength"))])
+    assert joined.fingerprint() == apart.fingerprint()
 
 
 def test_stats_record_every_pass_run():
     stats: list[PassStats] = []
     out = optimize(_graph(), 2, stats=stats)
     names = [r.name for r in stats]
-    assert names[:3] == ["fold", "simplify", "strength"] and names[-1] == "dce"
+    assert names[0] == "fold+simplify+strength" and names[-1] == "dce"
     assert "balance" in names and "narrow" in names
     assert stats[0].nodes_before == len(_graph())
     assert stats[-1].nodes_after == len(out)
@@ -68,8 +81,8 @@ def test_stats_record_every_pass_run():
 def test_dump_after_gets_the_text_of_each_run_of_that_pass():
     seen: list[tuple[str, str]] = []
     optimize(_graph(), 2, dump_after="simplify", dump=lambda lbl, text: seen.append((lbl, text)))
-    assert seen and seen[0][0] == "simplify"
-    assert all(label.startswith("simplify") for label, _ in seen)
+    assert seen and seen[0][0] == "fold+simplify+strength"  # every run that includes simplify
+    assert all("simplify" in label for label, _ in seen)
     assert seen[0][1].startswith("fn f(x: u8, y: u8) -> u8 {\n")
 
 

@@ -12,7 +12,7 @@ from kera.hls.pipeline import single_stage
 from kera.ir.build import build_program
 from kera.ir.graph import Graph, Region, param
 from kera.ir.ops import OPS
-from kera.ir.types import ArrayType, TupleType, uint
+from kera.ir.types import TupleType, uint
 from kera.rtl import emit_verilog
 from kera.rtl.lower import LOWERINGS
 from kera.syntax.diagnostics import KeraError
@@ -183,13 +183,3 @@ def test_zero_width_port_is_an_error() -> None:
         "const", uint(1), (), {"value": 1})])))  # fmt: skip
     with pytest.raises(KeraError, match="parameter `a`"):
         _emit(single_stage(g, "f"))
-
-
-def test_packing_puts_element_zero_in_the_low_bits() -> None:
-    from kera.rtl.packing import pack, unpack
-
-    t = ArrayType(TupleType((uint(4), ArrayType(uint(2), 2))), 2)
-    value = [[1, [2, 3]], [4, [1, 0]]]
-    bits = pack(value, t)
-    assert bits == 1 | 2 << 4 | 3 << 6 | 4 << 8 | 1 << 12 | 0 << 14
-    assert unpack(bits, t) == value

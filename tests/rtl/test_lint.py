@@ -11,7 +11,8 @@ from kera.rtl import emit_verilog, lint, parse_ports
 from kera.rtl.lint import verilator_bin_dir
 from tests.conftest import EXAMPLES, kernel_params
 from tests.rtl.allops import allops_graph
-from tests.rtl.schedules import load, schedules
+from tests.rtl.edge_designs import edge_designs
+from tests.rtl.schedules import depth_schedule, load, schedules
 
 needs_verilator = pytest.mark.skipif(
     verilator_bin_dir() is None and shutil.which("verilator") is None,
@@ -50,6 +51,14 @@ def test_lint_is_clean_for_every_opcode() -> None:
     for name, schedule in schedules(graph, top).items():
         if name != "sdc":
             assert lint(_emit(schedule)) == [], name
+
+
+@needs_verilator
+@pytest.mark.parametrize("name", list(edge_designs()))
+def test_lint_is_clean_for_edge_designs(name: str) -> None:
+    graph, top, _ = edge_designs()[name]
+    for stages in (1, 3):
+        assert lint(_emit(depth_schedule(graph, top, stages))) == [], stages
 
 
 @needs_verilator

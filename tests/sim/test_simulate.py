@@ -2,7 +2,7 @@
 
 Every shared kernel runs all of its vectors in one simulation per (schedule, backpressure), with
 a single-stage and a multi-stage schedule (and the real scheduler's once it is there). Builds
-are cached by the Verilog text (``$KERA_SIM_CACHE``, default ``~/.cache/kera-hls/sim``), so a
+are cached by the Verilog text (``$KERA_HLS_CACHE/sim``, default ``~/.cache/kera-hls/sim``), so a
 second run of this file only simulates.
 """
 
@@ -23,6 +23,7 @@ from kera.sim import simulate
 from kera.syntax.diagnostics import KeraError
 from tests.conftest import kernel_params
 from tests.rtl.allops import allops_graph, allops_rows
+from tests.rtl.edge_designs import edge_designs
 from tests.rtl.schedules import depth_schedule, load, real_schedule
 
 pytestmark = pytest.mark.skipif(
@@ -181,6 +182,17 @@ def test_missing_verilator_is_exit_code_3(monkeypatch: pytest.MonkeyPatch) -> No
     with pytest.raises(KeraError) as info:
         simulate(single_stage(graph, top), [{"x": 1}])
     assert info.value.exit_code == 3 and "verilator" in info.value.message
+
+
+@pytest.mark.skipif(shutil.which("iverilog") is None, reason="Icarus (iverilog) is not installed")
+@pytest.mark.parametrize("name", list(edge_designs()))
+def test_edge_designs_on_icarus(name: str) -> None:
+    graph, top, rows = edge_designs()[name]
+    for stages in (1, 3):
+        schedule = depth_schedule(graph, top, stages)
+        result = simulate(schedule, rows, simulator="icarus")
+        assert result.passed, result.mismatches[:3]
+        _check_exact(result, schedule, len(rows))
 
 
 @pytest.mark.skipif(shutil.which("iverilog") is None, reason="Icarus (iverilog) is not installed")

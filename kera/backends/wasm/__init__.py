@@ -18,7 +18,7 @@ import numpy as np
 from kera.backends.cache import cache_dir
 from kera.backends.layout import bind_inputs, pack, region_layout, unpack
 from kera.backends.lower import Table
-from kera.backends.wasm.emit import CHUNK, ENTRY, WasmLayout, emit_wat, memory_layout
+from kera.backends.wasm.emit import ENTRY, WasmLayout, default_chunk, emit_wat, memory_layout
 from kera.backends.wasm.ops import TABLE
 from kera.hls.pipeline import Schedule
 from kera.ir.values import Value
@@ -107,12 +107,14 @@ class WasmKernel:
         memory = exports["memory"]
         ptr = ctypes.cast(memory.data_ptr(self.store), ctypes.POINTER(ctypes.c_uint8))
         self._bytes = np.ctypeslib.as_array(ptr, shape=(memory.data_len(self.store),))
+        self._columns = [
+            self._bytes[start:start + mem.chunk * leaf.word // 8].view(leaf.dtype)
+            for start, leaf in zip(mem.offsets, self.layout.buffers, strict=True)
+        ]  # fmt: skip
 
     def column(self, buffer: int, rows: int) -> np.ndarray:
         """Return a view of buffer ``buffer``'s first ``rows`` rows in linear memory."""
-        leaf = self.layout.buffers[buffer]
-        start = self.mem.offsets[buffer]
-        return self._bytes[start:start + rows * leaf.word // 8].view(leaf.dtype)
+        return self._columns[buffer][:rows]
 
     def __call__(self, inputs: Mapping[str, Value], rows: int | None = None) -> Value:
         """Evaluate the region on batched ``inputs``; every result leaf has the batch's rows."""
@@ -131,10 +133,11 @@ class WasmKernel:
 
 
 def compile_wasm(schedule: Schedule, *, table: Table | None = None,
-                 chunk: int = CHUNK) -> WasmKernel:  # fmt: skip
+                 chunk: int | None = None) -> WasmKernel:  # fmt: skip
     """Emit ``schedule``'s region as WebAssembly and instantiate it."""
-    wat = emit_wat(schedule, table, chunk)
-    return WasmKernel(wat, memory_layout(region_layout(schedule.graph, schedule.region), chunk))
+    layout = region_layout(schedule.graph, schedule.region)
+    chunk = default_chunk(layout) if chunk is None else chunk
+    return WasmKernel(emit_wat(schedule, table, chunk), memory_layout(layout, chunk))
 
 
 def run_wasm(schedule: Schedule, inputs: Mapping[str, Value], *,

@@ -21,6 +21,7 @@ from kera.hls.pipeline import Schedule
 from kera.ir.types import BoolType, IntType, Type
 
 CHUNK = 4096  # rows per call: columns of 4096 x 8 bytes keep memory small and caches warm
+MEMORY_BUDGET = 256 << 20  # very wide regions get fewer rows per call instead
 PAGE = 65536
 ENTRY = "kera_run"
 
@@ -35,8 +36,15 @@ class WasmLayout:
     pages: int
 
 
-def memory_layout(layout: Layout, chunk: int = CHUNK) -> WasmLayout:
+def default_chunk(layout: Layout) -> int:
+    """Return the rows per call: ``CHUNK``, fewer when the columns would pass the budget."""
+    per_row = max(1, sum(leaf.word // 8 for leaf in layout.buffers))
+    return max(4, min(CHUNK, MEMORY_BUDGET // per_row) // 4 * 4)
+
+
+def memory_layout(layout: Layout, chunk: int | None = None) -> WasmLayout:
     """Return the linear-memory layout of ``layout``'s columns for ``chunk`` rows per call."""
+    chunk = default_chunk(layout) if chunk is None else chunk
     offsets, at = [], 0
     for leaf in layout.buffers:
         offsets.append(at)
@@ -120,7 +128,7 @@ def _all_32_bit(schedule: Schedule) -> bool:
     return all(leaf.word == 32 for nid in schedule.order for leaf in flatten_type(nodes[nid].type))
 
 
-def emit_wat(schedule: Schedule, table: Table | None = None, chunk: int = CHUNK,
+def emit_wat(schedule: Schedule, table: Table | None = None, chunk: int | None = None,
              simd_lanes: bool | None = None) -> str:  # fmt: skip
     """Return the WAT text of ``schedule``'s region (see the module docstring for the ABI).
 
@@ -128,6 +136,8 @@ def emit_wat(schedule: Schedule, table: Table | None = None, chunk: int = CHUNK,
     32 bits and every node has a lane-wise form, else the scalar one; an explicit ``table``
     (one keyed like ``ops.TABLE``) always gives the scalar module.
     """
+    if chunk is None:
+        chunk = default_chunk(region_layout(schedule.graph, schedule.region))
     if chunk % 4:
         raise ValueError(f"chunk must be a multiple of 4 rows, not {chunk}")
     if simd_lanes and (table is not None or not _all_32_bit(schedule)):
@@ -176,5 +186,5 @@ def _emit(schedule: Schedule, table: Table, chunk: int, lanes: bool) -> str:
     ])  # fmt: skip
 
 
-__all__ = ["CHUNK", "ENTRY", "SimdEmitter", "WasmEmitter", "WasmLayout", "emit_wat",
-           "memory_layout"]  # fmt: skip
+__all__ = ["CHUNK", "ENTRY", "SimdEmitter", "WasmEmitter", "WasmLayout", "default_chunk",
+           "emit_wat", "memory_layout"]  # fmt: skip

@@ -46,9 +46,12 @@ FIT_TOLERANCE = {"delay_ns": (0.5, 0.15), "lut": (2.0, 0.15), "ff": (2.0, 0.15),
 HELD_OUT_TOLERANCE = {"delay_ns": (1.0, 0.25), "lut": (4.0, 0.25), "ff": (4.0, 0.25),
                       "carry": (4.0, 0.25), "dsp": (0.5, 0.0)}
 WIRING = ("array", "cast", "concat", "const", "param", "slice", "tuple", "tuple_get")
-LOWERED = {
+#: Registry ops deliberately without an entry, and why (the error message quotes it).
+NO_ENTRY = {
     "div": "lowered to add/sub/select networks before scheduling, so it needs no entry",
     "rem": "lowered to add/sub/select networks before scheduling, so it needs no entry",
+    "array_update": "costed from its parts (an index `eq` and a `select` per element) by "
+                    "kera.hls.timing",
 }
 ALIASES = {
     "gt": "lt", "le": "lt", "ge": "lt",
@@ -81,7 +84,8 @@ def model_path(family: str) -> Path:
 
 
 def _sig(x: float) -> float:
-    return float(f"{x:.6g}")
+    """Round to 6 significant digits; solver noise below 1e-9 becomes 0."""
+    return 0.0 if abs(x) < 1e-9 else float(f"{x:.6g}")
 
 
 def derive(records: list[dict]) -> tuple[dict[tuple[str, int | None], dict[int, dict]], dict]:
@@ -189,9 +193,10 @@ def _dsp_summary(family: str, series: dict) -> dict[str, Any]:
     out: dict[str, Any] = {"tile": DSP_TILES.get(family, "")}
     for op in ("mul", "widening_mul"):
         pts = series.get((op, None), {})
-        counts = {str(w): int(p["dsp"]) for w, p in sorted(pts.items())}
+        counts = [[w, int(p["dsp"])] for w, p in sorted(pts.items())]
         first = min((w for w, p in pts.items() if p["dsp"] > 0), default=None)
-        out[op] = {"dsp_by_width": counts, "first_width_on_dsp": first}
+        out[op] = {"dsp_by_width": counts, "first_width_on_dsp": first,
+                   "widths_on_one_dsp": [w for w, c in counts if c == 1]}
     return out
 
 
@@ -220,14 +225,16 @@ def fit_family(family: str, data: Path, out: Path) -> Path:
         "command": {"characterize": f"python -m kera.hls.characterize --family {family}",
                     **first["command"], "seeds": first["seeds"]},
         "method": __doc__.strip().split("\n\n", 1)[1],
-        "formula": "max(0, a*w + b*log2(w) + c) with a, b, c >= 0 (scipy.optimize.nnls), "
-                   "or a measured table",
+        "formula": "max(0, a*w + b*log2(w) + c) with a, b >= 0 and c of either sign "
+                   "(scipy.optimize.nnls), or a measured table",
         "clk_to_q_setup_ns": round(statistics.median(overhead.values()), 4),
         "reg": {"ff_per_bit": 1.0,
                 "overhead_ns": {"kind": "fit", "coef": [_sig(c) for c in _lstsq(ws, periods)],
                                 "measured": {"widths": ws, "period_ns": periods}}},
         "held_out_widths": list(HOLD_OUT),
-        "wiring": list(WIRING), "lowered": LOWERED, "aliases": ALIASES,
+        "measurements": {"points": len({r["key"] for r in records if "error" not in r}),
+                         "tool_seconds": round(sum(r.get("seconds", 0.0) for r in records))},
+        "wiring": list(WIRING), "no_entry": NO_ENTRY, "aliases": ALIASES,
         "dsp": _dsp_summary(family, series), "notes": NOTES.get(family, []),
         "ops": ops,
     }

@@ -62,7 +62,7 @@ def derive_provisional(family: str, base: dict[str, Any]) -> dict[str, Any]:
     """Return a provisional model for ``family`` scaled from a fitted ECP5 model."""
     scale = SCALES[family]
     k = scale["factors"]
-    model = {key: copy.deepcopy(base[key]) for key in ("schema", "wiring", "lowered", "aliases",
+    model = {key: copy.deepcopy(base[key]) for key in ("schema", "wiring", "no_entry", "aliases",
                                                        "formula", "held_out_widths")}
     model.update({
         "family": family, "fitted": False, "provisional": True,

@@ -147,7 +147,7 @@ def measure(flow: Flow, d: Design, dsp: bool = True, seeds: tuple[int, ...] = SE
         (work / "top.v").write_text(d.verilog)
         _run(commands(flow, dsp)[0], work)
         cells = _cells(json.loads((work / "net.json").read_text()))
-        runs = sorted(_place(flow, dsp, s, work) for s in seeds)
+        runs = sorted((_place(flow, dsp, s, work) for s in seeds), key=lambda run: run[0])
     period, path, used = runs[len(runs) // 2]
     return {
         "lut": sum(cells[c] for c in flow.lut_cells),

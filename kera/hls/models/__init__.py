@@ -120,7 +120,7 @@ class DelayModel:
         self.ff_per_reg_bit: float = float(data["reg"]["ff_per_bit"])
         self._reg_overhead = _curve(data["reg"]["overhead_ns"])
         self.wiring = frozenset(data["wiring"])
-        self.lowered: dict[str, str] = dict(data.get("lowered", {}))
+        self.no_entry: dict[str, str] = dict(data.get("no_entry", {}))
         self.aliases: dict[str, str] = dict(data.get("aliases", {}))
         self._curves: dict[str, tuple[Curve, ...]] = {}
         self._by_n: dict[str, dict[int, tuple[Curve, ...]]] = {}
@@ -136,8 +136,8 @@ class DelayModel:
     def metadata(self) -> dict[str, Any]:
         """Return the model's provenance: tools, commands, method, held-out error, notes."""
         keys = ("family", "fitted", "provisional", "device", "tools", "command", "method",
-                "formula", "held_out_widths", "held_out_error", "derived_from", "scale", "notes",
-                "dsp")
+                "formula", "held_out_widths", "held_out_error", "measurements", "derived_from",
+                "scale", "notes", "dsp")
         return {k: self.data[k] for k in keys if k in self.data}
 
     def ops(self) -> list[str]:
@@ -170,9 +170,9 @@ class DelayModel:
             if n is None:
                 raise ValueError(f"op `{op}` needs an element count `n`")
             out = _by_n(self._by_n[name], width, n)
-        elif op in self.lowered:
+        elif op in self.no_entry:
             raise KeraError(f"op `{op}` has no delay model for family `{self.family}`: "
-                            f"{self.lowered[op]}")
+                            f"{self.no_entry[op]}")
         else:
             raise KeraError(f"op `{op}` has no delay model for family `{self.family}`")
         self._cache[key] = out

@@ -1,4 +1,4 @@
-;; kera-hls WebAssembly golden model of `f`, graph 64f3b5f844abb037387a4c4dc30c4f84168926254e06fcd51128523717d4df44; 21 nodes in schedule order.
+;; kera-hls WebAssembly golden model of `f`, graph 64f3b5f844abb037387a4c4dc30c4f84168926254e06fcd51128523717d4df44; 21 nodes in schedule order; scalar.
 (module
   (memory (export "memory") 4)
   (func (export "kera_run") (param $n i32)

@@ -1,0 +1,69 @@
+"""Backends emit code in ``schedule.order`` (ARCHITECTURE.md, invariant 3), for any valid one."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from kera.backends.cpu import emit_c
+from kera.backends.lower import LoweringError
+from kera.backends.ptx import emit_ptx
+from kera.backends.wasm import emit_wat
+from kera.hls.pipeline import single_stage
+from kera.ir.build import build_program
+from kera.ir.graph import Graph, Region, param
+from kera.ir.types import TupleType, uint
+from kera.sim.parity import run_parity
+from kera.syntax.diagnostics import KeraError
+from tests.conftest import kernel_params
+
+
+def two_chains() -> Graph:
+    g = Graph()
+    a, b = param(g, 0, "a", uint(8)), param(g, 1, "b", uint(8))
+    left = g.add("mul", uint(8), [a, b])
+    right = g.add("popcount", uint(8), [b])
+    g.add_region(Region("f", (a, b), g.add("tuple", TupleType((uint(8),) * 2), [left, right])))
+    return g
+
+
+@pytest.mark.parametrize("emit", [emit_c, emit_wat, emit_ptx])
+def test_code_follows_the_schedule_order(emit) -> None:  # noqa: ANN001
+    schedule = single_stage(two_chains(), "f")
+    order = list(schedule.order)
+    kinds = [schedule.graph[n].op for n in order]
+    swapped = order.copy()
+    i, j = kinds.index("mul"), kinds.index("popcount")
+    swapped[i], swapped[j] = swapped[j], swapped[i]
+    start, markers = {emit_c: ("const size_t i =", ("v0 * v1", "k_pop32(")),
+                      emit_wat: ("(loop", ("mul", "popcnt")),
+                      emit_ptx: (".entry", ("mul.lo", "popc"))}[emit]  # fmt: skip
+    for sequence, want in ((order, markers[0]), (swapped, markers[1])):
+        text = emit(dataclasses.replace(schedule, order=tuple(sequence)))
+        body = text[text.index(start):]
+        assert min(markers, key=body.index) == want
+
+
+def test_an_invalid_order_is_refused() -> None:
+    schedule = single_stage(two_chains(), "f")
+    broken = dataclasses.replace(schedule, order=tuple(reversed(schedule.order)))
+    with pytest.raises(LoweringError, match="before its inputs"):
+        emit_c(broken)
+
+
+@pytest.mark.parametrize("kernel", kernel_params())
+def test_parity_under_the_real_scheduler(kernel) -> None:
+    try:
+        from kera.hls.schedule import schedule as hls_schedule
+    except ImportError:
+        pytest.skip("kera.hls.schedule is not there yet")
+    program = build_program(str(kernel), kernel.read_bytes())
+    try:
+        schedule = hls_schedule(program.graph, program.top, family="ice40", clock_mhz=48.0)
+    except KeraError as e:
+        pytest.skip(f"the scheduler cannot schedule it yet: {e.message}")
+    report = run_parity(program.graph, program.top, targets=["cpu", "wasm"], vectors=2000,
+                        schedule=schedule)  # fmt: skip
+    assert report.ok, report.table()
+    assert report.schedule == schedule.method
