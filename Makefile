@@ -13,9 +13,15 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
+DEMO ?= examples/fir8.kera
+BOARD ?= icebreaker
+
 demo: $(STAMP)
-	$(BIN)/kera-hls check examples/fir8.kera
-	$(BIN)/kera-hls tree examples/fir8.kera
+	$(BIN)/kera-hls check $(DEMO)
+	$(BIN)/kera-hls compile $(DEMO) -o out/demo.keg
+	$(BIN)/kera-hls synthesize $(DEMO) --board $(BOARD) -o out/demo
+	$(BIN)/kera-hls sim $(DEMO) --board $(BOARD) --inputs $(DEMO:.kera=.vectors.jsonl) --backpressure
+	$(BIN)/kera-hls parity $(DEMO) --board $(BOARD) --vectors 2000
 
 test: $(STAMP)
 	$(BIN)/ruff check kera tests benchmarks

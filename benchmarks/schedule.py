@@ -11,8 +11,12 @@ Two kinds of input, each at about 1k, 5k and 20k region nodes by default:
 For each input, "auto" (SDC up to the LP limits, else the fallback) and "list" (the fallback
 forced) are timed; ``register_bits`` shows what the LP saves. Usage::
 
-    python benchmarks/schedule.py [--sizes 1000,5000,20000] [--clock-mhz 50]
+    python benchmarks/schedule.py [--sizes 1000,5000,20000] [--clock-mhz 25]
                                   [--model auto|simple|FAMILY] [--kinds random,fir]
+    python benchmarks/schedule.py --kernels ../shared/kernels [--tight icebreaker:50,ulx3s:150]
+
+``--kernels`` prints, per kernel and board/clock, the latency, stage delays, Fmax and resources
+with the fitted models (an error where a model is missing or the clock is too fast).
 """
 
 from __future__ import annotations
@@ -96,15 +100,55 @@ def _model(name: str) -> tuple[object, str]:
         return SimpleModel(), "simple"
 
 
+def kernel_table(directory: Path, cases: list[tuple[str, float | None]]) -> list[dict]:
+    """Synthesize every ``*.kera`` in ``directory`` for each (board, clock); one row each."""
+    import tempfile
+
+    from kera.hls.synth import synthesize
+    from kera.ir.build import build_program
+    from kera.syntax.diagnostics import KeraError
+
+    rows = []
+    for path in sorted(directory.glob("*.kera")):
+        p = build_program(str(path), path.read_bytes())
+        for board, clock in cases:
+            row: dict = {"kernel": path.stem, "board": board, "clock_mhz": clock}
+            try:
+                with tempfile.TemporaryDirectory() as out:
+                    t0 = time.perf_counter()
+                    r = synthesize(p.graph, p.top, board=board, clock_mhz=clock, outdir=out,
+                                   source=p).report  # type: ignore[arg-type]  # fmt: skip
+                    row["seconds"] = round(time.perf_counter() - t0, 3)
+            except KeraError as e:
+                rows.append(row | {"error": e.message})
+                continue
+            est = r["estimate"]
+            rows.append(row | {"clock_mhz": r["clock_mhz"], "latency": r["latency_cycles"],
+                               "method": r["schedule_method"],
+                               "stage_ns": [st["delay_ns"] for st in r["stages"]],
+                               "fmax_mhz": est["fmax_mhz"], "lut": est["lut"], "ff": est["ff"],
+                               "dsp": est["dsp"]})  # fmt: skip
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print one JSON document."""
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--sizes", default="1000,5000,20000")
-    ap.add_argument("--clock-mhz", type=float, default=50.0)
+    ap.add_argument("--clock-mhz", type=float, default=25.0)
     ap.add_argument("--model", default="auto", help="auto, simple, or a family (ice40, ecp5)")
     ap.add_argument("--kinds", default="random,fir")
     ap.add_argument("--methods", default="auto,list")
+    ap.add_argument("--kernels", type=Path, help="instead: synthesize every kernel in DIR for "
+                    "icebreaker/ulx3s at their clocks and at --tight")
+    ap.add_argument("--tight", default="icebreaker:50,ulx3s:150",
+                    help="the tight clocks for --kernels, BOARD:MHZ,...")
     args = ap.parse_args(argv)
+    if args.kernels:
+        cases: list[tuple[str, float | None]] = [("icebreaker", None), ("ulx3s", None)]
+        cases += [(b, float(f)) for b, f in (c.split(":") for c in args.tight.split(","))]
+        print(json.dumps({"kernels": kernel_table(args.kernels, cases)}, indent=1))
+        return 0
     model, family = _model(args.model)
     rows = []
     for kind in args.kinds.split(","):

@@ -15,19 +15,9 @@ def plan(graph: Graph, top: str, *, board: str = "icebreaker", clock_mhz: float 
 
     ``ii`` defaults to the graph's `#[pipeline(ii = N)]` directive.
     """
-    from kera.hls.boards import load_board
-    from kera.hls.lower import lower_for_hardware
-    from kera.hls.schedule import schedule
-    from kera.syntax.diagnostics import KeraError
+    from kera.hls.synth import plan_schedule
 
-    the_board = load_board(board)
-    clock = the_board.clock_mhz if clock_mhz is None else clock_mhz
-    if clock <= 0:
-        raise KeraError(f"--clock-mhz must be a positive number, not {clock}", exit_code=2)
-    if ii is None:
-        ii = graph.directives.get(top, {}).get("ii", 1)
-    lowered = lower_for_hardware(graph.subgraph([top]))
-    return schedule(lowered, top, family=the_board.family, clock_mhz=clock, ii=ii)
+    return plan_schedule(graph, top, board=board, clock_mhz=clock_mhz, ii=ii)[0]
 
 
 def rtl_emitter(source_name: str | None):

@@ -247,7 +247,7 @@ def _critical_text(r: Mapping[str, Any], source: SourceFile | None) -> list[str]
     if not path:
         return ["Critical path: none (the design is only wiring)"]
     stage = path[-1]["stage"]
-    total = sum(p["delay_ns"] for p in path)
+    total = next((s["delay_ns"] for s in r["stages"] if s["index"] == stage), 0.0)
     out = [f"Critical path (stage {stage}, {total:.3f} ns of logic)",
            f"  {'start':>7} {'delay':>7}  {'op':<12} {'width':>5}  source"]
     shown = None

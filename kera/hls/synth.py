@@ -66,23 +66,9 @@ def synthesize(
     ``KeraError``: unknown board (exit 2, from ``kera.hls.boards``), clock <= 0 (exit 2), an op
     too slow for the clock (exit 1), an unwritable ``outdir`` (exit 2).
     """
-    from kera.hls.boards import load_board
-
-    if clock_mhz is not None and (isinstance(clock_mhz, bool) or not _positive(clock_mhz)):
-        raise KeraError(f"--clock-mhz must be a positive number, not {clock_mhz}", exit_code=2)
-    the_board = load_board(board)
-    clock = float(clock_mhz) if clock_mhz is not None else the_board.clock_mhz
     src, ii = _source_and_ii(source, top, ii)
-    if top not in graph.regions:
-        known = ", ".join(sorted(graph.regions)) or "none"
-        raise KeraError(f"no function named `{top}` in the graph (have: {known})")
-    if model is None:
-        from kera.hls.models import load_model
-
-        model = load_model(the_board.family)
-    lowered = lower_for_hardware(graph.subgraph([top]))
-    sched = make_schedule(lowered, top, family=the_board.family, clock_mhz=clock, ii=ii,
-                          margin=margin, model=model, method=method)  # fmt: skip
+    sched, the_board, model = plan_schedule(graph, top, board=board, clock_mhz=clock_mhz, ii=ii,
+                                            margin=margin, model=model, method=method)
     options = {"method": method}
     report = build_report(sched, the_board, model=model, source=src,
                           fingerprint=graph.fingerprint(), top=top, margin=margin,
@@ -99,14 +85,54 @@ def synthesize(
     return result
 
 
+def plan_schedule(
+    graph: Graph,
+    top: str,
+    *,
+    board: str = "icebreaker",
+    clock_mhz: float | None = None,
+    ii: int | None = None,
+    margin: float = DEFAULT_MARGIN,
+    model: DelayAreaModel | None = None,
+    method: str = "auto",
+) -> tuple[Schedule, Any, DelayAreaModel]:
+    """Lower region ``top`` for hardware and schedule it for ``board``: (schedule, board, model).
+
+    This is the one schedule every target lowers from (`synthesize`, `sim`, `run`, `parity`).
+    ``ii`` defaults to the graph's `#[pipeline(ii = N)]` directive.
+    """
+    from kera.hls.boards import load_board
+
+    if clock_mhz is not None and (isinstance(clock_mhz, bool) or not _positive(clock_mhz)):
+        raise KeraError(f"--clock-mhz must be a positive number, not {clock_mhz}", exit_code=2)
+    the_board = load_board(board)
+    clock = float(clock_mhz) if clock_mhz is not None else the_board.clock_mhz
+    if top not in graph.regions:
+        known = ", ".join(sorted(graph.regions)) or "none"
+        raise KeraError(f"no function named `{top}` in the graph (have: {known})")
+    if ii is None:
+        ii = graph.directives.get(top, {}).get("ii", 1)
+    if model is None:
+        from kera.hls.models import load_model
+
+        model = load_model(the_board.family)
+    lowered = lower_for_hardware(graph.subgraph([top]))
+    sched = make_schedule(lowered, top, family=the_board.family, clock_mhz=clock, ii=ii,
+                          margin=margin, model=model, method=method)  # fmt: skip
+    return sched, the_board, model
+
+
 def _positive(x: Any) -> bool:
     return isinstance(x, int | float) and math.isfinite(x) and x > 0
 
 
-def _source_and_ii(source: Any, top: str, ii: int | None) -> tuple[SourceFile | None, int]:
-    """Return the ``SourceFile`` and the II from a ``Program``, a ``SourceFile`` or None."""
+def _source_and_ii(source: Any, top: str, ii: int | None) -> tuple[SourceFile | None, int | None]:
+    """Return the ``SourceFile`` and the II from a ``Program``, a ``SourceFile`` or None.
+
+    The II stays None (the graph's directive decides) unless given or known from the Program.
+    """
     if source is None or isinstance(source, SourceFile):
-        return source, 1 if ii is None else ii
+        return source, ii
     src = getattr(source, "source", None)
     if ii is None:
         fn = getattr(source, "functions", {}).get(top)

@@ -4,7 +4,8 @@
 every input; the invariant validator runs after every pass. Passes: ``fold`` (constant
 folding), ``simplify`` (algebraic identities), ``strength`` (cheaper multiply/divide by
 constants), ``balance`` (tree-height reduction), ``narrow`` (bit-width narrowing), ``dce``
-(dead nodes). See docs/opt.md.
+(dead nodes); ``fold+simplify`` joins local-rule passes into one walk (``kera.opt.local``).
+See docs/opt.md.
 """
 
 from kera.opt.balance import balance

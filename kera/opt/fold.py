@@ -13,8 +13,8 @@ from __future__ import annotations
 from kera.ir.graph import Graph
 from kera.ir.ops import OPS
 from kera.ir.types import ArrayType, BoolType, IntType
+from kera.opt.consts import evaluate_term
 from kera.opt.rewrite import Rewriter, Term, rewrite
-from kera.opt.util import evaluate_term
 
 _NOT_FOLDED = frozenset({"param", "const", "array", "tuple"})
 

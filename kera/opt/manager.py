@@ -3,9 +3,8 @@
 A pipeline is a sequence of steps; a step is a pass name or a ``Fixpoint`` group, whose passes
 run in order, again and again, until one whole round leaves the graph's fingerprint unchanged
 or the round cap is reached. A name joining local-rule passes with ``+`` (``fold+simplify``)
-is one pass that tries their rules in that order on every node in a single walk: a rewrite near
-the inputs changes the id of everything downstream, so one walk that re-adds the graph once
-costs a third of three walks that each re-add it. After every pass the invariant validator runs
+is one pass that tries their rules in that order on every node in a single walk
+(``kera.opt.local``). After every pass the invariant validator runs
 (``kera.ir.validate.check``) together with the manager's own check that region names and
 params are untouched; a violation raises ``InvariantError`` naming the pass, its round and the
 first broken node — always a compiler bug.
@@ -23,11 +22,12 @@ from kera.ir.validate import InvariantError, check
 from kera.opt.balance import balance
 from kera.opt.dce import dce
 from kera.opt.dump import format_graph
-from kera.opt.fold import FOLDED, fold, fold_rule
+from kera.opt.fold import fold
+from kera.opt.local import LOCAL_RULES, fused
 from kera.opt.narrow import narrow
-from kera.opt.rewrite import Rewriter, Rule, Term, canonical, rewrite
-from kera.opt.simplify import SIMPLIFIED, simplify, simplify_rule
-from kera.opt.strength import STRENGTHENED, strength, strength_rule
+from kera.opt.rewrite import canonical
+from kera.opt.simplify import simplify
+from kera.opt.strength import strength
 
 Pass = Callable[[Graph], Graph]
 Dump = Callable[[str, str], None]
@@ -40,30 +40,6 @@ PASSES: dict[str, Pass] = {
     "narrow": narrow,
     "dce": dce,
 }
-
-LOCAL_RULES: dict[str, tuple[Rule, frozenset[str]]] = {
-    "fold": (fold_rule, FOLDED),
-    "simplify": (simplify_rule, SIMPLIFIED),
-    "strength": (strength_rule, STRENGTHENED),
-}
-"""The passes that are one local rule each, so that ``+`` can fuse them into one walk."""
-
-
-def fused(names: Sequence[str]) -> Pass:
-    """Return one pass that tries the local rules of ``names``, in order, in a single walk."""
-    parts = [LOCAL_RULES[n] for n in names]
-    ops = frozenset().union(*(o for _, o in parts))
-
-    def rule(rw: Rewriter, t: Term) -> bytes | None:
-        for local, wanted in parts:
-            if t.op in wanted:
-                out = local(rw, t)
-                if out is not None:
-                    return out
-        return None
-
-    return lambda graph: rewrite(graph, rule, ops=ops)
-
 
 @dataclass(frozen=True, slots=True)
 class Fixpoint:
@@ -85,7 +61,7 @@ PIPELINES: dict[str, tuple[Step, ...]] = {
     "O2": (
         Fixpoint(("fold+simplify+strength",)),
         "balance",
-        Fixpoint(("narrow", "fold+simplify")),
+        Fixpoint(("narrow+fold+simplify",)),
         "dce",
     ),
 }
@@ -121,10 +97,11 @@ def optimize(
     """Return the optimised graph; ``graph`` itself is left as it was.
 
     ``level`` picks ``PIPELINES[f"O{level}"]`` unless ``pipeline`` is given; ``passes`` maps pass
-    names to functions (default ``PASSES``). Each pass run appends a ``PassStats`` to
-    ``stats``. After each run of the pass named ``dump_after``, ``dump(label, text)`` gets
-    its ``format_graph`` text (default: written to stderr). With ``validate`` the input and
-    every pass's output are checked; a broken invariant raises ``InvariantError``.
+    names to functions (default ``PASSES``; a name joining local-rule passes with ``+`` is
+    one walk of their rules). Each pass run appends a ``PassStats`` to ``stats``. After each
+    run of the pass named ``dump_after`` (or of a joined pass containing it), ``dump(label,
+    text)`` gets its ``format_graph`` text (default: written to stderr). With ``validate`` the
+    input and every pass's output are checked; a broken invariant raises ``InvariantError``.
     """
     table = dict(PASSES if passes is None else passes)
     if pipeline is None:
@@ -162,7 +139,7 @@ class _Runner:
         out = self.table[name](graph)
         seconds = time.perf_counter() - start
         label = name if round_ == 1 else f"{name} (round {round_})"
-        if self.validate and not _same_graph(graph, out):  # an unchanged graph is checked
+        if self.validate and not _same_graph(graph, out):  # an unchanged graph was checked
             check(out, after=label)
             _check_signature(graph, out, label)
         if self.stats is not None:
@@ -242,12 +219,13 @@ def _dump_to_stderr(label: str, text: str) -> None:
 
 def format_stats(records: Sequence[PassStats]) -> str:
     """Return a table of pass runs for a person: pass, round, nodes before -> after, time."""
-    lines = [f"{'pass':<10} {'round':>5} {'before':>8} {'after':>8} {'ms':>9}"]
+    w = max([10, *(len(r.name) for r in records)])
+    lines = [f"{'pass':<{w}} {'round':>5} {'before':>8} {'after':>8} {'ms':>9}"]
     for r in records:
-        lines.append(f"{r.name:<10} {r.round:>5} {r.nodes_before:>8} {r.nodes_after:>8} "
+        lines.append(f"{r.name:<{w}} {r.round:>5} {r.nodes_before:>8} {r.nodes_after:>8} "
                      f"{r.seconds * 1e3:>9.2f}")  # fmt: skip
     total = sum(r.seconds for r in records)
-    lines.append(f"{'total':<10} {'':>5} {'':>8} {'':>8} {total * 1e3:>9.2f}")
+    lines.append(f"{'total':<{w}} {'':>5} {'':>8} {'':>8} {total * 1e3:>9.2f}")
     return "\n".join(lines)
 
 
@@ -255,12 +233,10 @@ __all__ = [
     "PASSES",
     "PIPELINES",
     "Dump",
-    "LOCAL_RULES",
     "Fixpoint",
     "Pass",
     "PassStats",
     "Step",
     "format_stats",
-    "fused",
     "optimize",
 ]

@@ -16,7 +16,7 @@ from __future__ import annotations
 from kera.ir.graph import Graph
 from kera.ir.types import MAX_WIDTH, IntType
 from kera.opt.ranges import Interval, Ranges
-from kera.opt.rewrite import Rewriter, Term
+from kera.opt.rewrite import Rewriter, Rule, Term
 
 NARROWED = frozenset({"add", "sub", "mul", "neg", "shl"})
 COMPARISONS = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
@@ -88,8 +88,8 @@ def narrow_rule(ranges: Ranges, rw: Rewriter, t: Term) -> bytes | None:
     if t.op not in NARROWED or not isinstance(t.type, IntType):
         return None
     rs = [ranges(a) for a in t.args]
-    if t.op == "shl" and rs[1][0] != rs[1][1]:  # type: ignore[index]
-        return None  # only a known amount says how far the value moves
+    if t.op == "shl" and (rs[1][0] != rs[1][1] or rs[1][0] >= t.type.width):  # type: ignore[index]
+        return None  # only a known amount says how far the value moves (all of it: simplify's)
     small = narrowest(_exact(t.op, rs[0], rs[-1]))  # type: ignore[arg-type]
     if small is not None and t.op == "neg" and not small.signed:
         small = IntType(small.width + 1, True)
@@ -102,11 +102,26 @@ def narrow_rule(ranges: Ranges, rw: Rewriter, t: Term) -> bytes | None:
     return rw.emit("cast", t.type, (rw.emit(t.op, small, args),))
 
 
+def narrow_rules(new: Graph) -> Rule:
+    """Return the narrowing rule for a walk building ``new`` (intervals follow it as it grows)."""
+    ranges = Ranges(new)
+    return lambda rw, t: narrow_rule(ranges, rw, t)
+
+
 def narrow(graph: Graph) -> Graph:
     """Return ``graph`` with arithmetic computed no wider than its values need."""
-    rw = Rewriter(graph, lambda rw, t: narrow_rule(ranges, rw, t), NARROWED | COMPARISONS)
-    ranges = Ranges(rw.new)  # intervals of the graph being built, as it grows
+    rw = Rewriter(graph, lambda rw, t: None, NARROWED | COMPARISONS)
+    rw.rule = narrow_rules(rw.new)
     return rw.run()
 
 
-__all__ = ["COMPARISONS", "NARROWED", "decided", "narrow", "narrow_rule", "narrowest", "worth_it"]
+__all__ = [
+    "COMPARISONS",
+    "NARROWED",
+    "decided",
+    "narrow",
+    "narrow_rule",
+    "narrow_rules",
+    "narrowest",
+    "worth_it",
+]

@@ -8,9 +8,10 @@ replaces, and so does every helper node a rule emits while rewriting it. Nodes t
 left unused are dropped before the new graph is returned, so every pass's output holds only
 live nodes.
 
-The walk visits live nodes in the graph's insertion order (always topological). The pass
-manager first puts its input in canonical order, and every walk keeps the order it was given,
-so the optimised graph depends only on the content of the input graph.
+The walk visits the nodes in the graph's insertion order (always topological); dead ones are
+dropped at the end. The pass manager first puts its input in canonical order, keeping only live
+nodes, and every walk keeps the order it was given, so the optimised graph depends only on the
+content of the input graph.
 """
 
 from __future__ import annotations
@@ -181,12 +182,13 @@ class Rewriter:
         skip: Collection[bytes] = (),
         custom: Mapping[bytes, Callable[[Rewriter, bytes], bytes]] | None = None,
     ) -> Graph:
-        """Visit the old graph's nodes (``order``, default ``walk_order``); return the new graph.
+        """Visit the old graph's nodes in ``order`` (default: all, as inserted); return the new
+        graph, without the nodes that ended up unused.
 
         Nodes in ``skip`` are not re-added (nothing may use them later); nodes in ``custom`` are
         rebuilt by their own function instead of the rule.
         """
-        self._walk(order if order is not None else walk_order(self.old), skip, custom)
+        self._walk(self.old.nodes if order is None else order, skip, custom)
         new = self.new
         for name, region in self.old.regions.items():
             params = tuple(self.map[p] for p in region.params)
@@ -251,7 +253,7 @@ def rewrite(
     ops: Collection[str] | None = None,
     order: list[bytes] | None = None,
 ) -> Graph:
-    """Return a new graph: every live node re-added, inputs first, through ``rule``.
+    """Return a new graph: every node re-added, inputs first, through ``rule``; the dead dropped.
 
     ``ops`` limits the rule to those opcodes. Params, region names and region params stay.
     """

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from kera.ir.graph import Graph, node_id
 from kera.ir.ops import OPS
 from kera.ir.types import BoolType, IntType, Type
+from kera.opt.consts import all_ones, eval_const, is_const
 from kera.opt.rewrite import Rewriter, Term, rewrite
-from kera.opt.util import all_ones, eval_const, is_const
 
 SimplifyRule = Callable[[Rewriter, Term], "bytes | None"]
 

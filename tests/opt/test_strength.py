@@ -142,7 +142,7 @@ def _divisors(t: IntType) -> st.SearchStrategy[int]:
     return st.one_of(st.sampled_from(edge_ints(t)), st.integers(t.min, t.max))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(st.data())
 def test_strength_reduction_is_exact_for_wide_types(data):
     """Widths 13..64: random divisors and multipliers, edge and random dividends."""

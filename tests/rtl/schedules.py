@@ -44,14 +44,19 @@ def depth_schedule(graph: Graph, region: str, stages: int, ii: int = 1) -> Sched
                     method="depth")  # fmt: skip
 
 
-def real_schedule(graph: Graph, region: str, clock_mhz: float = 100.0) -> Schedule | None:
-    """Return the real scheduler's schedule for iCE40 at ``clock_mhz``, or None without it."""
+def real_schedule(graph: Graph, region: str, clock_mhz: float = 40.0) -> Schedule | None:
+    """Return the real scheduler's schedule for iCE40 at ``clock_mhz``, or None without it.
+
+    The graph is lowered for hardware first (``div``/``rem`` become adder networks), as
+    ``synthesize`` does; the emitter's own ``div``/``rem`` lowering is tested by the others.
+    """
     try:
+        from kera.hls.lower import lower_for_hardware
         from kera.hls.schedule import schedule
     except ImportError:
         return None
-    try:
-        return schedule(graph, region, family="ice40", clock_mhz=clock_mhz)
+    try:  # the flow of `synthesize`: division networks first, then the SDC schedule
+        return schedule(lower_for_hardware(graph), region, family="ice40", clock_mhz=clock_mhz)
     except KeraError:  # e.g. no delay model fitted for the family yet
         return None
 

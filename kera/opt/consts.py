@@ -1,4 +1,4 @@
-"""Small helpers the passes share: constants and their values, evaluated by the registry."""
+"""Constants and their values for the passes, evaluated by the registry's own semantics."""
 
 from __future__ import annotations
 
