@@ -107,9 +107,16 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
 
     loaded = _load(args)
     _err(f"synthesizing `{loaded.top}` for {args.board} ...")
-    result = synthesize(loaded.graph, loaded.top, board=args.board, clock_mhz=args.clock_mhz,
-                        outdir=args.output, source=loaded.program,
-                        emitters=[rtl_emitter(args.file)])  # fmt: skip
+    options = dict(board=args.board, clock_mhz=args.clock_mhz, outdir=args.output,
+                   source=loaded.program, emitters=[rtl_emitter(args.file)])  # fmt: skip
+    result = synthesize(loaded.graph, loaded.top, **options)
+    if args.pnr:
+        from kera.hls.pnr import measure_schedule
+
+        _err(f"place and route with yosys + nextpnr ({result.board.family}) ...")
+        verilog = result.paths["verilog"].read_text(encoding="utf-8")
+        measured = measure_schedule(verilog, result.schedule, result.board.family)
+        result = synthesize(loaded.graph, loaded.top, measured=measured, **options)
     _err((Path(args.output) / "report.txt").read_text(encoding="utf-8").rstrip())
     for key in sorted(result.paths):
         print(result.paths[key])

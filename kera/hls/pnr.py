@@ -1,0 +1,99 @@
+"""Measured place-and-route: run yosys + nextpnr on the emitted Verilog, out of context.
+
+The core is wrapped in a serial shell (TOOLS.md): every input bit comes from a shift register
+fed by one pin, and the result is captured into a loadable shift register read out by one pin,
+so the core's port count never limits a small device. The shell's own cost (one flip-flop per
+input and output bit, one LUT per output bit for the load/shift mux) is measured separately —
+by placing the shell around a core that is only wires — and subtracted, and both figures are
+reported. Fmax is nextpnr's, median over three seeds (the flow of ``kera.hls.characterize``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kera.hls.characterize.designs import Design, Point
+from kera.hls.characterize.tools import FLOWS, measure, tool_versions
+from kera.syntax.diagnostics import KeraError
+
+SHELL = "top"  # the characterisation flow synthesises the module named `top`
+
+
+def shell_verilog(core: str, module: str, inputs: list[tuple[str, int]], out_bits: int) -> str:
+    """Return the core's Verilog followed by the serial shell module ``top`` around it."""
+    if module == SHELL:
+        core = core.replace(f"module {SHELL}(", "module kera_core_top(", 1)
+        module = "kera_core_top"
+    in_bits = sum(w for _, w in inputs)
+    lines = [core, "", "module top(input clk, input en, input si, input ld, output so);"]
+    shift_in = "si" if in_bits == 1 else f"{{sr[{in_bits - 2}:0], si}}"
+    lines += [f"  reg [{in_bits - 1}:0] sr;", f"  always @(posedge clk) if (en) sr <= {shift_in};"]
+    ports, lo = [], 0
+    for name, width in inputs:
+        ports.append(f".{name}(sr[{lo + width - 1}:{lo}])")
+        lo += width
+    lines.append(f"  wire [{out_bits - 1}:0] y;")
+    lines.append(
+        f"  {module} core(.clk(clk), .rst(1'b0), .in_valid(1'b1), .in_ready(), "
+        + ", ".join(ports)
+        + ", .out_valid(), .out_ready(1'b1), .out(y));"
+    )
+    shift_out = "1'b0" if out_bits == 1 else f"{{r[{out_bits - 2}:0], 1'b0}}"
+    lines += [
+        f"  reg [{out_bits - 1}:0] r;",
+        f"  always @(posedge clk) r <= ld ? y : {shift_out};",
+        f"  assign so = r[{out_bits - 1}];",
+        "endmodule",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _passthrough(inputs: list[tuple[str, int]], out_bits: int) -> str:
+    """A core that only wires its packed inputs to its output: the shell's cost reference."""
+    in_bits = sum(w for _, w in inputs)
+    ports = ", ".join(f"input [{w - 1}:0] {n}" for n, w in inputs)
+    packed = "{" + ", ".join(n for n, _ in reversed(inputs)) + "}"
+    wide = f"{{{{{out_bits}{{1'b0}}}}, {packed}}}" if out_bits > in_bits else packed
+    return "\n".join([
+        "module kera_shell_ref(input clk, input rst, input in_valid, output in_ready, "
+        f"{ports}, output out_valid, input out_ready, output [{out_bits - 1}:0] out);",
+        f"  wire [{max(in_bits, out_bits) + out_bits - 1}:0] all = {wide};",
+        f"  assign out = all[{out_bits - 1}:0]; assign in_ready = 1'b1; assign out_valid = 1'b1;",
+        "endmodule",
+    ])
+
+
+def measure_core(verilog: str, module: str, inputs: list[tuple[str, int]], out_bits: int,
+                 family: str) -> dict[str, Any]:  # fmt: skip
+    """Place and route ``module`` (in ``verilog``) for ``family``; return the core's figures."""
+    flow = FLOWS.get(family)
+    if flow is None:
+        raise KeraError(f"no open place-and-route flow for family `{family}` here "
+                        f"(available: {', '.join(sorted(FLOWS))})", exit_code=3)  # fmt: skip
+    point = Point("design", sum(w for _, w in inputs))
+    in_bits = sum(w for _, w in inputs)
+    full = measure(flow, Design(point, shell_verilog(verilog, module, inputs, out_bits),
+                                in_bits, out_bits))  # fmt: skip
+    ref = measure(flow, Design(point, shell_verilog(_passthrough(inputs, out_bits),
+                                                    "kera_shell_ref", inputs, out_bits),
+                               in_bits, out_bits), seeds=(1,))  # fmt: skip
+    versions = tool_versions(flow)
+    core = {k: max(0, full[k] - ref[k]) for k in ("lut", "ff", "carry", "dsp")}
+    return {
+        **core,
+        "fmax_mhz": full["fmax_mhz"],
+        "periods_ns": full["periods_ns"],
+        "critical_path_ns": full["path_ns"],
+        "shell": {k: ref[k] for k in ("lut", "ff", "carry", "dsp")},
+        "with_shell": {k: full[k] for k in ("lut", "ff", "carry", "dsp")},
+        "tool": f"{versions['yosys']}; {versions['nextpnr']}",
+        "seconds": round(full["seconds"] + ref["seconds"], 2),
+    }
+
+
+def measure_schedule(verilog: str, schedule: Any, family: str) -> dict[str, Any]:
+    """Measure the emitted Verilog of a schedule (port widths from its graph's signature)."""
+    params, result = schedule.graph.signature(schedule.region)
+    inputs = [(name, t.flat_width) for name, t in params]
+    return measure_core(verilog, schedule.region, inputs, result.flat_width, family)
