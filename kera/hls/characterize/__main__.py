@@ -11,7 +11,7 @@ from kera.syntax.diagnostics import KeraError
 from . import characterize, data_path
 from .designs import OPS
 from .provisional import SCALES, write_provisional
-from .tools import SEEDS
+from .tools import FLOWS, SEEDS
 
 
 def parser() -> argparse.ArgumentParser:
@@ -37,6 +37,10 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the command; return the exit code."""
     args = parser().parse_args(argv)
+    if args.family not in FLOWS and args.family not in SCALES:
+        known = ", ".join(sorted([*FLOWS, *SCALES]))
+        print(f"error: unknown family `{args.family}`; known families: {known}", file=sys.stderr)
+        return 2
     try:
         if args.family in SCALES:
             print(f"{args.family} cannot be measured with the installed tools; writing a "
