@@ -13,6 +13,7 @@ import sys
 import time
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 
 from kera.interp import evaluate
 from kera.ir import keg, values
@@ -103,10 +104,56 @@ def bench_ir(n: int = 200_000, rows: int = 256) -> dict[str, object]:
     return out
 
 
+def kera_source(lines: int) -> str:
+    """Return a Kera program of about ``lines`` statements (a long mixing chain)."""
+    body = ["    let mut s = x;"]
+    for i in range(lines):
+        op = ("+", "^", "*", "|")[i % 4]
+        body.append(f"    s = (s {op} {i * 2654435761 % 65521}u32) >> {1 + i % 7} ^ (s << 3);")
+    return "#[top]\npub fn big(x: u32) -> u32 {\n" + "\n".join(body) + "\n    s\n}\n"
+
+
+def bench_build(lines: int = 20_000) -> dict[str, object]:
+    """Measure source → graph (parse, check, build, hash) in nodes/s."""
+    from kera.ir.build import build_program
+
+    src = kera_source(lines)
+    program, t = _timed(lambda: build_program("big.kera", src))
+    nodes = len(program.graph.nodes)
+    return {"source_lines": lines, "nodes": nodes, "seconds": round(t, 3),
+            "build_nodes_per_s": round(nodes / t)}
+
+
+def bench_interp_kernels(rows: int = 100_000) -> dict[str, object]:
+    """Measure interpreter vectors/s on fir8 and popcount32 (``examples/``) at ``rows`` rows."""
+    import numpy as np
+
+    from kera.driver import load
+    from kera.ir.values import stack
+
+    root = Path(__file__).resolve().parents[1] / "examples"
+    rng = np.random.default_rng(1)
+    out = {}
+    for name in ("fir8", "popcount32"):
+        loaded = load(str(root / f"{name}.kera"))
+        params, _ = loaded.graph.signature(loaded.top)
+        inputs = {}
+        for pname, t in params:
+            lo, hi = (t.elem.min, t.elem.max) if hasattr(t, "elem") else (t.min, t.max)
+            draw = rng.integers(lo, hi, size=(rows, getattr(t, "length", 1)), endpoint=True)
+            inputs[pname] = stack([r.tolist() if hasattr(t, "elem") else int(r[0])
+                                   for r in draw], t)
+        _, secs = _timed(lambda g=loaded.graph, tp=loaded.top, i=inputs: evaluate(g, tp, i))
+        out[name] = {"vectors": rows, "seconds": round(secs, 3),
+                     "vectors_per_s": round(rows / secs)}
+    return out
+
+
 def main() -> None:
     """Run the IR benchmark and print JSON (``python benchmarks/graph.py [N]``)."""
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 200_000
-    print(json.dumps({"benchmark": "graph", "ir": bench_ir(n)}, indent=2))
+    print(json.dumps({"benchmark": "graph", "ir": bench_ir(n), "build": bench_build(),
+                      "interp": bench_interp_kernels()}, indent=2))
 
 
 if __name__ == "__main__":
