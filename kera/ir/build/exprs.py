@@ -1,0 +1,467 @@
+"""Expressions: typing (rules in kera.check.typeck) and graph construction in one walk."""
+
+from __future__ import annotations
+
+from kera.check import typeck
+from kera.check.typeck import TypeRuleError
+from kera.ir.build import tree as t
+from kera.ir.build.values import POISON, Lit, Val, Value
+from kera.ir.types import BOOL, UNIT, ArrayType, BoolType, IntType, TupleType, Type, uint
+from kera.syntax import SyntaxKind as K
+from kera.syntax import SyntaxNode, parse_int_literal
+from kera.syntax.diagnostics import Note, Span
+
+U32 = uint(32)
+BUILTIN_ARITY = {
+    "rotl": 2,
+    "rotr": 2,
+    "min": 2,
+    "max": 2,
+    "popcount": 1,
+    "clz": 1,
+    "ctz": 1,
+    "concat": 2,
+    "slice": 1,
+    "widening_mul": 2,
+}
+BIN_TOKENS = {
+    K.PLUS: "+", K.MINUS: "-", K.STAR: "*", K.SLASH: "/", K.PERCENT: "%",
+    K.AMP: "&", K.PIPE: "|", K.CARET: "^", K.SHL: "<<", K.SHR: ">>",
+    K.EQ2: "==", K.NEQ: "!=", K.LT: "<", K.LTEQ: "<=", K.GT: ">", K.GTEQ: ">=",
+    K.AMP2: "&&", K.PIPE2: "||",
+}  # fmt: skip
+OPCODES = {
+    **typeck.ARITH_OPS, **typeck.BITWISE_OPS, **typeck.SHIFT_OPS, **typeck.COMPARE_OPS,
+    **typeck.LOGIC_OPS,
+}  # fmt: skip
+
+
+class ExprMixin:
+    """Build one expression into the graph, with an optional expected type as a hint."""
+
+    def expr(self, node: SyntaxNode, hint: Type | None) -> Value:
+        """Build ``node``; ``hint`` only types unsuffixed literals (consumers check types)."""
+        self.enter(node)
+        try:
+            method = getattr(self, f"_expr_{node.kind.name.lower()}", None)
+            if method is None:
+                return POISON
+            return method(node, hint)
+        finally:
+            self.leave()
+
+    def typed(self, node: SyntaxNode, hint: Type | None, what: str = "this") -> Val:
+        """Build ``node`` and insist on a definite type (literals need context or a suffix)."""
+        value = self.expr(node, hint)
+        if isinstance(value, Lit):
+            if isinstance(hint, IntType):
+                return self.materialize(value, hint)
+            self.error(
+                f"cannot infer the type of the literal `{value.value}`; add a suffix "
+                f"(e.g. `{value.value}u32`) or a type annotation",
+                value.span,
+            )
+            return POISON
+        return value
+
+    # --- leaves ------------------------------------------------------------------------------
+
+    def _expr_literal(self, node: SyntaxNode, hint: Type | None) -> Value:
+        tok = node.first_token()
+        if tok is None:
+            return POISON
+        if tok.kind in (K.TRUE_KW, K.FALSE_KW):
+            return self.const(BOOL, int(tok.kind == K.TRUE_KW), node.span)
+        return self._int_literal(tok.text, node.span, hint, negate=False)
+
+    def _int_literal(self, text: str, span: Span, hint: Type | None, negate: bool) -> Value:
+        try:
+            value, suffix = parse_int_literal(text)
+        except ValueError:
+            return POISON  # the lexer already reported it
+        if negate:
+            value = -value
+        if suffix is None:
+            lit = Lit(value, span)
+            return self.materialize(lit, hint) if isinstance(hint, IntType) else lit
+        signed, width = suffix
+        return self.materialize(Lit(value, span), IntType(width, signed))
+
+    def _expr_name_ref(self, node: SyntaxNode, hint: Type | None) -> Value:
+        name = t.name(node) or ""
+        binding = self.lookup(name)
+        if binding is not None:
+            return binding.value
+        item = self.consts.get(name)
+        if item is not None:
+            return self.const_item_value(item, node.span)
+        if name in self.fns or name in BUILTIN_ARITY:
+            self.error(f"`{name}` is a function; call it with `{name}(...)`", node.span)
+        else:
+            self.error(f"cannot find `{name}` in this scope", node.span)
+        return POISON
+
+    def _expr_paren_expr(self, node: SyntaxNode, hint: Type | None) -> Value:
+        inner = t.exprs(node)
+        return self.expr(inner[0], hint) if inner else POISON
+
+    def _expr_block_expr(self, node: SyntaxNode, hint: Type | None) -> Value:
+        block = node.first_child(K.BLOCK)
+        return self.block(block, hint) if block is not None else POISON
+
+    def _expr_error(self, node: SyntaxNode, hint: Type | None) -> Value:
+        return POISON
+
+    # --- aggregates --------------------------------------------------------------------------
+
+    def _expr_tuple_expr(self, node: SyntaxNode, hint: Type | None) -> Value:
+        parts = t.exprs(node)
+        hints = hint.elems if isinstance(hint, TupleType) and len(hint.elems) == len(parts) else ()
+        vals = [self.typed(p, hints[i] if hints else None) for i, p in enumerate(parts)]
+        if any(v.poisoned for v in vals):
+            return POISON
+        return self.add("tuple", TupleType(tuple(v.type for v in vals)), vals, span=node.span)
+
+    def _expr_array_expr(self, node: SyntaxNode, hint: Type | None) -> Value:
+        parts = t.exprs(node)
+        if not parts:
+            self.error("an array needs at least one element", node.span)
+            return POISON
+        elem_hint = hint.elem if isinstance(hint, ArrayType) else None
+        raw = [self.expr(p, elem_hint) for p in parts]
+        known = next((v.type for v in raw if isinstance(v, Val) and not v.poisoned), None)
+        vals = [self.expect(v, known, p) if known else self.typed(p, None) for v, p in
+                zip(raw, parts, strict=True)]  # fmt: skip
+        if any(v.poisoned for v in vals):
+            return POISON
+        return self.add("array", ArrayType(vals[0].type, len(vals)), vals, span=node.span)
+
+    def _expr_array_repeat_expr(self, node: SyntaxNode, hint: Type | None) -> Value:
+        parts = t.exprs(node)
+        if len(parts) != 2:
+            return POISON
+        elem = self.typed(parts[0], hint.elem if isinstance(hint, ArrayType) else None)
+        count = self.const_int(parts[1], U32, "array repeat length")
+        if count is None or elem.poisoned:
+            return POISON
+        if count < 1:
+            self.error(f"array length must be at least 1, not {count}", parts[1].span)
+            return POISON
+        return self.add("array", ArrayType(elem.type, count), [elem] * count, span=node.span)
+
+    def _expr_index_expr(self, node: SyntaxNode, hint: Type | None) -> Value:
+        parts = t.exprs(node)
+        if len(parts) != 2:
+            return POISON
+        base = self.typed(parts[0], None)
+        index = self.typed(parts[1], U32)
+        if base.poisoned or index.poisoned:
+            return POISON
+        try:
+            elem = typeck.index_result(base.type, index.type)
+        except TypeRuleError as e:
+            self.error(str(e), node.span)
+            return POISON
+        return self.add("array_index", elem, [base, index], span=node.span)
+
+    def _expr_field_expr(self, node: SyntaxNode, hint: Type | None) -> Value:
+        parts = t.exprs(node)
+        tok = node.first_token(K.INT_LITERAL)
+        if not parts or tok is None:
+            return POISON
+        base = self.typed(parts[0], None)
+        if base.poisoned:
+            return POISON
+        try:
+            index, suffix = parse_int_literal(tok.text)
+            if suffix is not None or not tok.text.isdigit():
+                raise TypeRuleError(f"a tuple field is a plain index like `.0`, not `{tok.text}`")
+            elem = typeck.field_result(base.type, index)
+        except (TypeRuleError, ValueError) as e:
+            self.error(str(e), node.span)
+            return POISON
+        return self.add("tuple_get", elem, [base], {"index": index}, span=node.span)
+
+    # --- operators ---------------------------------------------------------------------------
+
+    def _expr_prefix_expr(self, node: SyntaxNode, hint: Type | None) -> Value:
+        op_tok = t.operator(node)
+        parts = t.exprs(node)
+        if op_tok is None or not parts:
+            return POISON
+        inner = parts[0]
+        if op_tok.kind == K.MINUS and inner.kind == K.LITERAL:
+            tok = inner.first_token()
+            if tok is not None and tok.kind == K.INT_LITERAL:
+                return self._int_literal(tok.text, node.span, hint, negate=True)
+        op = "-" if op_tok.kind == K.MINUS else "!"
+        value = self.expr(inner, hint)
+        if isinstance(value, Lit):
+            if op == "-":
+                return Lit(-value.value, node.span)
+            value = self.typed(inner, hint)
+        if value.poisoned:
+            return POISON
+        try:
+            result = typeck.unary_result(op, value.type)
+        except TypeRuleError as e:
+            self.error(str(e), node.span)
+            return POISON
+        return self.add("neg" if op == "-" else "not", result, [value], span=node.span)
+
+    def _expr_bin_expr(self, node: SyntaxNode, hint: Type | None) -> Value:
+        op_tok = t.operator(node)
+        parts = t.exprs(node)
+        if op_tok is None or len(parts) != 2 or op_tok.kind not in BIN_TOKENS:
+            return POISON
+        op = BIN_TOKENS[op_tok.kind]
+        lhs_hint = hint if op not in typeck.COMPARE_OPS and op not in typeck.LOGIC_OPS else None
+        if op in typeck.LOGIC_OPS:
+            lhs_hint = BOOL
+        lhs = self.expr(parts[0], lhs_hint)
+        return self.binary(op, lhs, parts[0], parts[1], node.span)
+
+    def binary(self, op: str, lhs: Value, lhs_node: SyntaxNode, rhs_node: SyntaxNode,
+               span: Span) -> Value:  # fmt: skip
+        """Type and build ``lhs op rhs`` where ``lhs`` is already built."""
+        if op in typeck.SHIFT_OPS:
+            rhs = self.typed(rhs_node, U32)
+            a = self.typed(lhs_node, None) if isinstance(lhs, Lit) else lhs
+            b = rhs
+        else:
+            a, b = self.unify(lhs, lhs_node, rhs_node)
+        if a.poisoned or b.poisoned:
+            return POISON
+        try:
+            result = typeck.binary_result(op, a.type, b.type)
+        except TypeRuleError as e:
+            self.error(str(e), span)
+            return POISON
+        return self.add(OPCODES[op], result, [a, b], span=span)
+
+    def unify(self, lhs: Value, lhs_node: SyntaxNode, rhs_node: SyntaxNode) -> tuple[Val, Val]:
+        """Build the right operand and give both one type (a literal takes the other's)."""
+        if isinstance(lhs, Lit):
+            rhs = self.expr(rhs_node, None)
+            if isinstance(rhs, Lit):
+                self.typed(lhs_node, None)  # reports the missing suffix once
+                return POISON, POISON
+            if rhs.poisoned:
+                return POISON, POISON
+            return self.expect(lhs, rhs.type, lhs_node), rhs
+        if lhs.poisoned:
+            self.expr(rhs_node, None)
+            return POISON, POISON
+        rhs = self.expr(rhs_node, lhs.type)
+        if isinstance(rhs, Lit):
+            return lhs, self.expect(rhs, lhs.type, rhs_node)
+        return lhs, rhs
+
+    def _expr_cast_expr(self, node: SyntaxNode, hint: Type | None) -> Value:
+        parts = t.exprs(node)
+        tys = t.types(node)
+        if not parts or not tys:
+            return POISON
+        target = self.resolve_type(tys[0])
+        value = self.expr(parts[0], None)
+        if isinstance(value, Lit):
+            value = self.typed(parts[0], target if isinstance(target, IntType) else None)
+        if value.poisoned or target is None:
+            return POISON
+        try:
+            typeck.cast_result(value.type, target)
+        except TypeRuleError as e:
+            self.error(str(e), node.span)
+            return POISON
+        if value.type == target:
+            return value
+        return self.add("cast", target, [value], span=node.span)
+
+    # --- calls -------------------------------------------------------------------------------
+
+    def _expr_call_expr(self, node: SyntaxNode, hint: Type | None) -> Value:
+        callee = next((c for c in node.child_nodes() if c.kind in (K.NAME_REF, K.GENERIC_NAME)),
+                      None)  # fmt: skip
+        arg_list = node.first_child(K.ARG_LIST)
+        if callee is None or arg_list is None:
+            if callee is None and node.first_child() is not None:
+                self.error("only named functions can be called", node.span)
+            return POISON
+        name = t.name(callee) or ""
+        args = t.exprs(arg_list)
+        if name in self.fns and callee.kind == K.NAME_REF and self.lookup(name) is None:
+            return self.call_user(self.fns[name], args, node)
+        if name in BUILTIN_ARITY:
+            if len(args) != BUILTIN_ARITY[name]:
+                n = BUILTIN_ARITY[name]
+                self.error(
+                    f"`{name}` takes {n} argument{'s' * (n != 1)}, but {len(args)} "
+                    f"{'was' if len(args) == 1 else 'were'} given",
+                    node.span,
+                )
+                return POISON
+            return self.call_builtin(name, callee, args, hint, node.span)
+        self.error(f"cannot find function `{name}` in this file", callee.span)
+        return POISON
+
+    def call_builtin(self, name: str, callee: SyntaxNode, args: list[SyntaxNode],
+                     hint: Type | None, span: Span) -> Value:  # fmt: skip
+        """Type and build a call of a built-in function."""
+        generics = t.exprs(callee) if callee.kind == K.GENERIC_NAME else []
+        if (name == "slice") != bool(generics):
+            msg = ("`slice` needs its parameters: `slice::<LO, W>(x)`" if name == "slice"
+                   else f"`{name}` takes no `::<...>` parameters")  # fmt: skip
+            self.error(msg, callee.span)
+            return POISON
+        try:
+            if name in ("rotl", "rotr"):
+                x = self.typed(args[0], hint)
+                n = self.typed(args[1], U32)
+                if x.poisoned or n.poisoned:
+                    return POISON
+                typeck.require_int(x.type, f"`{name}` operand")
+                typeck.require_unsigned(n.type, f"`{name}` amount")
+                return self.add(name, x.type, [x, n], span=span)
+            if name in ("min", "max"):
+                a, b = self.unify(self.expr(args[0], hint), args[0], args[1])
+                if a.poisoned or b.poisoned:
+                    return POISON
+                typeck.require_int(a.type, f"`{name}` operand")
+                if a.type != b.type:
+                    raise TypeRuleError(f"mismatched types: {name}(`{a.type}`, `{b.type}`)")
+                return self.add(name, a.type, [a, b], span=span)
+            if name in ("popcount", "clz", "ctz"):
+                x = self.typed(args[0], hint)
+                if x.poisoned:
+                    return POISON
+                typeck.require_int(x.type, f"`{name}` operand")
+                return self.add(name, x.type, [x], span=span)
+            if name == "concat":
+                hi, lo = self.typed(args[0], None), self.typed(args[1], None)
+                if hi.poisoned or lo.poisoned:
+                    return POISON
+                return self.add("concat", typeck.concat_result(hi.type, lo.type), [hi, lo],
+                                span=span)  # fmt: skip
+            if name == "widening_mul":
+                a, b = self.unify(self.expr(args[0], None), args[0], args[1])
+                if a.poisoned or b.poisoned:
+                    return POISON
+                return self.add(name, typeck.widening_mul_result(a.type, b.type), [a, b],
+                                span=span)  # fmt: skip
+            return self._slice(generics, args[0], span)
+        except TypeRuleError as e:
+            self.error(str(e), span)
+            return POISON
+
+    def _slice(self, generics: list[SyntaxNode], arg: SyntaxNode, span: Span) -> Value:
+        if len(generics) != 2:
+            self.error("`slice` takes two parameters: `slice::<LO, W>(x)`", span)
+            return POISON
+        lo = self.const_int(generics[0], U32, "`slice` LO")
+        width = self.const_int(generics[1], U32, "`slice` W")
+        x = self.typed(arg, None)
+        if lo is None or width is None or x.poisoned:
+            return POISON
+        xt = typeck.require_int(x.type, "`slice` operand")
+        if width < 1 or lo < 0 or lo + width > xt.width:
+            raise TypeRuleError(
+                f"`slice::<{lo}, {width}>` reads bits {lo}..{lo + width} of a {xt.width}-bit value"
+            )
+        return self.add("slice", uint(width), [x], {"lo": lo}, span=span)
+
+    def call_user(self, fn, args: list[SyntaxNode], node: SyntaxNode) -> Value:
+        """Type-check arguments and inline a user function call."""
+        if len(args) != len(fn.params):
+            self.error(
+                f"`{fn.name}` takes {len(fn.params)} argument{'s' * (len(fn.params) != 1)}, "
+                f"but {len(args)} {'was' if len(args) == 1 else 'were'} given",
+                node.span,
+                Note(f"`{fn.name}` is defined here", fn.name_span),
+            )
+            return POISON
+        vals = []
+        for arg, (pname, ptype, pspan) in zip(args, fn.params, strict=True):
+            note = Note(f"expected `{ptype}` because of parameter `{pname}`", pspan)
+            vals.append(self.expect(self.expr(arg, ptype), ptype, arg, note))
+        if any(v.poisoned for v in vals) or fn.ret is None:
+            return POISON
+        return self.inline(fn, vals, node.span)
+
+    # --- control flow ------------------------------------------------------------------------
+
+    def _expr_if_expr(self, node: SyntaxNode, hint: Type | None) -> Value:
+        parts = t.exprs(node)
+        blocks = [c for c in node.child_nodes() if c.kind == K.BLOCK]
+        if not parts or not blocks:
+            return POISON
+        cond_node = parts[0]
+        cond = self.expect(self.expr(cond_node, BOOL), BOOL, cond_node,
+                           Note("an `if` condition is a `bool`"))  # fmt: skip
+        else_node = blocks[1] if len(blocks) > 1 else next(
+            (c for c in parts[1:] if c.kind == K.IF_EXPR), None)  # fmt: skip
+        saved = self.snapshot()
+        then_val = self.block(blocks[0], hint)
+        then_env = self.snapshot_values(saved)
+        self.restore(saved)
+        if else_node is None:
+            if isinstance(then_val, Lit) or (not then_val.poisoned and then_val.type != UNIT):
+                self.error(
+                    "`if` without `else` has the type `()`; its block must not end in a value",
+                    blocks[0].span,
+                )
+            else_val: Value = self.unit()
+        elif else_node.kind == K.BLOCK:
+            else_val = self.block(else_node, hint)
+        else:
+            else_val = self.expr(else_node, hint)
+        else_env = self.snapshot_values(saved)
+        if cond.poisoned:
+            self.restore(saved)
+            return POISON
+        self.merge(saved, cond, then_env, else_env)
+        return self.select(cond, then_val, else_val, blocks[0], else_node, node.span)
+
+    def select(self, cond: Val, a: Value, b: Value, a_node: SyntaxNode,
+               b_node: SyntaxNode | None, span: Span) -> Value:  # fmt: skip
+        """Build ``cond ? a : b`` after checking both arms have one type."""
+        if isinstance(a, Lit) and isinstance(b, Lit):
+            self.error("cannot infer the type of this `if`; add a suffix to a literal", span)
+            return POISON
+        if isinstance(a, Lit):
+            a = self.expect(a, b.type, a_node) if not b.poisoned else POISON
+        if isinstance(b, Lit):
+            b = self.expect(b, a.type, b_node or a_node) if not a.poisoned else POISON
+        if a.poisoned or b.poisoned or cond.poisoned:
+            return POISON
+        if a.type != b.type:
+            self.error(
+                f"`if` and `else` have different types: `{a.type}` and `{b.type}`",
+                (b_node or a_node).span,
+                Note(f"this branch is `{a.type}`", a_node.span),
+            )
+            return POISON
+        if a.id == b.id:
+            return a
+        return self.add("select", a.type, [cond, a, b], span=span)
+
+    def _expr_for_expr(self, node: SyntaxNode, hint: Type | None) -> Value:
+        self.for_loop(node)
+        return self.unit()
+
+    def _expr_assign_expr(self, node: SyntaxNode, hint: Type | None) -> Value:
+        self.assign(node)
+        return self.unit()
+
+    def _expr_return_expr(self, node: SyntaxNode, hint: Type | None) -> Value:
+        self.error("`return` is allowed only as the last statement of a function body",
+                   node.span)  # fmt: skip
+        return POISON
+
+    def _expr_range_expr(self, node: SyntaxNode, hint: Type | None) -> Value:
+        self.error("a range is allowed only in a `for` loop", node.span)
+        return POISON
+
+
+def is_bool_or_int(ty: Type | None) -> bool:
+    """Return True for scalar types."""
+    return isinstance(ty, IntType | BoolType)

@@ -1,0 +1,339 @@
+"""Statements: blocks, `let`, assignment (SSA renaming), `for` unrolling, inlining."""
+
+from __future__ import annotations
+
+from kera.check import typeck
+from kera.check.typeck import TypeRuleError
+from kera.ir.build import tree as t
+from kera.ir.build.values import POISON, Binding, Lit, Val, Value
+from kera.ir.types import UNIT, ArrayType, IntType, TupleType, Type, uint
+from kera.syntax import SyntaxKind as K
+from kera.syntax import SyntaxNode
+from kera.syntax.diagnostics import Note, Span
+
+BLOCK_LIKE = frozenset({K.IF_EXPR, K.FOR_EXPR, K.BLOCK_EXPR})
+MAX_UNROLL = 1 << 20  # loop iterations in one program, all loops together
+COMPOUND = {
+    K.PLUSEQ: "+", K.MINUSEQ: "-", K.STAREQ: "*", K.SLASHEQ: "/", K.PERCENTEQ: "%",
+    K.AMPEQ: "&", K.PIPEEQ: "|", K.CARETEQ: "^", K.SHLEQ: "<<", K.SHREQ: ">>",
+}  # fmt: skip
+
+
+class StmtMixin:
+    """Build blocks and statements; keep the variable environment."""
+
+    # --- scopes ------------------------------------------------------------------------------
+
+    def lookup(self, name: str) -> Binding | None:
+        """Return the innermost binding of ``name``."""
+        for scope in reversed(self.scopes):
+            binding = scope.get(name)
+            if binding is not None:
+                return binding
+        return None
+
+    def snapshot(self) -> list[tuple[Binding, Val]]:
+        """Record every visible binding's current value (before a branch)."""
+        return [(b, b.value) for scope in self.scopes for b in scope.values()]
+
+    @staticmethod
+    def snapshot_values(saved: list[tuple[Binding, Val]]) -> list[Val]:
+        """Return the current values of the bindings in ``saved``."""
+        return [b.value for b, _ in saved]
+
+    @staticmethod
+    def restore(saved: list[tuple[Binding, Val]]) -> None:
+        """Put every binding back to its value at ``snapshot`` time."""
+        for binding, value in saved:
+            binding.value = value
+
+    def merge(self, saved, cond: Val, then_vals: list[Val], else_vals: list[Val]) -> None:
+        """After an `if`, give each variable assigned in a branch a `select` of both arms."""
+        for (binding, _), a, b in zip(saved, then_vals, else_vals, strict=True):
+            if a.id == b.id:
+                binding.value = a
+            elif a.poisoned or b.poisoned:
+                binding.value = POISON
+            else:
+                binding.value = self.add("select", a.type, [cond, a, b], span=binding.span)
+
+    # --- blocks ------------------------------------------------------------------------------
+
+    def block(self, node: SyntaxNode, hint: Type | None, fn_body: bool = False) -> Value:
+        """Build a block; its value is the tail expression (or a final `return`), else `()`."""
+        items = [c for c in node.child_nodes() if c.kind in t.EXPR_KINDS
+                 or c.kind in (K.LET_STMT, K.EXPR_STMT)]  # fmt: skip
+        self.scopes.append({})
+        try:
+            for i, item in enumerate(items):
+                last = i == len(items) - 1
+                inner = self._stmt_expr(item)
+                if inner is not None and inner.kind == K.RETURN_EXPR:
+                    if not (last and fn_body):
+                        return self._expr_return_expr(inner, hint)
+                    values = t.exprs(inner)
+                    return self.expr(values[0], hint) if values else self.unit()
+                if last and (item.kind in t.EXPR_KINDS or self._is_tail_stmt(item)):
+                    return self.expr(inner, hint)
+                if item.kind == K.LET_STMT:
+                    self.let_stmt(item)
+                elif inner is not None:
+                    self.expr_stmt(inner)
+            return self.unit()
+        finally:
+            self.scopes.pop()
+
+    @staticmethod
+    def _stmt_expr(item: SyntaxNode) -> SyntaxNode | None:
+        if item.kind in t.EXPR_KINDS:
+            return item
+        if item.kind == K.EXPR_STMT:
+            inner = t.exprs(item)
+            return inner[0] if inner else None
+        return None
+
+    @staticmethod
+    def _is_tail_stmt(item: SyntaxNode) -> bool:
+        """A block-like expression statement without `;` at the end of a block is its value."""
+        if item.kind != K.EXPR_STMT or item.first_token(K.SEMI) is not None:
+            return False
+        inner = t.exprs(item)
+        return bool(inner) and inner[0].kind in BLOCK_LIKE
+
+    def expr_stmt(self, node: SyntaxNode) -> None:
+        """Build an expression statement for its effect on variables; its value is dropped."""
+        self.expr(node, None)
+
+    # --- let and patterns --------------------------------------------------------------------
+
+    def let_stmt(self, node: SyntaxNode) -> None:
+        """Build `let pattern (: T)? = expr;`."""
+        pat = t.pattern(node)
+        tys = t.types(node)
+        values = t.exprs(node)
+        declared = self.resolve_type(tys[0]) if tys else None
+        if not values:
+            return
+        value = self.expr(values[0], declared)
+        if tys:
+            note = Note(f"expected `{declared}` because of this annotation", tys[0].span)
+            value = self.expect(value, declared, values[0], note) if declared else POISON
+        elif isinstance(value, Lit):
+            value = self.typed(values[0], None)
+        if pat is not None:
+            self.bind(pat, value)
+
+    def bind(self, pat: SyntaxNode, value: Val) -> None:
+        """Bind a pattern to a value in the innermost scope."""
+        if pat.kind == K.IDENT_PAT:
+            ident = pat.first_token(K.IDENT)
+            if ident is not None:
+                mutable = pat.first_token(K.MUT_KW) is not None
+                self.scopes[-1][ident.text] = Binding(ident.text, value, mutable, ident.span)
+        elif pat.kind == K.TUPLE_PAT:
+            subs = [c for c in pat.child_nodes() if c.kind in t.PAT_KINDS]
+            if value.poisoned:
+                parts = [POISON] * len(subs)
+            elif not isinstance(value.type, TupleType) or len(value.type.elems) != len(subs):
+                self.error(f"this pattern has {len(subs)} fields, but the value is `{value.type}`",
+                           pat.span)  # fmt: skip
+                parts = [POISON] * len(subs)
+            else:
+                parts = [
+                    self.add("tuple_get", ty, [value], {"index": i}, span=pat.span)
+                    for i, ty in enumerate(value.type.elems)
+                ]
+            for sub, part in zip(subs, parts, strict=True):
+                self.bind(sub, part)
+
+    # --- assignment --------------------------------------------------------------------------
+
+    def assign(self, node: SyntaxNode) -> None:
+        """Build `place = value` / `place op= value` as a new SSA value of the root variable."""
+        parts = t.exprs(node)
+        op_tok = next((tk for tk in node.child_tokens() if tk.kind in COMPOUND or tk.kind == K.EQ),
+                      None)  # fmt: skip
+        if len(parts) != 2 or op_tok is None:
+            return
+        place = self.place(parts[0])
+        if place is None:
+            self.expr(parts[1], None)
+            return
+        binding, path = place
+        chain = [binding.value]
+        for kind, key in path:
+            cur = chain[-1]
+            if cur.poisoned:
+                chain.append(POISON)
+            elif kind == "index":
+                chain.append(self.add("array_index", cur.type.elem, [cur, key], span=node.span))
+            else:
+                chain.append(self.add("tuple_get", cur.type.elems[key], [cur], {"index": key},
+                                      span=node.span))  # fmt: skip
+        target = chain[-1]
+        if op_tok.kind == K.EQ:
+            note = Note(f"expected `{target.type}` because of the assigned place", parts[0].span)
+            new = self.expect(self.expr(parts[1], target.type), target.type, parts[1], note) \
+                if not target.poisoned else POISON  # fmt: skip
+        else:
+            new = self.binary(COMPOUND[op_tok.kind], target, parts[0], parts[1], node.span)
+            if isinstance(new, Lit):
+                new = POISON
+        for (kind, key), outer in zip(reversed(path), reversed(chain[:-1]), strict=True):
+            if new.poisoned or outer.poisoned:
+                new = POISON
+            elif kind == "index":
+                new = self.add("array_update", outer.type, [outer, key, new], span=node.span)
+            else:
+                fields = [
+                    new if i == key else
+                    self.add("tuple_get", ty, [outer], {"index": i}, span=node.span)
+                    for i, ty in enumerate(outer.type.elems)
+                ]  # fmt: skip
+                new = self.add("tuple", outer.type, fields, span=node.span)
+        if not new.poisoned and not binding.value.poisoned and new.type != binding.value.type:
+            new = POISON
+        binding.value = new
+
+    def place(self, node: SyntaxNode) -> tuple[Binding, list[tuple[str, object]]] | None:
+        """Resolve an assignable place: a `let mut` variable, then indices and fields."""
+        if node.kind == K.PAREN_EXPR:
+            inner = t.exprs(node)
+            return self.place(inner[0]) if inner else None
+        if node.kind == K.NAME_REF:
+            name = t.name(node) or ""
+            binding = self.lookup(name)
+            if binding is None:
+                what = "constant" if name in self.consts else "variable"
+                known = name in self.consts
+                self.error(f"cannot assign to {what} `{name}`" if known
+                           else f"cannot find `{name}` in this scope", node.span)  # fmt: skip
+                return None
+            if not binding.mutable:
+                self.error(
+                    f"cannot assign twice to immutable variable `{name}`",
+                    node.span,
+                    Note(f"make this binding mutable: `mut {name}`", binding.span),
+                )
+                return None
+            return binding, []
+        if node.kind in (K.INDEX_EXPR, K.FIELD_EXPR):
+            parts = t.exprs(node)
+            base = self.place(parts[0]) if parts else None
+            if base is None:
+                return None
+            binding, path = base
+            current = self._path_type(binding.value.type, path)
+            if node.kind == K.INDEX_EXPR:
+                index = self.typed(parts[1], uint(32)) if len(parts) > 1 else POISON
+                if current is not None and not index.poisoned:
+                    try:
+                        typeck.index_result(current, index.type)
+                    except TypeRuleError as e:
+                        self.error(str(e), node.span)
+                        return None
+                return binding, [*path, ("index", index)]
+            tok = node.first_token(K.INT_LITERAL)
+            field = int(tok.text) if tok is not None and tok.text.isdigit() else -1
+            if current is not None:
+                try:
+                    typeck.field_result(current, field)
+                except TypeRuleError as e:
+                    self.error(str(e), node.span)
+                    return None
+            return binding, [*path, ("field", field)]
+        self.error("this expression cannot be assigned to", node.span)
+        return None
+
+    @staticmethod
+    def _path_type(ty: Type | None, path) -> Type | None:
+        for kind, key in path:
+            if ty is None:
+                return None
+            if kind == "index":
+                ty = ty.elem if isinstance(ty, ArrayType) else None
+            else:
+                ty = ty.elems[key] if isinstance(ty, TupleType) else None
+        return ty
+
+    # --- loops -------------------------------------------------------------------------------
+
+    def for_loop(self, node: SyntaxNode) -> None:
+        """Unroll `for pat (: T)? in lo..hi { body }` (bounds known at compile time)."""
+        pat = t.pattern(node)
+        tys = t.types(node)
+        rng = node.first_child(K.RANGE_EXPR)
+        body = node.first_child(K.BLOCK)
+        if rng is None or body is None:
+            return
+        bounds = t.exprs(rng)
+        if len(bounds) != 2:
+            return
+        ty = self.resolve_type(tys[0]) if tys else None
+        raw = [self.expr(b, ty) for b in bounds]
+        if ty is None and not tys:
+            ty = next((v.type for v in raw if isinstance(v, Val) and not v.poisoned), uint(32))
+        if not isinstance(ty, IntType):
+            if ty is not None:
+                self.error(f"a loop variable must be an integer, not `{ty}`", tys[0].span)
+            return
+        lo, hi = (self.closed(v, ty, b, "loop bound") for v, b in zip(raw, bounds, strict=True))
+        if lo is None or hi is None:
+            return
+        self.unrolled += max(0, hi - lo)
+        if self.unrolled > MAX_UNROLL:
+            self.error(f"loops unroll to more than {MAX_UNROLL} iterations in total", rng.span)
+            return
+        for i in range(lo, hi):
+            self.scopes.append({})
+            try:
+                if pat is not None:
+                    self.bind(pat, self.const(ty, i, pat.span))
+                value = self.block(body, None)
+                if isinstance(value, Lit) or (not value.poisoned and value.type != UNIT):
+                    self.error("a `for` body must not end in a value", body.span)
+            finally:
+                self.scopes.pop()
+
+    def closed(self, value: Value, ty: IntType, node: SyntaxNode, what: str) -> int | None:
+        """Return the compile-time integer value of an already-built value of type ``ty``."""
+        val = self.expect(value, ty, node)
+        if val.poisoned:
+            return None
+        result = self.closed_int(val)
+        if result is None:
+            self.error(f"{what} must be known at compile time", node.span)
+        return result
+
+    # --- calls -------------------------------------------------------------------------------
+
+    def inline(self, fn, args: list[Val], span: Span) -> Value:
+        """Build a function body with its parameters bound to ``args`` (calls are inlined)."""
+        if fn.name in self.call_stack:
+            self.error(
+                f"recursive call to `{fn.name}`: every call is inlined, so recursion is not "
+                "allowed",
+                span,
+            )
+            return POISON
+        body = fn.node.first_child(K.BLOCK)
+        if body is None:
+            return POISON
+        saved = self.scopes
+        self.scopes = [{name: Binding(name, arg, False, pspan)
+                        for (name, _, pspan), arg in zip(fn.params, args, strict=True)}]
+        self.call_stack.append(fn.name)
+        try:
+            value = self.block(body, fn.ret, fn_body=True)
+            tail = self._tail_node(body)
+            note = Note(f"expected `{fn.ret}` because of the return type", fn.ret_span) \
+                if fn.ret_span else None  # fmt: skip
+            return self.expect(value, fn.ret, tail or body, note)
+        finally:
+            self.call_stack.pop()
+            self.scopes = saved
+
+    @staticmethod
+    def _tail_node(body: SyntaxNode) -> SyntaxNode | None:
+        nodes = [c for c in body.child_nodes() if c.kind != K.ERROR]
+        return nodes[-1] if nodes else None

@@ -1,0 +1,66 @@
+"""Small accessors over the syntax tree, so the builder reads like the grammar."""
+
+from __future__ import annotations
+
+from kera.syntax import SyntaxKind as K
+from kera.syntax import SyntaxNode, SyntaxToken
+
+EXPR_KINDS = frozenset(
+    {
+        K.LITERAL,
+        K.NAME_REF,
+        K.PAREN_EXPR,
+        K.TUPLE_EXPR,
+        K.ARRAY_EXPR,
+        K.ARRAY_REPEAT_EXPR,
+        K.PREFIX_EXPR,
+        K.BIN_EXPR,
+        K.CAST_EXPR,
+        K.CALL_EXPR,
+        K.INDEX_EXPR,
+        K.FIELD_EXPR,
+        K.BLOCK_EXPR,
+        K.IF_EXPR,
+        K.FOR_EXPR,
+        K.RANGE_EXPR,
+        K.RETURN_EXPR,
+        K.ASSIGN_EXPR,
+        K.ERROR,
+    }
+)
+TYPE_KINDS = frozenset({K.NAME_TYPE, K.ARRAY_TYPE, K.TUPLE_TYPE})
+PAT_KINDS = frozenset({K.IDENT_PAT, K.WILDCARD_PAT, K.TUPLE_PAT})
+
+
+def exprs(node: SyntaxNode) -> list[SyntaxNode]:
+    """Return the expression children of a node, in order."""
+    return [c for c in node.child_nodes() if c.kind in EXPR_KINDS]
+
+
+def types(node: SyntaxNode) -> list[SyntaxNode]:
+    """Return the type children of a node, in order."""
+    return [c for c in node.child_nodes() if c.kind in TYPE_KINDS]
+
+
+def pattern(node: SyntaxNode) -> SyntaxNode | None:
+    """Return the first pattern child of a node."""
+    for c in node.child_nodes():
+        if c.kind in PAT_KINDS:
+            return c
+    return None
+
+
+def token(node: SyntaxNode, kind: K) -> SyntaxToken | None:
+    """Return the first direct non-trivia token of ``kind``."""
+    return node.first_token(kind)
+
+
+def operator(node: SyntaxNode) -> SyntaxToken | None:
+    """Return the operator token of a BIN/PREFIX/ASSIGN expression: its first direct token."""
+    return node.first_token()
+
+
+def name(node: SyntaxNode) -> str | None:
+    """Return the text of the first IDENT token directly under a node."""
+    tok = node.first_token(K.IDENT)
+    return tok.text if tok is not None else None
