@@ -63,23 +63,45 @@ def _gather(graph: Graph, root: bytes, inner: set[bytes], dropped: set[bytes]) -
 def balanced(rw: Rewriter, op: str, t: Type, leaves: list[bytes]) -> bytes:
     """Return a balanced tree of ``op`` over ``leaves`` (new ids), pairing neighbours."""
     level = leaves
+    nodes = rw.new.nodes
     while len(level) > 1:
-        pairs = [rw.emit(op, t, level[i : i + 2]) for i in range(0, len(level) - 1, 2)]
+        pairs = []
+        for i in range(0, len(level) - 1, 2):
+            count = len(nodes)
+            pairs.append(rw.emit(op, t, level[i : i + 2]))
+            if len(nodes) == count:  # the pair existed: it now has another user
+                rw.memo["merged"] = True
         level = pairs + level[len(pairs) * 2 :]
     return level[0]
 
 
 def balance(graph: Graph) -> Graph:
-    """Return ``graph`` with every deep associative chain rebuilt as a balanced tree."""
-    order = walk_order(graph)
-    roots, dropped = chains(graph, order)
+    """Return ``graph`` with every deep associative chain rebuilt as a balanced tree.
 
-    def rebuild(rw: Rewriter, nid: bytes) -> bytes:
-        node = graph.nodes[nid]
-        return balanced(rw, node.op, node.type, [rw.map[i] for i in roots[nid]])
+    Hash-consing may merge a pair of a new tree with an existing node (``x + x`` twice is one
+    node), and a merged pair is a leaf of the next look, so after a merge the chains are looked
+    at again until none is left to rebalance (a few times at most): the pass is idempotent.
+    """
+    out = graph
+    for _ in range(_MAX_LOOKS):
+        order = walk_order(out)
+        roots, dropped = chains(out, order)
+        if not roots and out is not graph:
+            break
+        old = out
 
-    rw = Rewriter(graph, lambda rw, t: None, ops=())
-    return rw.run(order, dropped, dict.fromkeys(roots, rebuild))
+        def rebuild(rw: Rewriter, nid: bytes, old: Graph = old, roots=roots) -> bytes:
+            node = old.nodes[nid]
+            return balanced(rw, node.op, node.type, [rw.map[i] for i in roots[nid]])
+
+        rw = Rewriter(old, lambda rw, t: None, ops=())
+        out = rw.run(order, dropped, dict.fromkeys(roots, rebuild))
+        if not rw.memo.get("merged"):
+            break  # every new pair is a fresh node with one user: the next look finds nothing
+    return out
+
+
+_MAX_LOOKS = 4
 
 
 __all__ = ["CHAIN_OPS", "balance", "balanced", "chains"]

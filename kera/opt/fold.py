@@ -23,10 +23,14 @@ def fold_rule(rw: Rewriter, t: Term) -> bytes | None:
     """Return the folded replacement of one term, or None when nothing is known."""
     if t.op in _NOT_FOLDED:
         return None
-    if t.args and isinstance(t.type, IntType | BoolType):
-        consts = [rw.const_value(a) for a in t.args]
-        if None not in consts:
-            return rw.const(t.type, evaluate_term(rw, t, consts))  # type: ignore[arg-type]
+    nodes = rw.new.nodes
+    for a in t.args:
+        if nodes[a].op != "const":
+            break
+    else:
+        if t.args and isinstance(t.type, IntType | BoolType):
+            consts = [int(nodes[a].attrs[0][1]) for a in t.args]
+            return rw.const(t.type, evaluate_term(rw, t, consts))
     if t.op == "array_index":
         return _array_index(rw, t)
     if t.op == "array_update":

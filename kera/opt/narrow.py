@@ -92,7 +92,7 @@ def narrow_rule(ranges: Ranges, rw: Rewriter, t: Term) -> bytes | None:
         return None  # only a known amount says how far the value moves (all of it: simplify's)
     small = narrowest(_exact(t.op, rs[0], rs[-1]))  # type: ignore[arg-type]
     if small is not None and t.op == "neg" and not small.signed:
-        small = IntType(small.width + 1, True)
+        small = IntType(small.width + 1, True) if small.width < MAX_WIDTH else None
     if small is None or not worth_it(small, t.type):
         return None
     if t.op == "shl":

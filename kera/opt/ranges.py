@@ -54,7 +54,10 @@ class Ranges:
             return memo[nid]
         nodes = self.graph.nodes
         node = nodes[nid]
-        if all(i in memo for i in node.inputs):  # the usual case: inputs come first
+        for i in node.inputs:
+            if i not in memo:
+                break
+        else:  # the usual case: the inputs' intervals are known
             memo[nid] = r = self._compute(node)
             return r
         stack = [nid]

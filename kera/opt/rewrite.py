@@ -52,7 +52,7 @@ class Rewriter:
     ``ops`` (optional) names the opcodes the rule looks at; other nodes skip the rule.
     """
 
-    __slots__ = ("_depth", "_span", "current", "map", "new", "old", "ops", "rule")
+    __slots__ = ("_depth", "_span", "current", "map", "memo", "new", "old", "ops", "rule")
 
     def __init__(self, old: Graph, rule: Rule, ops: Collection[str] | None = None) -> None:
         self.old = old
@@ -64,6 +64,8 @@ class Rewriter:
         self._depth = 0
         self.current: bytes | None = None
         """The old id of the node being visited, while the rule looks at that node itself."""
+        self.memo: dict[object, object] = {}
+        """Scratch space rules may keep for the length of one walk."""
 
     # --- building ---------------------------------------------------------------------------
 

@@ -37,11 +37,22 @@ def simplify_rule(rw: Rewriter, t: Term) -> bytes | None:
             if t.op in _MIRROR:
                 return rw.emit(_MIRROR[t.op], t.type, (b, a))
         elif ka is None and kb is None and OPS[t.op].commutative:
-            swapped = node_id(t.op, t.type, (b, a), t.attrs)
-            if swapped in rw.new.nodes:
-                return swapped  # ``b op a`` exists: share it (operand order is left alone)
+            shared = _commuted(rw, t, a, b)
+            if shared is not None:
+                return shared
     rule = _RULES.get(t.op)
     return rule(rw, t) if rule is not None else None
+
+
+def _commuted(rw: Rewriter, t: Term, a: bytes, b: bytes) -> bytes | None:
+    """Return an existing ``b op a`` for ``a op b`` (operand order is otherwise left alone)."""
+    seen = rw.memo.setdefault("commutative", set())
+    assert isinstance(seen, set)
+    seen.add((t.op, t.type, a, b))
+    if (t.op, t.type, b, a) not in seen:  # a cheap filter before hashing
+        return None
+    swapped = node_id(t.op, t.type, (b, a), t.attrs)
+    return swapped if swapped in rw.new.nodes else None
 
 
 # ----------------------------------------------------------------------------- arithmetic

@@ -43,6 +43,7 @@ CASES = [
     ("fn f(a: u64) -> u64 { widening_mul(a, a) as u64 }", "`widening_mul` operands are at most 32 bits, not `u64`"),
     ("const A: u8 = B; const B: u8 = A; fn f() -> u8 { A }", "constant `A` depends on itself"),
     ("fn f(a: u8, a: u8) -> u8 { a }", "parameter `a` is declared more than once"),
+    ("#[top] fn f(c: u1, c: bool) -> u1 { c }", "parameter `c` is declared more than once"),
     ("fn f() -> u8 { 1 } fn f() -> u8 { 2 }", "`f` is defined more than once"),
     ("fn f(a: bool) -> u8 { a as bool }", "cannot cast to `bool`: `as` converts to integer types only"),
     ("fn f(a: [u8; 0]) -> u8 { 0 }", "array length must be at least 1, not 0"),

@@ -140,3 +140,10 @@ def test_ranges_are_sound_on_random_graphs(graph, seed):
             lo, hi = r(nid)  # type: ignore[misc]
             got = [int(v) for v in value]  # type: ignore[attr-defined]
             assert lo <= min(got) and max(got) <= hi, (graph.nodes[nid].op, lo, hi, got[:5])
+
+
+def test_negating_a_value_that_needs_all_64_bits_stays():
+    params = [("x", sint(64))]
+    build = lambda g, p: g.op("neg", g.op("min", p[0], g.c(sint(64), 0)))  # noqa: E731
+    _, res = result_after(narrow, params, build)
+    assert res == expected(params, build)

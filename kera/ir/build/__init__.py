@@ -138,6 +138,8 @@ class Builder(ItemsMixin, StmtMixin, ExprMixin):
         """Build a function with `param` nodes as its own region."""
         if any(ty is None for _, ty, _ in fn.params) or fn.ret is None:
             return None
+        if len({name for name, _, _ in fn.params}) != len(fn.params):
+            return None  # duplicate parameter names were reported by read_signature
         params = [
             Val(self.graph.add("param", ty, (), {"index": i, "name": name}, span=span), ty)
             for i, (name, ty, span) in enumerate(fn.params)
