@@ -19,7 +19,8 @@ def test_kernel_vectors_on_interpreter(kernel):
     results = run_jsonl(program.graph, program.top, lines)
     expected = [json.loads(line)["expected"] for line in lines]
     assert len(results) == len(expected) > 0
-    mismatches = [(i, r, e) for i, (r, e) in enumerate(zip(results, expected)) if r != e]
+    pairs = enumerate(zip(results, expected, strict=True))
+    mismatches = [(i, r, e) for i, (r, e) in pairs if r != e]
     assert mismatches == []
 
 
