@@ -96,3 +96,10 @@ def test_widening_mul_and_casts():
 )
 def test_accepted_forms(src):
     assert build_program("t.kera", src).ok
+
+
+def test_long_flat_operator_chain_builds_without_deep_recursion():
+    terms = 20_000
+    src = "#[top] fn f(a: i8) -> i8 { " + " + ".join(["a"] * terms) + " }"
+    assert run(src, '{"a": 3}', '{"a": -1}') == [(3 * terms + 128) % 256 - 128,
+                                                  (-terms + 128) % 256 - 128]

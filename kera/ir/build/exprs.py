@@ -210,16 +210,26 @@ class ExprMixin:
         return self.add("neg" if op == "-" else "not", result, [value], span=node.span)
 
     def _expr_bin_expr(self, node: SyntaxNode, hint: Type | None) -> Value:
-        op_tok = t.operator(node)
-        parts = t.exprs(node)
-        if op_tok is None or len(parts) != 2 or op_tok.kind not in BIN_TOKENS:
-            return POISON
-        op = BIN_TOKENS[op_tok.kind]
-        lhs_hint = hint if op not in typeck.COMPARE_OPS and op not in typeck.LOGIC_OPS else None
-        if op in typeck.LOGIC_OPS:
-            lhs_hint = BOOL
-        lhs = self.expr(parts[0], lhs_hint)
-        return self.binary(op, lhs, parts[0], parts[1], node.span)
+        # Left-associative chains (`a + b + c + ...`) nest to the left as deep as they are long:
+        # walk down the chain and fold back up in a loop, so 20k terms need no deep recursion.
+        chain: list[tuple[SyntaxNode, str, SyntaxNode, SyntaxNode]] = []
+        cur = node
+        while cur.kind == K.BIN_EXPR:
+            op_tok = t.operator(cur)
+            parts = t.exprs(cur)
+            if op_tok is None or len(parts) != 2 or op_tok.kind not in BIN_TOKENS:
+                return POISON  # the parser reported it
+            op = BIN_TOKENS[op_tok.kind]
+            chain.append((cur, op, parts[0], parts[1]))
+            if op in typeck.LOGIC_OPS:
+                hint = BOOL
+            elif op in typeck.COMPARE_OPS:
+                hint = None
+            cur = parts[0]
+        lhs = self.expr(cur, hint)
+        for whole, op, lhs_node, rhs_node in reversed(chain):
+            lhs = self.binary(op, lhs, lhs_node, rhs_node, whole.span)
+        return lhs
 
     def binary(self, op: str, lhs: Value, lhs_node: SyntaxNode, rhs_node: SyntaxNode,
                span: Span) -> Value:  # fmt: skip
