@@ -78,6 +78,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     loaded = _load(args)
     data = keg.write(loaded.graph)
     try:
+        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         with open(args.output, "wb") as f:
             f.write(data)
     except OSError as e:
