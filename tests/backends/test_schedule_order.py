@@ -15,7 +15,6 @@ from kera.ir.build import build_program
 from kera.ir.graph import Graph, Region, param
 from kera.ir.types import TupleType, uint
 from kera.sim.parity import run_parity
-from kera.syntax.diagnostics import KeraError
 from tests.conftest import kernel_params
 
 
@@ -54,15 +53,11 @@ def test_an_invalid_order_is_refused() -> None:
 
 @pytest.mark.parametrize("kernel", kernel_params())
 def test_parity_under_the_real_scheduler(kernel) -> None:
-    try:
-        from kera.hls.schedule import schedule as hls_schedule
-    except ImportError:
-        pytest.skip("kera.hls.schedule is not there yet")
+    from kera.hls.synth import plan_schedule
+
     program = build_program(str(kernel), kernel.read_bytes())
-    try:
-        schedule = hls_schedule(program.graph, program.top, family="ice40", clock_mhz=48.0)
-    except KeraError as e:
-        pytest.skip(f"the scheduler cannot schedule it yet: {e.message}")
+    # The flow's own schedule: division lowered to its network first, as for the RTL.
+    schedule = plan_schedule(program.graph, program.top, board="icebreaker", clock_mhz=48.0)[0]
     report = run_parity(program.graph, program.top, targets=["cpu", "wasm"], vectors=2000,
                         schedule=schedule)  # fmt: skip
     assert report.ok, report.table()
