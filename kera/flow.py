@@ -54,11 +54,11 @@ def register_rtl_target(simulator: str = "verilator") -> None:
         return result.outputs
 
     def available() -> str | None:
-        from kera.sim.runner import _check_tools
+        from kera.sim.runner import check_tools
         from kera.syntax.diagnostics import KeraError
 
         try:
-            _check_tools(simulator)
+            check_tools(simulator)
         except KeraError as e:
             return e.message
         return None

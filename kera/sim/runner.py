@@ -190,7 +190,6 @@ def check_tools(simulator: str) -> None:
                         exit_code=3)  # fmt: skip
 
 
-_check_tools = check_tools  # the name kera.flow used first
 
 
 def _check_verilator_version() -> None:
