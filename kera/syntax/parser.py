@@ -299,14 +299,8 @@ class Parser:
 
     def expect(self, kind: int) -> bool:
         """Consume a ``kind`` token, or report "expected ..., found ..." and consume nothing."""
-        if self.kinds[self.pos] == kind:
-            self.events.append(TOKEN)
-            self.pos += 1
-            self.steps = 0
+        if self.eat(kind):
             return True
-        self.steps += 1
-        if self.steps > STEPS_PER_TOKEN:
-            self._burn_fuel()
         self.error_expected(_NAMES.get(kind, SyntaxKind(kind).name))
         return False
 
