@@ -115,7 +115,7 @@ def kera_source(lines: int) -> str:
 
 def bench_build(lines: int = 20_000) -> dict[str, object]:
     """Measure source → graph (parse, check, build, hash) in nodes/s."""
-    from kera.ir.build import build_program
+    from kera.elaborate import build_program
 
     src = kera_source(lines)
     program, t = _timed(lambda: build_program("big.kera", src))

@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from kera.ir.build import build_program  # noqa: E402
+from kera.elaborate import build_program  # noqa: E402
 from kera.ir.graph import Graph  # noqa: E402
 from kera.opt import PassStats, optimize  # noqa: E402
 

@@ -78,7 +78,7 @@ def fir_source(taps: int) -> str:
 
 def fir_graph(nodes: int) -> tuple[Graph, float]:
     """Return the FIR whose region has about ``nodes`` nodes, and the front end's build time."""
-    from kera.ir.build import build_program
+    from kera.elaborate import build_program
 
     t0 = time.perf_counter()
     p = build_program("fir.kera", fir_source(max(1, nodes // 7)))
@@ -105,8 +105,8 @@ def kernel_table(directory: Path, cases: list[tuple[str, float | None]]) -> list
     import tempfile
 
     from kera.hls.synth import synthesize
-    from kera.ir.build import build_program
-    from kera.syntax.diagnostics import KeraError
+    from kera.elaborate import build_program
+    from kera.diagnostics import KeraError
 
     rows = []
     for path in sorted(directory.glob("*.kera")):

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kera import __version__
-from kera.syntax.diagnostics import KeraError
+from kera.diagnostics import KeraError
 
 EXIT_OK, EXIT_USER, EXIT_USAGE, EXIT_TOOL, EXIT_CHECK = 0, 1, 2, 3, 4
 EXIT_INTERNAL = 70
@@ -39,7 +39,7 @@ def _load(args: argparse.Namespace):
 def cmd_check(args: argparse.Namespace) -> int:
     """Parse and type-check files; print every diagnostic."""
     from kera.driver import check_source
-    from kera.syntax.diagnostics import render_all
+    from kera.diagnostics import render_all
 
     failed = False
     for path in args.files:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from kera.ir.build import Program, build_program
+from kera.elaborate import Program, build_program
 from kera.ir.graph import Graph
-from kera.syntax.diagnostics import KeraError, render_all
+from kera.diagnostics import KeraError, render_all
 
 
 @dataclass(frozen=True)

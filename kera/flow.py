@@ -45,7 +45,7 @@ def register_rtl_target(simulator: str = "verilator") -> None:
 
     def run(schedule: Schedule, inputs: dict, rows: int) -> list:
         from kera.sim import simulate
-        from kera.syntax.diagnostics import KeraError
+        from kera.diagnostics import KeraError
 
         result = simulate(schedule, inputs, simulator=simulator)
         if result.timing_errors:
@@ -55,7 +55,7 @@ def register_rtl_target(simulator: str = "verilator") -> None:
 
     def available() -> str | None:
         from kera.sim.runner import check_tools
-        from kera.syntax.diagnostics import KeraError
+        from kera.diagnostics import KeraError
 
         try:
             check_tools(simulator)

@@ -14,7 +14,7 @@ from kera.ir import values
 from kera.ir.graph import Graph
 from kera.ir.ops import OPS
 from kera.ir.values import Value
-from kera.syntax.diagnostics import KeraError
+from kera.diagnostics import KeraError
 
 
 def evaluate(

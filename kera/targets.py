@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from kera.driver import Loaded
-from kera.syntax.diagnostics import KeraError
+from kera.diagnostics import KeraError
 
 TARGETS = ("interp", "cpu", "wasm", "ptx", "rtl")
 

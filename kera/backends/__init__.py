@@ -21,7 +21,7 @@ from kera.hls.pipeline import Schedule, single_stage
 from kera.ir import values
 from kera.ir.graph import Graph
 from kera.ir.values import Value
-from kera.syntax.diagnostics import KeraError
+from kera.diagnostics import KeraError
 
 BACKENDS = ("cpu", "wasm", "ptx")
 

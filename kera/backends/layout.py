@@ -18,7 +18,7 @@ from kera.ir import values
 from kera.ir.graph import Graph
 from kera.ir.types import ArrayType, BoolType, IntType, TupleType, Type
 from kera.ir.values import Value
-from kera.syntax.diagnostics import KeraError
+from kera.diagnostics import KeraError
 
 Scalar = IntType | BoolType
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kera.syntax.diagnostics import KeraError
+from kera.diagnostics import KeraError
 
 __all__ = ["BOARDS_DIR", "CONSTRAINTS_DIR", "FAMILIES", "Board", "Capacities", "list_boards",
            "load_board"]

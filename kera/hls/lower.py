@@ -29,7 +29,7 @@ from kera.ir.graph import Graph, const
 from kera.ir.ops import OPS
 from kera.ir.types import BOOL, BoolType, IntType, Type, uint
 from kera.ir.values import dtype_of
-from kera.syntax.diagnostics import Span
+from kera.diagnostics import Span
 
 #: Ops this pass rewrites.
 LOWERED_OPS: frozenset[str] = frozenset({"div", "rem"})

@@ -14,7 +14,7 @@ from typing import Any
 
 from kera.hls.characterize.designs import Design, Point
 from kera.hls.characterize.tools import FLOWS, measure, tool_versions
-from kera.syntax.diagnostics import KeraError
+from kera.diagnostics import KeraError
 
 SHELL = "top"  # the characterisation flow synthesises the module named `top`
 

@@ -20,7 +20,7 @@ import kera
 from kera.hls.pipeline import Schedule
 from kera.hls.resources import CAPACITY_KEYS, RESOURCE_KEYS, estimate
 from kera.hls.timing import CostModel, DelayAreaModel, Locator, analyse, is_wiring, make_locator
-from kera.syntax.diagnostics import SourceFile
+from kera.diagnostics import SourceFile
 
 #: Decimals kept for every float in a report.
 DIGITS = 3

@@ -23,7 +23,7 @@ from kera.hls.report import build_report, dumps, render_text
 from kera.hls.schedule import schedule as make_schedule
 from kera.hls.timing import DelayAreaModel
 from kera.ir.graph import Graph
-from kera.syntax.diagnostics import KeraError, SourceFile
+from kera.diagnostics import KeraError, SourceFile
 
 #: The fraction of the clock period the scheduler keeps free by default.
 DEFAULT_MARGIN = 0.1

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from kera.ir.ops import OPS
 from kera.ir.types import BoolType, IntType, Type
-from kera.syntax.diagnostics import Span
+from kera.diagnostics import Span
 
 SCHEMA_VERSION = 1
 NODE_DOMAIN = b"keg/node/v1\x00"

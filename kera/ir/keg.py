@@ -14,7 +14,7 @@ from itertools import pairwise
 
 from kera.ir.graph import Graph, Region
 from kera.ir.types import Type, decode_type
-from kera.syntax.diagnostics import KeraError, Span
+from kera.diagnostics import KeraError, Span
 
 MAGIC = b"KEG\x00"
 FORMAT_VERSION = 1

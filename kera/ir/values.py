@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from kera.ir.types import ArrayType, BoolType, IntType, TupleType, Type
-from kera.syntax.diagnostics import KeraError
+from kera.diagnostics import KeraError
 
 Value = Any  # np.ndarray | list[Value] | tuple[Value, ...]; see the module docstring.
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kera.ir.graph import Graph, Node
-from kera.syntax.diagnostics import SourceFile, Span
+from kera.diagnostics import SourceFile, Span
 
 
 def format_graph(graph: Graph, source: SourceFile | None = None) -> str:

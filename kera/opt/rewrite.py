@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 from kera.ir.graph import AttrValue, Graph, Node, Region
 from kera.ir.types import BoolType, IntType, Type
-from kera.syntax.diagnostics import Span
+from kera.diagnostics import Span
 
 
 class Term(NamedTuple):

@@ -19,7 +19,7 @@ from kera.ir.graph import Graph
 from kera.rtl.lower import LOWERINGS
 from kera.rtl.names import FIXED_PORTS, NameTable, check_identifier, source_text, variable_names
 from kera.rtl.netlist import Body, Operand, const_operand, lit, rng
-from kera.syntax.diagnostics import KeraError
+from kera.diagnostics import KeraError
 
 _INDENT = "    "
 

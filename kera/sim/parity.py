@@ -31,7 +31,7 @@ from kera.ir import values
 from kera.ir.graph import Graph
 from kera.ir.types import ArrayType, BoolType, IntType, TupleType, Type
 from kera.ir.values import Value
-from kera.syntax.diagnostics import KeraError
+from kera.diagnostics import KeraError
 
 EXIT_OK, EXIT_UNAVAILABLE, EXIT_MISMATCH = 0, 3, 4
 STATUSES = ("ok", "mismatch", "error", "assembled-not-run", "unavailable")

@@ -34,7 +34,7 @@ from kera.ir import values
 from kera.rtl.emit import emit_verilog
 from kera.rtl.lint import verilator_bin_dir
 from kera.sim.testbench import TEMPLATE_MODULE, design_info
-from kera.syntax.diagnostics import KeraError
+from kera.diagnostics import KeraError
 
 SIMULATORS = ("verilator", "icarus")
 MIN_VERILATOR = (5, 36)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import gc
 from functools import cached_property
 
-from kera.syntax.diagnostics import Diagnostic, Note, Severity, SourceFile, Span, render_all
+from kera.diagnostics import Diagnostic, Note, Severity, SourceFile, Span, render_all
 from kera.syntax.kinds import ASSIGN_OPS, KEYWORDS, RESERVED_WORDS, SyntaxKind
 from kera.syntax.lexer import Lexed, Token, lex, parse_int_literal
 from kera.syntax.parser import MAX_NESTING, Event, Events, parse_events

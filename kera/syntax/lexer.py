@@ -16,7 +16,7 @@ from contextlib import suppress
 from itertools import accumulate
 from typing import NamedTuple
 
-from kera.syntax.diagnostics import Diagnostic, Span
+from kera.diagnostics import Diagnostic, Span
 from kera.syntax.kinds import KEYWORDS, RESERVED_WORDS, SyntaxKind
 
 __all__ = ["Lexed", "Token", "lex", "parse_int_literal", "int_literal_error"]

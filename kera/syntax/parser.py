@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 from types import SimpleNamespace
 
-from kera.syntax.diagnostics import Span
+from kera.diagnostics import Span
 from kera.syntax.kinds import KEYWORDS, SyntaxKind
 from kera.syntax.lexer import _PUNCT, Lexed
 

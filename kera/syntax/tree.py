@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kera.syntax.diagnostics import Diagnostic, Span
+from kera.diagnostics import Diagnostic, Span
 from kera.syntax.kinds import SyntaxKind
 from kera.syntax.lexer import Lexed
 from kera.syntax.parser import ERROR, FINISH, LEAF, TOKEN, TOMBSTONE, Events

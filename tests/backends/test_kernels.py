@@ -7,7 +7,7 @@ import json
 import pytest
 
 from kera.backends import run_jsonl, unavailable
-from kera.ir.build import build_program
+from kera.elaborate import build_program
 from tests.conftest import kernel_params
 
 

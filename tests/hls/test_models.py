@@ -23,7 +23,7 @@ from kera.hls.characterize.fit import (
 from kera.hls.characterize.provisional import SCALES, derive_provisional
 from kera.hls.characterize.tools import FLOWS
 from kera.hls.models import DelayModel, load_model, model_families
-from kera.syntax.diagnostics import KeraError
+from kera.diagnostics import KeraError
 
 MEASURED = ("ice40", "ecp5")
 MEASURED_OPS = [op for op in OPS if op not in ("reg", "array_index")]

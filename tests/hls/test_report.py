@@ -15,7 +15,7 @@ from kera.hls.lower import lower_for_hardware
 from kera.hls.report import build_report, canonical, dumps, load_schema, render_text
 from kera.hls.schedule import schedule
 from kera.hls.timing import SimpleModel
-from kera.ir.build import build_program
+from kera.elaborate import build_program
 from tests.conftest import ROOT
 
 MODEL = SimpleModel()
@@ -100,7 +100,7 @@ _SCRIPT = """
 import sys
 from kera.hls.synth import synthesize
 from kera.hls.timing import SimpleModel
-from kera.ir.build import build_program
+from kera.elaborate import build_program
 src = open(sys.argv[1], encoding="utf-8").read()
 p = build_program("f.kera", src)
 synthesize(p.graph, p.top, board="icebreaker", clock_mhz=40.0, outdir=sys.argv[2], source=p,

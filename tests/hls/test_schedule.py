@@ -14,10 +14,10 @@ from kera.hls.lower import lower_for_hardware
 from kera.hls.pipeline import Schedule
 from kera.hls.schedule import schedule
 from kera.hls.timing import CostModel, SimpleModel
-from kera.ir.build import build_program
+from kera.elaborate import build_program
 from kera.ir.graph import Graph, Region, const, param
 from kera.ir.types import BOOL, uint
-from kera.syntax.diagnostics import KeraError
+from kera.diagnostics import KeraError
 from tests.conftest import kernel_params
 
 MODEL = SimpleModel()

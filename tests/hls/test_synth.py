@@ -12,8 +12,8 @@ from kera.hls.report import load_schema
 from kera.hls.synth import SynthResult, synthesize
 from kera.hls.timing import SimpleModel
 from kera.ir import keg
-from kera.ir.build import build_program
-from kera.syntax.diagnostics import KeraError
+from kera.elaborate import build_program
+from kera.diagnostics import KeraError
 from tests.conftest import kernel_params
 
 MODEL = SimpleModel()

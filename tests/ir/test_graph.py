@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from kera.ir.graph import Graph, Node, Region, const, node_id, param
 from kera.ir.ops import OPS
 from kera.ir.types import BOOL, ArrayType, TupleType, sint, uint
-from kera.syntax.diagnostics import Span
+from kera.diagnostics import Span
 
 from .kernels import popcount32
 from .randgraph import graphs, rebuild_shuffled

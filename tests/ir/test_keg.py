@@ -12,7 +12,7 @@ from kera.ir import keg
 from kera.ir.graph import Graph, Region, const, node_id, param
 from kera.ir.types import uint
 from kera.ir.validate import validate
-from kera.syntax.diagnostics import KeraError, Span
+from kera.diagnostics import KeraError, Span
 
 from .kegkit import assemble, redigest, replace_section, sections
 from .kernels import ALL

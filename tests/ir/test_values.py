@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from kera.ir import values
 from kera.ir.types import BOOL, UNIT, ArrayType, TupleType, sint, uint
-from kera.syntax.diagnostics import KeraError
+from kera.diagnostics import KeraError
 
 from .opkit import values_of
 

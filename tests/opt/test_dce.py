@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kera.ir.types import uint
 from kera.opt import dce
-from kera.syntax.diagnostics import Span
+from kera.diagnostics import Span
 from tests.opt.kit import B
 
 U8 = uint(8)

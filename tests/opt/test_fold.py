@@ -6,7 +6,7 @@ import pytest
 
 from kera.ir.types import BOOL, ArrayType, TupleType, sint, uint
 from kera.opt import dce, fold
-from kera.syntax.diagnostics import Span
+from kera.diagnostics import Span
 from tests.opt.kit import B, expected, result_after
 
 U8, I8 = uint(8), sint(8)

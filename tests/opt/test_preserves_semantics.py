@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kera.ir.build import build_program
+from kera.elaborate import build_program
 from kera.ir.ops import OPS
 from kera.ir.validate import validate
 from kera.opt import PASSES, optimize

@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from kera.hls.pipeline import Schedule, single_stage
-from kera.ir.build import build_program
+from kera.elaborate import build_program
 from kera.ir.graph import Graph
-from kera.syntax.diagnostics import KeraError
+from kera.diagnostics import KeraError
 
 
 def load(path: Path) -> tuple[Graph, str]:

@@ -20,7 +20,7 @@ from kera.ir.types import TupleType, uint
 from kera.rtl import emit_verilog
 from kera.rtl.lint import verilator_bin_dir
 from kera.sim import simulate
-from kera.syntax.diagnostics import KeraError
+from kera.diagnostics import KeraError
 from tests.conftest import kernel_params
 from tests.rtl.allops import allops_graph, allops_rows
 from tests.rtl.edge_designs import edge_designs

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from kera.backends.cache import cache_dir
 from kera.backends.lower import LoweringError
-from kera.syntax.diagnostics import KeraError
+from kera.diagnostics import KeraError
 
 FLAGS = ("-O2", "-ffp-contract=off", "-fno-fast-math", "-shared", "-fPIC")
 ISA_FLAGS = {"sse2": (), "avx2": ("-march=x86-64-v3",), "avx512": ("-march=x86-64-v4",)}

@@ -17,7 +17,7 @@ from kera.backends.ptx.emit import ARCHES, PTX_VERSION, emit_ptx
 from kera.backends.ptx.ops import TABLE
 from kera.hls.pipeline import Schedule
 from kera.ir.values import Value
-from kera.syntax.diagnostics import KeraError
+from kera.diagnostics import KeraError
 
 
 def ptx_available() -> str | None:

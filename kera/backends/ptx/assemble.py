@@ -11,7 +11,7 @@ from pathlib import Path
 
 from kera.backends.cache import cache_dir
 from kera.backends.lower import LoweringError
-from kera.syntax.diagnostics import KeraError
+from kera.diagnostics import KeraError
 
 _KNOWN = ("/usr/local/cuda/bin/ptxas", "/usr/local/bin/ptxas")
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from kera.syntax.diagnostics import KeraError
+from kera.diagnostics import KeraError
 
 THREADS = 256
 _CC_MAJOR, _CC_MINOR = 75, 76  # CUdevice_attribute values

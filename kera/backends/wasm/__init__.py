@@ -22,7 +22,7 @@ from kera.backends.wasm.emit import ENTRY, WasmLayout, default_chunk, emit_wat, 
 from kera.backends.wasm.ops import TABLE
 from kera.hls.pipeline import Schedule
 from kera.ir.values import Value
-from kera.syntax.diagnostics import KeraError
+from kera.diagnostics import KeraError
 
 
 def _wasmtime() -> Any:

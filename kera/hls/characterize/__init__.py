@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from kera.syntax.diagnostics import KeraError
+from kera.diagnostics import KeraError
 
 from .designs import OPS, Point, design, points, uses_dsp
 from .tools import FLOWS, SEEDS, commands, measure, tool_versions

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from kera.syntax.diagnostics import KeraError
+from kera.diagnostics import KeraError
 
 from . import characterize, data_path
 from .designs import OPS

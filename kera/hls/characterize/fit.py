@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import nnls
 
-from kera.syntax.diagnostics import KeraError
+from kera.diagnostics import KeraError
 
 from . import BOARD_OF, read_records
 from .designs import MUL_OPS, uses_dsp

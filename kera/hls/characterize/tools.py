@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from kera.syntax.diagnostics import KeraError
+from kera.diagnostics import KeraError
 
 from .designs import Design
 

@@ -17,7 +17,7 @@ from numbers import Integral
 from pathlib import Path
 from typing import Any
 
-from kera.syntax.diagnostics import KeraError
+from kera.diagnostics import KeraError
 
 __all__ = ["FIELDS", "MODELS_DIR", "DelayModel", "load_model", "model_families"]
 

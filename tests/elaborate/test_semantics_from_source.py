@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kera.interp import run_jsonl
-from kera.ir.build import build_program
+from kera.elaborate import build_program
 
 
 def run(src: str, *rows: str):

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from kera.interp import run_jsonl
-from kera.ir.build import build_program
+from kera.elaborate import build_program
 from tests.conftest import EXAMPLES, kernel_params
 
 

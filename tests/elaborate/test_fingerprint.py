@@ -9,7 +9,7 @@ import sys
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kera.ir.build import build_program
+from kera.elaborate import build_program
 from tests.conftest import ROOT
 
 BASE = """
@@ -59,7 +59,7 @@ def test_every_change_to_the_computation_changes_it():
 
 def test_same_across_processes_and_hash_seeds():
     code = (
-        "import sys; from kera.ir.build import build_program;"
+        "import sys; from kera.elaborate import build_program;"
         "print(build_program('t.kera', sys.stdin.read()).graph.fingerprint())"
     )
     outs = set()

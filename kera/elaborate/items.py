@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kera.ir.build import tree as t
+from kera.elaborate import tree as t
 from kera.ir.types import BOOL, ArrayType, IntType, TupleType, Type, uint
 from kera.syntax import SyntaxKind as K
 from kera.syntax import SyntaxNode
-from kera.syntax.diagnostics import Note, Span
+from kera.diagnostics import Note, Span
 
 KNOWN_ATTRS = ("top", "pipeline")
 
@@ -129,7 +129,7 @@ class ItemsMixin:
 
     def const_item_value(self, item: ConstItem, use_span: Span):
         """Build a `const` item once (lazily, in dependency order) and return its Val."""
-        from kera.ir.build.values import POISON
+        from kera.elaborate.values import POISON
 
         if item.state == "done":
             return item.value
@@ -157,7 +157,7 @@ class ItemsMixin:
 
     def const_int(self, node: SyntaxNode, default: IntType, what: str) -> int | None:
         """Evaluate an expression that must be known at compile time to a Python int."""
-        from kera.ir.build.values import Lit
+        from kera.elaborate.values import Lit
 
         value = self.expr(node, default)
         if isinstance(value, Lit):

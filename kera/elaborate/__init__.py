@@ -11,15 +11,15 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 
-from kera.ir.build.exprs import ExprMixin
-from kera.ir.build.fold import ClosedEvaluator
-from kera.ir.build.items import ConstItem, FnItem, ItemsMixin
-from kera.ir.build.stmts import StmtMixin
-from kera.ir.build.values import POISON, Binding, Lit, Val, Value
+from kera.elaborate.exprs import ExprMixin
+from kera.elaborate.fold import ClosedEvaluator
+from kera.elaborate.items import ConstItem, FnItem, ItemsMixin
+from kera.elaborate.stmts import StmtMixin
+from kera.elaborate.values import POISON, Binding, Lit, Val, Value
 from kera.ir.graph import Graph, Region
 from kera.ir.types import UNIT, BoolType, IntType, Type
 from kera.syntax import SyntaxNode, parse
-from kera.syntax.diagnostics import Diagnostic, Note, SourceFile, Span
+from kera.diagnostics import Diagnostic, Note, SourceFile, Span
 
 MAX_DEPTH = 1500
 

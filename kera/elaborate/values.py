@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kera.ir.types import Type
-from kera.syntax.diagnostics import Span
+from kera.diagnostics import Span
 
 
 @dataclass(frozen=True, slots=True)

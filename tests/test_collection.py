@@ -1,0 +1,27 @@
+"""Every `tests/**/test_*.py` file is collected by the configuration `make test` runs.
+
+pytest silently skips folders named like its `norecursedirs` (`build`, `dist`, `.*`, ...), which
+once hid a whole package of tests from CI; this test fails when any test file goes unseen again.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+from tests.conftest import ROOT
+
+
+def test_every_test_file_is_collected() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+         "-p", "no:xdist", "tests"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    collected = {m.group(1) for m in re.finditer(r"^(tests/\S+?\.py)(?:::|: \d+$)", proc.stdout, re.M)}
+    on_disk = {p.relative_to(ROOT).as_posix() for p in (ROOT / "tests").rglob("test_*.py")}
+    assert on_disk, "no test files found"
+    missing = sorted(on_disk - collected)
+    assert not missing, f"test files pytest does not collect: {missing}"
