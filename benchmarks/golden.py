@@ -27,9 +27,9 @@ from kera.backends.cpu import compile_cpu  # noqa: E402
 from kera.backends.cpu.build import compile_c, host_isa, load  # noqa: E402
 from kera.backends.cpu.emit import BLOCK  # noqa: E402
 from kera.backends.layout import pack  # noqa: E402
+from kera.elaborate import build_program  # noqa: E402
 from kera.hls.pipeline import single_stage  # noqa: E402
 from kera.interp import evaluate  # noqa: E402
-from kera.elaborate import build_program  # noqa: E402
 from kera.ir.graph import Graph, Region, const, param  # noqa: E402
 from kera.ir.types import ArrayType, uint  # noqa: E402
 from kera.sim.parity import random_vectors  # noqa: E402

@@ -104,9 +104,9 @@ def kernel_table(directory: Path, cases: list[tuple[str, float | None]]) -> list
     """Synthesize every ``*.kera`` in ``directory`` for each (board, clock); one row each."""
     import tempfile
 
-    from kera.hls.synth import synthesize
-    from kera.elaborate import build_program
     from kera.diagnostics import KeraError
+    from kera.elaborate import build_program
+    from kera.hls.synth import synthesize
 
     rows = []
     for path in sorted(directory.glob("*.kera")):

@@ -38,8 +38,8 @@ def _load(args: argparse.Namespace):
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Parse and type-check files; print every diagnostic."""
-    from kera.driver import check_source
     from kera.diagnostics import render_all
+    from kera.driver import check_source
 
     failed = False
     for path in args.files:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from kera.diagnostics import KeraError, render_all
 from kera.elaborate import Program, build_program
 from kera.ir.graph import Graph
-from kera.diagnostics import KeraError, render_all
 
 
 @dataclass(frozen=True)

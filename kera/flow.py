@@ -44,8 +44,8 @@ def register_rtl_target(simulator: str = "verilator") -> None:
     from kera.sim import parity
 
     def run(schedule: Schedule, inputs: dict, rows: int) -> list:
-        from kera.sim import simulate
         from kera.diagnostics import KeraError
+        from kera.sim import simulate
 
         result = simulate(schedule, inputs, simulator=simulator)
         if result.timing_errors:
@@ -54,8 +54,8 @@ def register_rtl_target(simulator: str = "verilator") -> None:
         return result.outputs
 
     def available() -> str | None:
-        from kera.sim.runner import check_tools
         from kera.diagnostics import KeraError
+        from kera.sim.runner import check_tools
 
         try:
             check_tools(simulator)

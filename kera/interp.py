@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from kera.diagnostics import KeraError
 from kera.ir import values
 from kera.ir.graph import Graph
 from kera.ir.ops import OPS
 from kera.ir.values import Value
-from kera.diagnostics import KeraError
 
 
 def evaluate(

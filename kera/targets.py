@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from kera.driver import Loaded
 from kera.diagnostics import KeraError
+from kera.driver import Loaded
 
 TARGETS = ("interp", "cpu", "wasm", "ptx", "rtl")
 

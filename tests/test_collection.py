@@ -20,7 +20,9 @@ def test_every_test_file_is_collected() -> None:
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    collected = {m.group(1) for m in re.finditer(r"^(tests/\S+?\.py)(?:::|: \d+$)", proc.stdout, re.M)}
+    # `-q` lists node ids (`tests/a.py::t`); `-qq` lists counts (`tests/a.py: 3`).
+    pattern = re.compile(r"^(tests/\S+?\.py)(?:::|: \d+$)", re.M)
+    collected = {m.group(1) for m in pattern.finditer(proc.stdout)}
     on_disk = {p.relative_to(ROOT).as_posix() for p in (ROOT / "tests").rglob("test_*.py")}
     assert on_disk, "no test files found"
     missing = sorted(on_disk - collected)

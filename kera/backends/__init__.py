@@ -17,11 +17,11 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from kera.backends.lower import Table, Unsupported
+from kera.diagnostics import KeraError
 from kera.hls.pipeline import Schedule, single_stage
 from kera.ir import values
 from kera.ir.graph import Graph
 from kera.ir.values import Value
-from kera.diagnostics import KeraError
 
 BACKENDS = ("cpu", "wasm", "ptx")
 

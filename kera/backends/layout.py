@@ -14,11 +14,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kera.diagnostics import KeraError
 from kera.ir import values
 from kera.ir.graph import Graph
 from kera.ir.types import ArrayType, BoolType, IntType, TupleType, Type
 from kera.ir.values import Value
-from kera.diagnostics import KeraError
 
 Scalar = IntType | BoolType
 

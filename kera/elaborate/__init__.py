@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 
+from kera.diagnostics import Diagnostic, Note, SourceFile, Span
 from kera.elaborate.exprs import ExprMixin
 from kera.elaborate.fold import ClosedEvaluator
 from kera.elaborate.items import ConstItem, FnItem, ItemsMixin
@@ -19,7 +20,6 @@ from kera.elaborate.values import POISON, Binding, Lit, Val, Value
 from kera.ir.graph import Graph, Region
 from kera.ir.types import UNIT, BoolType, IntType, Type
 from kera.syntax import SyntaxNode, parse
-from kera.diagnostics import Diagnostic, Note, SourceFile, Span
 
 MAX_DEPTH = 1500
 

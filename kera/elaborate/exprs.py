@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from kera.check import typeck
 from kera.check.typeck import TypeRuleError
+from kera.diagnostics import Note, Span
 from kera.elaborate import tree as t
 from kera.elaborate.values import POISON, Lit, Val, Value
 from kera.ir.types import BOOL, UNIT, ArrayType, BoolType, IntType, TupleType, Type, uint
 from kera.syntax import SyntaxKind as K
 from kera.syntax import SyntaxNode, parse_int_literal
-from kera.diagnostics import Note, Span
 
 U32 = uint(32)
 BUILTIN_ARITY = {

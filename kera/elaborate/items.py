@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kera.diagnostics import Note, Span
 from kera.elaborate import tree as t
 from kera.ir.types import BOOL, ArrayType, IntType, TupleType, Type, uint
 from kera.syntax import SyntaxKind as K
 from kera.syntax import SyntaxNode
-from kera.diagnostics import Note, Span
 
 KNOWN_ATTRS = ("top", "pipeline")
 

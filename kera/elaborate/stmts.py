@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from kera.check import typeck
 from kera.check.typeck import TypeRuleError
+from kera.diagnostics import Note, Span
 from kera.elaborate import tree as t
 from kera.elaborate.values import POISON, Binding, Lit, Val, Value
 from kera.ir.types import UNIT, ArrayType, IntType, TupleType, Type, uint
 from kera.syntax import SyntaxKind as K
 from kera.syntax import SyntaxNode
-from kera.diagnostics import Note, Span
 
 BLOCK_LIKE = frozenset({K.IF_EXPR, K.FOR_EXPR, K.BLOCK_EXPR})
 MAX_UNROLL = 1 << 20  # loop iterations in one program, all loops together

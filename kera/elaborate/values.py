@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kera.ir.types import Type
 from kera.diagnostics import Span
+from kera.ir.types import Type
 
 
 @dataclass(frozen=True, slots=True)

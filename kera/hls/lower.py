@@ -25,11 +25,11 @@ from collections.abc import Callable
 
 import numpy as np
 
+from kera.diagnostics import Span
 from kera.ir.graph import Graph, const
 from kera.ir.ops import OPS
 from kera.ir.types import BOOL, BoolType, IntType, Type, uint
 from kera.ir.values import dtype_of
-from kera.diagnostics import Span
 
 #: Ops this pass rewrites.
 LOWERED_OPS: frozenset[str] = frozenset({"div", "rem"})

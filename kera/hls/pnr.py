@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from kera.diagnostics import KeraError
 from kera.hls.characterize.designs import Design, Point
 from kera.hls.characterize.tools import FLOWS, measure, tool_versions
-from kera.diagnostics import KeraError
 
 SHELL = "top"  # the characterisation flow synthesises the module named `top`
 

@@ -17,10 +17,10 @@ from importlib import resources as importlib_resources
 from typing import Any
 
 import kera
+from kera.diagnostics import SourceFile
 from kera.hls.pipeline import Schedule
 from kera.hls.resources import CAPACITY_KEYS, RESOURCE_KEYS, estimate
 from kera.hls.timing import CostModel, DelayAreaModel, Locator, analyse, is_wiring, make_locator
-from kera.diagnostics import SourceFile
 
 #: Decimals kept for every float in a report.
 DIGITS = 3

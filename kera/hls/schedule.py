@@ -34,10 +34,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, sparse
 
+from kera.diagnostics import KeraError
 from kera.hls.pipeline import Schedule
 from kera.hls.timing import EPS_NS, CostModel, DelayAreaModel, display_width
 from kera.ir.graph import Graph
-from kera.diagnostics import KeraError
 
 #: Largest region (nodes, constants excluded) scheduled by the LP in "auto" mode (HiGHS takes
 #: about 2 s at this size on the random DAGs of ``benchmarks/schedule.py``).

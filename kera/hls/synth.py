@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kera.diagnostics import KeraError, SourceFile
 from kera.hls.lower import lower_for_hardware
 from kera.hls.pipeline import Schedule
 from kera.hls.report import build_report, dumps, render_text
 from kera.hls.schedule import schedule as make_schedule
 from kera.hls.timing import DelayAreaModel
 from kera.ir.graph import Graph
-from kera.diagnostics import KeraError, SourceFile
 
 #: The fraction of the clock period the scheduler keeps free by default.
 DEFAULT_MARGIN = 0.1

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from kera.diagnostics import KeraError, SourceFile, Span
 from kera.hls.pipeline import Schedule
 from kera.ir.graph import Graph, Node
 from kera.ir.types import ArrayType, IntType
-from kera.diagnostics import KeraError, SourceFile, Span
 
 #: Ops that are only wires in hardware: no delay, no area.
 WIRING_OPS: frozenset[str] = frozenset(

@@ -13,9 +13,9 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from kera.diagnostics import Span
 from kera.ir.ops import OPS
 from kera.ir.types import BoolType, IntType, Type
-from kera.diagnostics import Span
 
 SCHEMA_VERSION = 1
 NODE_DOMAIN = b"keg/node/v1\x00"

@@ -12,9 +12,9 @@ import hashlib
 import struct
 from itertools import pairwise
 
+from kera.diagnostics import KeraError, Span
 from kera.ir.graph import Graph, Region
 from kera.ir.types import Type, decode_type
-from kera.diagnostics import KeraError, Span
 
 MAGIC = b"KEG\x00"
 FORMAT_VERSION = 1

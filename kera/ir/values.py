@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from kera.ir.types import ArrayType, BoolType, IntType, TupleType, Type
 from kera.diagnostics import KeraError
+from kera.ir.types import ArrayType, BoolType, IntType, TupleType, Type
 
 Value = Any  # np.ndarray | list[Value] | tuple[Value, ...]; see the module docstring.
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kera.ir.graph import Graph, Node
 from kera.diagnostics import SourceFile, Span
+from kera.ir.graph import Graph, Node
 
 
 def format_graph(graph: Graph, source: SourceFile | None = None) -> str:

@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import NamedTuple
 
+from kera.diagnostics import Span
 from kera.ir.graph import AttrValue, Graph, Node, Region
 from kera.ir.types import BoolType, IntType, Type
-from kera.diagnostics import Span
 
 
 class Term(NamedTuple):

@@ -14,12 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import PurePath
 
+from kera.diagnostics import KeraError
 from kera.hls.pipeline import Schedule
 from kera.ir.graph import Graph
 from kera.rtl.lower import LOWERINGS
 from kera.rtl.names import FIXED_PORTS, NameTable, check_identifier, source_text, variable_names
 from kera.rtl.netlist import Body, Operand, const_operand, lit, rng
-from kera.diagnostics import KeraError
 
 _INDENT = "    "
 

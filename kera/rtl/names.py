@@ -13,8 +13,8 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from kera.ir.graph import Graph
 from kera.diagnostics import KeraError
+from kera.ir.graph import Graph
 
 FIXED_PORTS = frozenset({"clk", "rst", "in_valid", "in_ready", "out_valid", "out_ready", "out"})
 

@@ -25,13 +25,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kera.backends.layout import Leaf, flatten_type, leaf_bits, unflatten
+from kera.diagnostics import KeraError
 from kera.hls.pipeline import Schedule, single_stage
 from kera.interp import evaluate
 from kera.ir import values
 from kera.ir.graph import Graph
 from kera.ir.types import ArrayType, BoolType, IntType, TupleType, Type
 from kera.ir.values import Value
-from kera.diagnostics import KeraError
 
 EXIT_OK, EXIT_UNAVAILABLE, EXIT_MISMATCH = 0, 3, 4
 STATUSES = ("ok", "mismatch", "error", "assembled-not-run", "unavailable")

@@ -29,12 +29,12 @@ from pathlib import Path
 import kera
 from kera import interp
 from kera.backends.cache import cache_dir
+from kera.diagnostics import KeraError
 from kera.hls.pipeline import Schedule
 from kera.ir import values
 from kera.rtl.emit import emit_verilog
 from kera.rtl.lint import verilator_bin_dir
 from kera.sim.testbench import TEMPLATE_MODULE, design_info
-from kera.diagnostics import KeraError
 
 SIMULATORS = ("verilator", "icarus")
 MIN_VERILATOR = (5, 36)

@@ -17,12 +17,12 @@ from kera.backends.layout import (
     unflatten,
     unpack,
 )
+from kera.diagnostics import KeraError
 from kera.hls.pipeline import single_stage
 from kera.interp import evaluate
 from kera.ir import values
 from kera.ir.graph import Graph, Region, const, param
 from kera.ir.types import BOOL, ArrayType, TupleType, sint, uint
-from kera.diagnostics import KeraError
 
 NESTED = TupleType((ArrayType(TupleType((BOOL, sint(7))), 2), uint(33), ArrayType(sint(64), 1)))
 ROWS = [

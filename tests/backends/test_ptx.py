@@ -8,10 +8,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kera.backends.ptx import ARCHES, assemble, emit_ptx, find_ptxas, ptx_available, run_ptx
-from kera.hls.pipeline import single_stage
-from kera.elaborate import build_program
-from kera.ir.ops import OPS
 from kera.diagnostics import KeraError
+from kera.elaborate import build_program
+from kera.hls.pipeline import single_stage
+from kera.ir.ops import OPS
 from tests.conftest import kernel_params
 
 from .kit import op_program

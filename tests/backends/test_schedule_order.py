@@ -10,8 +10,8 @@ from kera.backends.cpu import emit_c
 from kera.backends.lower import LoweringError
 from kera.backends.ptx import emit_ptx
 from kera.backends.wasm import emit_wat
-from kera.hls.pipeline import single_stage
 from kera.elaborate import build_program
+from kera.hls.pipeline import single_stage
 from kera.ir.graph import Graph, Region, param
 from kera.ir.types import TupleType, uint
 from kera.sim.parity import run_parity

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from kera.interp import run_jsonl
 from kera.elaborate import build_program
+from kera.interp import run_jsonl
 from tests.conftest import EXAMPLES, kernel_params
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kera.interp import run_jsonl
 from kera.elaborate import build_program
+from kera.interp import run_jsonl
 
 
 def run(src: str, *rows: str):

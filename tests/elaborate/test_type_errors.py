@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kera.elaborate import build_program
 from kera.diagnostics import render_all
+from kera.elaborate import build_program
 
 
 def errors(src: str) -> list[str]:

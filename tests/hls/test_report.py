@@ -11,11 +11,11 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from kera.elaborate import build_program
 from kera.hls.lower import lower_for_hardware
 from kera.hls.report import build_report, canonical, dumps, load_schema, render_text
 from kera.hls.schedule import schedule
 from kera.hls.timing import SimpleModel
-from kera.elaborate import build_program
 from tests.conftest import ROOT
 
 MODEL = SimpleModel()

@@ -10,14 +10,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kera.hls.schedule as sched_mod
+from kera.diagnostics import KeraError
+from kera.elaborate import build_program
 from kera.hls.lower import lower_for_hardware
 from kera.hls.pipeline import Schedule
 from kera.hls.schedule import schedule
 from kera.hls.timing import CostModel, SimpleModel
-from kera.elaborate import build_program
 from kera.ir.graph import Graph, Region, const, param
 from kera.ir.types import BOOL, uint
-from kera.diagnostics import KeraError
 from tests.conftest import kernel_params
 
 MODEL = SimpleModel()

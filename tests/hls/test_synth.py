@@ -8,12 +8,12 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from kera.diagnostics import KeraError
+from kera.elaborate import build_program
 from kera.hls.report import load_schema
 from kera.hls.synth import SynthResult, synthesize
 from kera.hls.timing import SimpleModel
 from kera.ir import keg
-from kera.elaborate import build_program
-from kera.diagnostics import KeraError
 from tests.conftest import kernel_params
 
 MODEL = SimpleModel()

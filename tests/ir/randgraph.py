@@ -6,9 +6,9 @@ import random
 
 from hypothesis import strategies as st
 
+from kera.diagnostics import Span
 from kera.ir.graph import Graph, Region, const, param
 from kera.ir.types import BOOL, ArrayType, IntType, TupleType, Type, sint, uint
-from kera.diagnostics import Span
 
 SCALARS: list[Type] = [uint(1), uint(8), sint(8), uint(32), sint(64), uint(64), BOOL]
 INT_BINARY = ["add", "sub", "mul", "div", "rem", "min", "max", "and", "or", "xor"]

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kera.diagnostics import Span
 from kera.ir.graph import Graph, Node, Region, const, node_id, param
 from kera.ir.ops import OPS
 from kera.ir.types import BOOL, ArrayType, TupleType, sint, uint
-from kera.diagnostics import Span
 
 from .kernels import popcount32
 from .randgraph import graphs, rebuild_shuffled

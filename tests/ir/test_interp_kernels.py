@@ -7,11 +7,11 @@ import json
 import numpy as np
 import pytest
 
+from kera.diagnostics import KeraError
 from kera.interp import evaluate, run_jsonl
 from kera.ir import values
 from kera.ir.graph import Graph, Region, const
 from kera.ir.types import BOOL, UNIT, ArrayType, TupleType, sint, uint
-from kera.diagnostics import KeraError
 
 from .kernels import ALL, KERNELS, Builder
 

@@ -8,11 +8,11 @@ import struct
 import pytest
 from hypothesis import given, settings
 
+from kera.diagnostics import KeraError, Span
 from kera.ir import keg
 from kera.ir.graph import Graph, Region, const, node_id, param
 from kera.ir.types import uint
 from kera.ir.validate import validate
-from kera.diagnostics import KeraError, Span
 
 from .kegkit import assemble, redigest, replace_section, sections
 from .kernels import ALL

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kera.diagnostics import KeraError
 from kera.ir import values
 from kera.ir.types import BOOL, UNIT, ArrayType, TupleType, sint, uint
-from kera.diagnostics import KeraError
 
 from .opkit import values_of
 

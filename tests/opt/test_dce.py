@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from kera.diagnostics import Span
 from kera.ir.types import uint
 from kera.opt import dce
-from kera.diagnostics import Span
 from tests.opt.kit import B
 
 U8 = uint(8)

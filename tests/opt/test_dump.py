@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from kera.diagnostics import SourceFile, Span
 from kera.ir.graph import Graph, Region
 from kera.ir.types import ArrayType, uint
 from kera.opt import format_graph
-from kera.diagnostics import SourceFile, Span
 
 U8 = uint(8)
 SOURCE = "fn f(x: u8, y: u8) -> u8 {\n    x + y\n}\n"

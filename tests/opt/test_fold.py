@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from kera.diagnostics import Span
 from kera.ir.types import BOOL, ArrayType, TupleType, sint, uint
 from kera.opt import dce, fold
-from kera.diagnostics import Span
 from tests.opt.kit import B, expected, result_after
 
 U8, I8 = uint(8), sint(8)

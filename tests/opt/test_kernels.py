@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from kera.interp import run_jsonl
 from kera.elaborate import build_program
+from kera.interp import run_jsonl
 from kera.opt import optimize
 from tests.conftest import SHARED_KERNELS, kernel_params
 from tests.opt.kit import assert_same_bits, depth

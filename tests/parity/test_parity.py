@@ -9,12 +9,12 @@ import pytest
 from kera.backends import unavailable
 from kera.backends.cpu import ops as cpu_ops
 from kera.backends.lower import OpCall
+from kera.diagnostics import KeraError
 from kera.elaborate import build_program
 from kera.ir.graph import Graph, Region, param
 from kera.ir.types import sint, uint
 from kera.sim import parity
 from kera.sim.parity import register_target, registered_targets, run_parity, unregister_target
-from kera.diagnostics import KeraError
 from tests.conftest import kernel_params
 
 RUNNABLE = ["interp"] + [b for b in ("cpu", "wasm") if not unavailable(b)]

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kera.hls.pipeline import Schedule, single_stage
-from kera.elaborate import build_program
-from kera.ir.graph import Graph
 from kera.diagnostics import KeraError
+from kera.elaborate import build_program
+from kera.hls.pipeline import Schedule, single_stage
+from kera.ir.graph import Graph
 
 
 def load(path: Path) -> tuple[Graph, str]:

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from kera.hls.pipeline import single_stage
+from kera.diagnostics import KeraError
 from kera.elaborate import build_program
+from kera.hls.pipeline import single_stage
 from kera.ir.graph import Graph, Region, param
 from kera.ir.ops import OPS
 from kera.ir.types import TupleType, uint
 from kera.rtl import emit_verilog
 from kera.rtl.lower import LOWERINGS
-from kera.diagnostics import KeraError
 from tests.rtl.schedules import depth_schedule
 
 GOLDEN = Path(__file__).parent / "golden"

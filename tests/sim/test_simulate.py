@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from kera.diagnostics import KeraError
 from kera.hls.pipeline import Schedule, single_stage
 from kera.ir.graph import Graph, Region, param
 from kera.ir.types import TupleType, uint
 from kera.rtl import emit_verilog
 from kera.rtl.lint import verilator_bin_dir
 from kera.sim import simulate
-from kera.diagnostics import KeraError
 from tests.conftest import kernel_params
 from tests.rtl.allops import allops_graph, allops_rows
 from tests.rtl.edge_designs import edge_designs

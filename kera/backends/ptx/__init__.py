@@ -15,9 +15,9 @@ from kera.backends.ptx.assemble import assemble, find_ptxas
 from kera.backends.ptx.cuda import device_arch, device_reason, launch
 from kera.backends.ptx.emit import ARCHES, PTX_VERSION, emit_ptx
 from kera.backends.ptx.ops import TABLE
+from kera.diagnostics import KeraError
 from kera.hls.pipeline import Schedule
 from kera.ir.values import Value
-from kera.diagnostics import KeraError
 
 
 def ptx_available() -> str | None:

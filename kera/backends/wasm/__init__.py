@@ -20,9 +20,9 @@ from kera.backends.layout import bind_inputs, pack, region_layout, unpack
 from kera.backends.lower import Table
 from kera.backends.wasm.emit import ENTRY, WasmLayout, default_chunk, emit_wat, memory_layout
 from kera.backends.wasm.ops import TABLE
+from kera.diagnostics import KeraError
 from kera.hls.pipeline import Schedule
 from kera.ir.values import Value
-from kera.diagnostics import KeraError
 
 
 def _wasmtime() -> Any:
