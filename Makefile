@@ -11,6 +11,8 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev]'
+	@echo "warming the YoWASP cache (first run of each tool compiles its WebAssembly; ~1 min)"
+	for t in yosys nextpnr-ice40 nextpnr-ecp5; do $(BIN)/yowasp-$$t --version >/dev/null 2>&1 || exit 1; done
 	touch $(STAMP)
 
 DEMO ?= examples/fir8.kera

