@@ -21,6 +21,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from kera.diagnostics import KeraError
 
@@ -128,7 +129,7 @@ def parse_ports(verilog: str) -> list[Port]:
 _PARSERS: list = []
 
 
-def _parser(cls: type) -> object:
+def _parser(cls: type) -> Any:
     """Return this process's pyverilog parser (its tables live in a private temporary folder)."""
     if not _PARSERS:
         folder = tempfile.mkdtemp(prefix="kera-pyverilog-tables-")

@@ -96,10 +96,11 @@ def parse(data: bytes | str, cache: NodeCache | None = None) -> ParseResult:
     between calls lets their trees share interned subtrees.
     """
     if isinstance(data, str):
+        text = data
         try:
-            data = data.encode("utf-8", "surrogateescape")
+            data = text.encode("utf-8", "surrogateescape")
         except UnicodeEncodeError:
-            data = data.encode("utf-8", "surrogatepass")
+            data = text.encode("utf-8", "surrogatepass")
     # The front end allocates hundreds of thousands of objects and no cycles: pausing the
     # cyclic garbage collector saves about a tenth of the time.
     collecting = gc.isenabled()

@@ -76,9 +76,10 @@ def expr_bp(p: Parser, min_bp: int) -> int | None:
         if (1 << kinds[pos + 1]) & _POSTFIX:
             lhs = _postfix(p, lhs)
     else:
-        lhs = _unary(p, p.current())
-        if lhs is None:
+        unary = _unary(p, p.current())
+        if unary is None:
             return None
+        lhs = unary
     forward_parents = p.forward_parents
     chained_cmp = False
     while True:
