@@ -1,7 +1,7 @@
 """Golden models: the scheduled graph lowered to C (``cpu``), WebAssembly (``wasm``) and PTX.
 
 Every backend lowers from one ``Schedule`` (``kera.hls.pipeline``), in ``schedule.order``, with
-one table keyed by opcode (``TABLES``) and the shared scalar layout of ``kera.backends.layout``.
+one table keyed by opcode (its ``TABLE``) and the shared scalar layout of ``kera.backends.layout``.
 This module is the small front door the CLI uses::
 
     result = run("cpu", schedule, inputs)              # batched values in and out
@@ -16,7 +16,7 @@ import importlib
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
-from kera.backends.lower import Table, Unsupported
+from kera.backends.lower import Table
 from kera.diagnostics import KeraError
 from kera.hls.pipeline import Schedule, single_stage
 from kera.ir import values
@@ -33,11 +33,6 @@ def _module(target: str):  # noqa: ANN202 (a module)
         raise KeraError(f"unknown backend `{target}`; backends: {', '.join(BACKENDS)}",
                         exit_code=2)  # fmt: skip
     return importlib.import_module(f"kera.backends.{target}")
-
-
-def table(target: str) -> Table:
-    """Return a backend's lowering table (one entry per opcode of the registry)."""
-    return _module(target).TABLE
 
 
 def unavailable(target: str) -> str | None:
@@ -118,5 +113,4 @@ def run_jsonl(
     return values.to_json_rows(result, result_type, batch.rows)
 
 
-__all__ = ["BACKENDS", "Kernel", "Table", "Unsupported", "compile_target", "run", "run_jsonl",
-           "table", "unavailable"]  # fmt: skip
+__all__ = ["BACKENDS", "Kernel", "Table", "compile_target", "run", "run_jsonl", "unavailable"]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Union
 
 from kera.hls.pipeline import Schedule
-from kera.ir.ops import OPS
+from kera.ir.tables import Unsupported
 from kera.ir.types import ArrayType, BoolType, IntType, TupleType, Type
 
 Tree = Union[str, list["Tree"], tuple["Tree", ...]]  # noqa: UP007 (recursive alias)
@@ -30,13 +30,6 @@ class OpCall:
     out: Type
     attrs: Mapping[str, Any]
     consts: tuple[int | None, ...]  # value of each operand that is a `const` node, else None
-
-
-@dataclass(frozen=True, slots=True)
-class Unsupported:
-    """A table entry for an opcode a backend deliberately does not lower, and why."""
-
-    reason: str
 
 
 Lowering = Callable[[Any, OpCall, list[Tree]], Tree]
@@ -206,14 +199,6 @@ def build_tree(t: Type, make: Callable[[Type], str]) -> Tree:
     return make(t)
 
 
-def check_table(table: Table, backend: str) -> None:
-    """Raise ``LoweringError`` when ``table`` lacks an opcode of the registry or has extras."""
-    missing = sorted(set(OPS) - set(table))
-    extra = sorted(set(table) - set(OPS))
-    if missing or extra:
-        raise LoweringError(f"{backend} table: missing {missing}, unknown {extra}")
-
-
 def is_scalar(t: Type) -> bool:
     """Return True for ``bool``, ``uN`` and ``iN``."""
     return isinstance(t, IntType | BoolType)
@@ -227,9 +212,7 @@ __all__ = [
     "OpCall",
     "Table",
     "Tree",
-    "Unsupported",
     "build_tree",
-    "check_table",
     "is_scalar",
     "leaves_of",
     "select_tree",

@@ -10,7 +10,8 @@ signed order is compared on sign-flipped patterns instead of converting to signe
 from __future__ import annotations
 
 from kera.backends.layout import word_bits
-from kera.backends.lower import STRUCTURAL, Lowering, OpCall, Tree, Unsupported
+from kera.backends.lower import STRUCTURAL, Lowering, OpCall, Tree
+from kera.ir.tables import Unsupported
 from kera.ir.types import BoolType, IntType, Type
 
 

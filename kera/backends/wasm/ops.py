@@ -10,7 +10,8 @@ Operands are WAT expressions; ``em.let`` binds a value to a local and returns it
 from __future__ import annotations
 
 from kera.backends.layout import word_bits
-from kera.backends.lower import STRUCTURAL, Lowering, OpCall, Tree, Unsupported
+from kera.backends.lower import STRUCTURAL, Lowering, OpCall, Tree
+from kera.ir.tables import Unsupported
 from kera.ir.types import BoolType, IntType, Type
 
 
