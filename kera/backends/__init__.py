@@ -97,9 +97,7 @@ def run_jsonl(
     The same contract as ``kera.interp.run_jsonl``; ``schedule`` defaults to the single-stage
     schedule (every backend gives the same bits for any valid schedule).
     """
-    if region not in graph.regions:
-        known = ", ".join(sorted(graph.regions)) or "none"
-        raise KeraError(f"no function named `{region}` in the graph (have: {known})")
+    graph.region_or_error(region)
     reason = unavailable(target)
     if reason is not None:  # say so before reading a possibly long input file
         prefix = "" if reason.startswith("target") else f"target `{target}` cannot run here: "

@@ -365,9 +365,7 @@ def run_parity(
     ``unavailable`` (or ``assembled-not-run`` when its build-only check passed) with the reason;
     one that raises is reported ``error``. Raises ``KeraError`` (exit 2) for an unknown target.
     """
-    if top not in graph.regions:
-        known = ", ".join(sorted(graph.regions)) or "none"
-        raise KeraError(f"no function named `{top}` in the graph (have: {known})")
+    graph.region_or_error(top)
     names = list(_TARGETS) if targets is None else list(dict.fromkeys(targets))
     unknown = [n for n in names if n not in _TARGETS]
     if unknown:
