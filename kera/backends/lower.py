@@ -199,6 +199,12 @@ def build_tree(t: Type, make: Callable[[Type], str]) -> Tree:
     return make(t)
 
 
+def int_type(t: Type) -> IntType:
+    """Return ``t``, which the registry's type rules guarantee is an integer type."""
+    assert isinstance(t, IntType), t
+    return t
+
+
 def is_scalar(t: Type) -> bool:
     """Return True for ``bool``, ``uN`` and ``iN``."""
     return isinstance(t, IntType | BoolType)
@@ -213,6 +219,7 @@ __all__ = [
     "Table",
     "Tree",
     "build_tree",
+    "int_type",
     "is_scalar",
     "leaves_of",
     "select_tree",
