@@ -86,6 +86,11 @@ class Layout:
         """Every input leaf, parameter by parameter."""
         return tuple(leaf for group in self.param_leaves for leaf in group)
 
+    def param_buffers(self, index: int) -> range:
+        """Return the numbers of the buffers holding parameter ``index``'s leaves."""
+        first = sum(len(group) for group in self.param_leaves[:index])
+        return range(first, first + len(self.param_leaves[index]))
+
     @property
     def buffers(self) -> tuple[Leaf, ...]:
         """Every buffer in call order: the input leaves, then the result leaves."""

@@ -140,3 +140,12 @@ def test_isa_override_and_cache_dir(monkeypatch, tmp_path) -> None:
     with pytest.raises(KeraError) as info:
         host_isa()
     assert info.value.exit_code == 2
+
+
+def test_param_buffers_number_each_parameters_leaves_in_call_order() -> None:
+    g = Graph()
+    a, b = param(g, 0, "a", NESTED), param(g, 1, "b", uint(8))
+    g.add_region(Region("two", (a, b), b))
+    layout = region_layout(g, "two")
+    assert [list(layout.param_buffers(i)) for i in (0, 1)] == [[0, 1, 2, 3, 4, 5], [6]]
+    assert [leaf.name for leaf in layout.buffers][6:] == ["b", "result"]

@@ -59,11 +59,6 @@ class WasmEmitter(Emitter):
         self.mem = mem
         self.locals: list[str] = []
         self.body: list[str] = []
-        first = 0
-        self.param_buffers: list[list[int]] = []
-        for group in mem.layout.param_leaves:
-            self.param_buffers.append(list(range(first, first + len(group))))
-            first += len(group)
 
     def local_type(self, t: Type) -> str:
         """Return the WASM type of a local holding a value of scalar type ``t``."""
@@ -82,7 +77,7 @@ class WasmEmitter(Emitter):
         return f"(local.get {name})"
 
     def param(self, index: int, t: Type) -> Tree:
-        offsets = iter(self.mem.offsets[b] for b in self.param_buffers[index])
+        offsets = iter(self.mem.offsets[b] for b in self.mem.layout.param_buffers(index))
         return build_tree(t, lambda leaf: self.let(leaf, self.load(leaf, next(offsets))))
 
     def const(self, t: Type, value: int) -> str:
