@@ -64,11 +64,11 @@ def run_jsonl(
     """Evaluate a region on JSONL input lines (or a path); return one JSON value per line."""
     graph.region_or_error(region_name)
     params, result_type = graph.signature(region_name)
-    batch = values.load_jsonl(lines, params, name)
-    if batch.rows == 0:
-        return []
-    result = evaluate(graph, region_name, batch.inputs, rows=batch.rows)
-    return values.to_json_rows(result, result_type, batch.rows)
+
+    def run(inputs: Mapping[str, Value], rows: int) -> Value:
+        return evaluate(graph, region_name, inputs, rows=rows)
+
+    return values.evaluate_jsonl(lines, params, result_type, run, name)
 
 
 __all__ = ["evaluate", "run_jsonl"]

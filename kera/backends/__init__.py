@@ -103,12 +103,11 @@ def run_jsonl(
         prefix = "" if reason.startswith("target") else f"target `{target}` cannot run here: "
         raise KeraError(prefix + reason, exit_code=3)
     params, result_type = graph.signature(region)
-    batch = values.load_jsonl(lines, params, name)
-    if batch.rows == 0:
-        return []
-    kernel = compile_target(target, schedule or single_stage(graph, region))
-    result = kernel(batch.inputs, batch.rows)
-    return values.to_json_rows(result, result_type, batch.rows)
+
+    def kernel(inputs: Mapping[str, Value], rows: int) -> Value:  # compiled only for >= 1 row
+        return compile_target(target, schedule or single_stage(graph, region))(inputs, rows)
+
+    return values.evaluate_jsonl(lines, params, result_type, kernel, name)
 
 
 __all__ = ["BACKENDS", "Kernel", "Table", "compile_target", "run", "run_jsonl", "unavailable"]

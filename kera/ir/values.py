@@ -19,7 +19,7 @@ JSON (INTERFACES.md): integers are JSON integers, arrays and tuples JSON lists, 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -324,6 +324,23 @@ def load_jsonl(
     return JsonlBatch(batched, expected if wrapped else None, rows)
 
 
+def evaluate_jsonl(
+    source: str | Path | Iterable[str],
+    params: Sequence[tuple[str, Type]],
+    result_type: Type,
+    evaluate: Callable[[Mapping[str, Value], int], Value],
+    name: str | None = None,
+) -> list[object]:
+    """Read JSONL inputs (``load_jsonl``), evaluate them as one batch, return one JSON value a row.
+
+    ``evaluate(inputs, rows)`` returns the batched result; it is not called when there are no rows.
+    """
+    batch = load_jsonl(source, params, name)
+    if batch.rows == 0:
+        return []
+    return to_json_rows(evaluate(batch.inputs, batch.rows), result_type, batch.rows)
+
+
 def _parse_line(line: str, where: str) -> dict:
     try:
         obj = json.loads(line)
@@ -348,10 +365,13 @@ __all__ = [
     "JsonlBatch",
     "Value",
     "batch_size",
+    "bind_inputs",
     "bits",
     "broadcast",
     "conforms",
     "dtype_of",
+    "edge_values",
+    "evaluate_jsonl",
     "from_json",
     "full",
     "load_jsonl",

@@ -99,22 +99,18 @@ def _safe_divisor(em, a: str, b: str, t: IntType) -> tuple[str, str]:
     return zero, em.let(t, f"(select {k(1, ty)} {b} {bad})")
 
 
-def _div(em, call: OpCall, args: list[Tree]) -> Tree:
-    a, b = args
-    t = int_type(call.out)
-    ty = wt(t)
-    zero, safe = _safe_divisor(em, a, b, t)
-    q = f"({ty}.div_{'s' if t.signed else 'u'} {a} {safe})"
-    return em.let(t, norm(f"(select {k(0, ty)} {q} {zero})", t))
+def _divide(remainder: bool) -> Lowering:
+    def lower(em, call: OpCall, args: list[Tree]) -> Tree:
+        a, b = args
+        t = int_type(call.out)
+        ty = wt(t)
+        zero, safe = _safe_divisor(em, a, b, t)
+        q = f"({ty}.{'rem' if remainder else 'div'}_{'s' if t.signed else 'u'} {a} {safe})"
+        if remainder:  # a % 0 = a; |r| < |b| keeps it in range
+            return em.let(t, f"(select {a} {q} {zero})")
+        return em.let(t, norm(f"(select {k(0, ty)} {q} {zero})", t))
 
-
-def _rem(em, call: OpCall, args: list[Tree]) -> Tree:
-    a, b = args
-    t = int_type(call.out)
-    ty = wt(t)
-    zero, safe = _safe_divisor(em, a, b, t)
-    r = f"({ty}.rem_{'s' if t.signed else 'u'} {a} {safe})"
-    return em.let(t, f"(select {a} {r} {zero})")
+    return lower
 
 
 def _less(a: str, b: str, t: Type) -> str:
@@ -241,8 +237,8 @@ TABLE: dict[str, Lowering | Unsupported] = {
     "sub": _arith("sub"),
     "mul": _arith("mul"),
     "neg": _neg,
-    "div": _div,
-    "rem": _rem,
+    "div": _divide(False),
+    "rem": _divide(True),
     "min": _minmax(True),
     "max": _minmax(False),
     "widening_mul": _widening_mul,
