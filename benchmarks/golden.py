@@ -26,7 +26,7 @@ from kera.backends import unavailable  # noqa: E402
 from kera.backends.cpu import compile_cpu  # noqa: E402
 from kera.backends.cpu.build import compile_c, host_isa, load  # noqa: E402
 from kera.backends.cpu.emit import BLOCK  # noqa: E402
-from kera.backends.layout import pack  # noqa: E402
+from kera.backends.layout import call_buffers  # noqa: E402
 from kera.elaborate import build_program  # noqa: E402
 from kera.hls.pipeline import single_stage  # noqa: E402
 from kera.interp import evaluate  # noqa: E402
@@ -95,8 +95,7 @@ def measure(graph: Graph, top: str, rows: int, repeat: int) -> dict:
         kernel = compile_cpu(schedule)
         out["cpu_compile_s"] = round(time.perf_counter() - start, 3)
         out["cpu"] = rows / best(lambda: kernel(inputs, rows), repeat)
-        bufs = pack(kernel.layout, inputs, rows, -rows % BLOCK)
-        bufs += [np.zeros(len(bufs[0]), dtype=leaf.dtype) for leaf in kernel.layout.result]
+        bufs = call_buffers(kernel.layout, inputs, rows, BLOCK).all
         blocks = len(bufs[0]) // BLOCK
         out["cpu_kernel"] = rows / best(lambda: kernel.run_buffers(bufs, blocks), repeat)
     if not unavailable("wasm"):

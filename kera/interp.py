@@ -30,15 +30,10 @@ def evaluate(
     the inputs, or ``rows`` (needed only when the region has no parameters; default 1).
     Raises ``KeraError`` for an unknown region or missing, extra or malformed inputs.
     """
-    region = graph.regions.get(region_name)
-    if region is None:
-        known = ", ".join(sorted(graph.regions)) or "none"
-        raise KeraError(f"no function named `{region_name}` in the graph (have: {known})")
-    bound = _bind(graph, region.params, inputs)
-    sizes = {values.batch_size(v) for v in bound.values()} - {1}
-    if len(sizes) > 1 or (rows is not None and sizes and sizes != {rows}):
-        raise KeraError(f"inputs have different batch sizes: {sorted(sizes)}")
-    rows = rows if rows is not None else (sizes.pop() if sizes else 1)
+    region = graph.region_or_error(region_name)
+    params, _ = graph.signature(region_name)
+    rows = values.bind_inputs(params, inputs, rows)
+    bound = {pid: inputs[name] for pid, (name, _) in zip(region.params, params, strict=True)}
 
     nodes = graph.nodes
     order = graph.topo_order(region)
@@ -60,26 +55,6 @@ def evaluate(
     return values.broadcast(env[region.result], rows)
 
 
-def _bind(graph: Graph, params: tuple[bytes, ...], inputs: Mapping[str, Value]) -> dict:
-    """Map each param node id to its input batch, checking names and shapes."""
-    bound: dict[bytes, Value] = {}
-    names = set()
-    for pid in params:
-        node = graph.nodes[pid]
-        name = str(node.attr("name"))
-        names.add(name)
-        if name not in inputs:
-            raise KeraError(f"missing input for parameter `{name}`")
-        problem = values.conforms(inputs[name], node.type)
-        if problem:
-            raise KeraError(f"input for parameter `{name}`: {problem}")
-        bound[pid] = inputs[name]
-    extra = sorted(set(inputs) - names)
-    if extra:
-        raise KeraError(f"unknown input `{extra[0]}`")
-    return bound
-
-
 def run_jsonl(
     graph: Graph,
     region_name: str,
@@ -87,14 +62,13 @@ def run_jsonl(
     name: str | None = None,
 ) -> list[object]:
     """Evaluate a region on JSONL input lines (or a path); return one JSON value per line."""
-    if region_name not in graph.regions:
-        evaluate(graph, region_name, {})  # raises the unknown-region error
+    graph.region_or_error(region_name)
     params, result_type = graph.signature(region_name)
-    batch = values.load_jsonl(lines, params, name)
-    if batch.rows == 0:
-        return []
-    result = evaluate(graph, region_name, batch.inputs, rows=batch.rows)
-    return values.to_json_rows(result, result_type, batch.rows)
+
+    def run(inputs: Mapping[str, Value], rows: int) -> Value:
+        return evaluate(graph, region_name, inputs, rows=rows)
+
+    return values.evaluate_jsonl(lines, params, result_type, run, name)
 
 
 __all__ = ["evaluate", "run_jsonl"]

@@ -1,7 +1,7 @@
 """Golden models: the scheduled graph lowered to C (``cpu``), WebAssembly (``wasm``) and PTX.
 
 Every backend lowers from one ``Schedule`` (``kera.hls.pipeline``), in ``schedule.order``, with
-one table keyed by opcode (``TABLES``) and the shared scalar layout of ``kera.backends.layout``.
+one table keyed by opcode (its ``TABLE``) and the shared scalar layout of ``kera.backends.layout``.
 This module is the small front door the CLI uses::
 
     result = run("cpu", schedule, inputs)              # batched values in and out
@@ -16,7 +16,7 @@ import importlib
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
-from kera.backends.lower import Table, Unsupported
+from kera.backends.lower import Table
 from kera.diagnostics import KeraError
 from kera.hls.pipeline import Schedule, single_stage
 from kera.ir import values
@@ -33,11 +33,6 @@ def _module(target: str):  # noqa: ANN202 (a module)
         raise KeraError(f"unknown backend `{target}`; backends: {', '.join(BACKENDS)}",
                         exit_code=2)  # fmt: skip
     return importlib.import_module(f"kera.backends.{target}")
-
-
-def table(target: str) -> Table:
-    """Return a backend's lowering table (one entry per opcode of the registry)."""
-    return _module(target).TABLE
 
 
 def unavailable(target: str) -> str | None:
@@ -102,21 +97,17 @@ def run_jsonl(
     The same contract as ``kera.interp.run_jsonl``; ``schedule`` defaults to the single-stage
     schedule (every backend gives the same bits for any valid schedule).
     """
-    if region not in graph.regions:
-        known = ", ".join(sorted(graph.regions)) or "none"
-        raise KeraError(f"no function named `{region}` in the graph (have: {known})")
+    graph.region_or_error(region)
     reason = unavailable(target)
     if reason is not None:  # say so before reading a possibly long input file
         prefix = "" if reason.startswith("target") else f"target `{target}` cannot run here: "
         raise KeraError(prefix + reason, exit_code=3)
     params, result_type = graph.signature(region)
-    batch = values.load_jsonl(lines, params, name)
-    if batch.rows == 0:
-        return []
-    kernel = compile_target(target, schedule or single_stage(graph, region))
-    result = kernel(batch.inputs, batch.rows)
-    return values.to_json_rows(result, result_type, batch.rows)
+
+    def kernel(inputs: Mapping[str, Value], rows: int) -> Value:  # compiled only for >= 1 row
+        return compile_target(target, schedule or single_stage(graph, region))(inputs, rows)
+
+    return values.evaluate_jsonl(lines, params, result_type, kernel, name)
 
 
-__all__ = ["BACKENDS", "Kernel", "Table", "Unsupported", "compile_target", "run", "run_jsonl",
-           "table", "unavailable"]  # fmt: skip
+__all__ = ["BACKENDS", "Kernel", "Table", "compile_target", "run", "run_jsonl", "unavailable"]

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kera.diagnostics import KeraError
 from kera.ir import values
 from kera.ir.graph import Graph
 from kera.ir.types import ArrayType, BoolType, IntType, TupleType, Type
@@ -87,6 +86,11 @@ class Layout:
         """Every input leaf, parameter by parameter."""
         return tuple(leaf for group in self.param_leaves for leaf in group)
 
+    def param_buffers(self, index: int) -> range:
+        """Return the numbers of the buffers holding parameter ``index``'s leaves."""
+        first = sum(len(group) for group in self.param_leaves[:index])
+        return range(first, first + len(self.param_leaves[index]))
+
     @property
     def buffers(self) -> tuple[Leaf, ...]:
         """Every buffer in call order: the input leaves, then the result leaves."""
@@ -150,11 +154,6 @@ def pack(layout: Layout, inputs: Mapping[str, Value], rows: int, pad: int = 0) -
     return out
 
 
-def result_buffers(layout: Layout, rows: int) -> list[np.ndarray]:
-    """Return zeroed output buffers (one per result leaf) of ``rows`` rows."""
-    return [np.zeros(rows, dtype=leaf.dtype) for leaf in layout.result]
-
-
 def unflatten(t: Type, leaves: Sequence[np.ndarray]) -> Value:
     """Rebuild a batched value of ``t`` from its leaf batches in layout order."""
     it = iter(leaves)
@@ -179,26 +178,40 @@ def unpack(layout: Layout, buffers: Sequence[np.ndarray], rows: int) -> Value:
     return unflatten(layout.result_type, leaves)
 
 
-def bind_inputs(layout: Layout, inputs: Mapping[str, Value], rows: int | None) -> int:
-    """Check ``inputs`` against the layout's parameters; return the batch size.
+@dataclass(frozen=True)
+class Buffers:
+    """The container buffers of one call: input leaves packed, result leaves zeroed.
 
-    Follows ``kera.interp.evaluate``: leaves of one row broadcast; with no parameters the batch
-    size is ``rows`` (default 1). Raises ``KeraError`` on missing, extra or malformed inputs.
+    Every buffer has ``rows`` rows plus the zero padding rows the backend asked for.
     """
-    names = {name for name, _ in layout.params}
-    for name, t in layout.params:
-        if name not in inputs:
-            raise KeraError(f"missing input for parameter `{name}`")
-        problem = values.conforms(inputs[name], t)
-        if problem:
-            raise KeraError(f"input for parameter `{name}`: {problem}")
-    extra = sorted(set(inputs) - names)
-    if extra:
-        raise KeraError(f"unknown input `{extra[0]}`")
-    sizes = {values.batch_size(inputs[n]) for n, _ in layout.params} - {1}
-    if len(sizes) > 1 or (rows is not None and sizes and sizes != {rows}):
-        raise KeraError(f"inputs have different batch sizes: {sorted(sizes)}")
-    return rows if rows is not None else (sizes.pop() if sizes else 1)
+
+    layout: Layout
+    rows: int
+    inputs: list[np.ndarray]
+    outputs: list[np.ndarray]
+
+    @property
+    def all(self) -> list[np.ndarray]:
+        """Every buffer in call order: the inputs, then the outputs."""
+        return self.inputs + self.outputs
+
+    def result(self) -> Value:
+        """Return the batched result the outputs hold (their first ``rows`` rows)."""
+        return unpack(self.layout, self.outputs, self.rows)
+
+
+def call_buffers(layout: Layout, inputs: Mapping[str, Value], rows: int | None = None,
+                 block: int = 1) -> Buffers:  # fmt: skip
+    """Check ``inputs`` against the layout's parameters and set up the buffers of one call.
+
+    Follows ``kera.interp.evaluate`` (``values.bind_inputs``): leaves of one row broadcast; with
+    no parameters the batch size is ``rows`` (default 1). The buffers are padded with zero rows
+    to a multiple of ``block``. Raises ``KeraError`` on missing, extra or malformed inputs.
+    """
+    rows = values.bind_inputs(layout.params, inputs, rows)
+    pad = -rows % block
+    outputs = [np.zeros(rows + pad, dtype=leaf.dtype) for leaf in layout.result]
+    return Buffers(layout, rows, pack(layout, inputs, rows, pad), outputs)
 
 
 def leaf_bits(value: Value, t: Type, rows: int, masked: bool = False) -> list[np.ndarray]:
@@ -216,17 +229,17 @@ def leaf_bits(value: Value, t: Type, rows: int, masked: bool = False) -> list[np
 
 
 __all__ = [
+    "Buffers",
     "Layout",
     "Leaf",
     "Scalar",
-    "bind_inputs",
+    "call_buffers",
     "flatten_type",
     "from_word",
     "leaf_arrays",
     "leaf_bits",
     "pack",
     "region_layout",
-    "result_buffers",
     "to_word",
     "unflatten",
     "unpack",

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Union
 
 from kera.hls.pipeline import Schedule
-from kera.ir.ops import OPS
+from kera.ir.tables import Unsupported
 from kera.ir.types import ArrayType, BoolType, IntType, TupleType, Type
 
 Tree = Union[str, list["Tree"], tuple["Tree", ...]]  # noqa: UP007 (recursive alias)
@@ -30,13 +30,6 @@ class OpCall:
     out: Type
     attrs: Mapping[str, Any]
     consts: tuple[int | None, ...]  # value of each operand that is a `const` node, else None
-
-
-@dataclass(frozen=True, slots=True)
-class Unsupported:
-    """A table entry for an opcode a backend deliberately does not lower, and why."""
-
-    reason: str
 
 
 Lowering = Callable[[Any, OpCall, list[Tree]], Tree]
@@ -206,12 +199,10 @@ def build_tree(t: Type, make: Callable[[Type], str]) -> Tree:
     return make(t)
 
 
-def check_table(table: Table, backend: str) -> None:
-    """Raise ``LoweringError`` when ``table`` lacks an opcode of the registry or has extras."""
-    missing = sorted(set(OPS) - set(table))
-    extra = sorted(set(table) - set(OPS))
-    if missing or extra:
-        raise LoweringError(f"{backend} table: missing {missing}, unknown {extra}")
+def int_type(t: Type) -> IntType:
+    """Return ``t``, which the registry's type rules guarantee is an integer type."""
+    assert isinstance(t, IntType), t
+    return t
 
 
 def is_scalar(t: Type) -> bool:
@@ -227,9 +218,8 @@ __all__ = [
     "OpCall",
     "Table",
     "Tree",
-    "Unsupported",
     "build_tree",
-    "check_table",
+    "int_type",
     "is_scalar",
     "leaves_of",
     "select_tree",

@@ -137,10 +137,7 @@ def build_problem(
     graph: Graph, region: str, costs: CostModel, clock_mhz: float, margin: float
 ) -> Problem:
     """Index the region, query every delay, and check that each op fits in the period."""
-    if region not in graph.regions:
-        known = ", ".join(sorted(graph.regions)) or "none"
-        raise KeraError(f"no function named `{region}` in the graph (have: {known})")
-    reg = graph.regions[region]
+    reg = graph.region_or_error(region)
     ids = graph.topo_order(reg)
     index = {nid: k for k, nid in enumerate(ids)}
     nodes = graph.nodes

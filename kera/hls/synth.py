@@ -107,9 +107,7 @@ def plan_schedule(
         raise KeraError(f"--clock-mhz must be a positive number, not {clock_mhz}", exit_code=2)
     the_board = load_board(board)
     clock = float(clock_mhz) if clock_mhz is not None else the_board.clock_mhz
-    if top not in graph.regions:
-        known = ", ".join(sorted(graph.regions)) or "none"
-        raise KeraError(f"no function named `{top}` in the graph (have: {known})")
+    graph.region_or_error(top)
     if ii is None:
         ii = graph.directives.get(top, {}).get("ii", 1)
     if model is None:

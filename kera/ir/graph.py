@@ -13,7 +13,7 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from kera.diagnostics import Span
+from kera.diagnostics import KeraError, Span
 from kera.ir.ops import OPS
 from kera.ir.types import BoolType, IntType, Type
 
@@ -218,6 +218,14 @@ class Graph:
         if old is not None and old != region and not replace:
             raise ValueError(f"region `{region.name}` already exists with another body")
         self.regions[region.name] = region
+
+    def region_or_error(self, name: str) -> Region:
+        """Return region ``name``; raise ``KeraError`` naming the regions there are when absent."""
+        region = self.regions.get(name)
+        if region is None:
+            known = ", ".join(sorted(self.regions)) or "none"
+            raise KeraError(f"no function named `{name}` in the graph (have: {known})")
+        return region
 
     def signature(self, name: str) -> tuple[list[tuple[str, Type]], Type]:
         """Return a region's ([(param name, type), ...], result type)."""

@@ -19,7 +19,7 @@ JSON (INTERFACES.md): integers are JSON integers, arrays and tuples JSON lists, 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -114,6 +114,51 @@ def conforms(value: Value, t: Type) -> str | None:
     if isinstance(t, IntType) and len(value) and (value.min() < t.min or value.max() > t.max):
         return f"a value is out of range for {t}"
     return None
+
+
+def bind_inputs(params: Sequence[tuple[str, Type]], inputs: Mapping[str, Value],
+                rows: int | None = None) -> int:  # fmt: skip
+    """Check ``inputs`` against a signature's ``(name, type)`` parameters; return the batch size.
+
+    The batch size is the common size of the inputs (leaves of one row broadcast), or ``rows``
+    (needed only with no parameters; default 1). Raises ``KeraError`` on missing, extra or
+    malformed inputs and on batch sizes that differ (from each other or from ``rows``).
+    """
+    for name, t in params:
+        if name not in inputs:
+            raise KeraError(f"missing input for parameter `{name}`")
+        problem = conforms(inputs[name], t)
+        if problem:
+            raise KeraError(f"input for parameter `{name}`: {problem}")
+    extra = sorted(set(inputs) - {name for name, _ in params})
+    if extra:
+        raise KeraError(f"unknown input `{extra[0]}`")
+    sizes = {batch_size(inputs[name]) for name, _ in params} - {1}
+    if len(sizes) > 1 or (rows is not None and sizes and sizes != {rows}):
+        raise KeraError(f"inputs have different batch sizes: {sorted(sizes)}")
+    return rows if rows is not None else (sizes.pop() if sizes else 1)
+
+
+# ----------------------------------------------------------------------------- edge values
+
+
+def edge_values(t: Type, neighbours: bool = False) -> list[int]:
+    """Return the edge values of a scalar type, each once, in a fixed order.
+
+    0, 1, -1, min, max, min+1, max-1, 2, then every single bit (``1 << k``, as ``t`` holds it),
+    then for signed types the negated powers of two; ``bool`` gives 0 and 1. With ``neighbours``
+    the powers' neighbours ``±2**k ± 1`` follow (for the carries and borrows of arithmetic).
+    Values ``t`` cannot hold are left out.
+    """
+    if isinstance(t, BoolType):
+        return [0, 1]
+    assert isinstance(t, IntType)
+    core = [0, 1, -1, t.min, t.max, t.min + 1, t.max - 1, 2]
+    powers = [t.wrap(1 << k) for k in range(t.width)]
+    negated = [-(1 << k) for k in range(t.width)] if t.signed else []
+    near = [s * (1 << k) + d for k in range(t.width + 1) for s in (1, -1) for d in (-1, 1)]
+    cands = core + powers + negated + (near if neighbours else [])
+    return list(dict.fromkeys(v for v in cands if t.contains(v)))
 
 
 # ----------------------------------------------------------------------------- JSON values
@@ -279,6 +324,23 @@ def load_jsonl(
     return JsonlBatch(batched, expected if wrapped else None, rows)
 
 
+def evaluate_jsonl(
+    source: str | Path | Iterable[str],
+    params: Sequence[tuple[str, Type]],
+    result_type: Type,
+    evaluate: Callable[[Mapping[str, Value], int], Value],
+    name: str | None = None,
+) -> list[object]:
+    """Read JSONL inputs (``load_jsonl``), evaluate them as one batch, return one JSON value a row.
+
+    ``evaluate(inputs, rows)`` returns the batched result; it is not called when there are no rows.
+    """
+    batch = load_jsonl(source, params, name)
+    if batch.rows == 0:
+        return []
+    return to_json_rows(evaluate(batch.inputs, batch.rows), result_type, batch.rows)
+
+
 def _parse_line(line: str, where: str) -> dict:
     try:
         obj = json.loads(line)
@@ -303,10 +365,13 @@ __all__ = [
     "JsonlBatch",
     "Value",
     "batch_size",
+    "bind_inputs",
     "bits",
     "broadcast",
     "conforms",
     "dtype_of",
+    "edge_values",
+    "evaluate_jsonl",
     "from_json",
     "full",
     "load_jsonl",

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kera.ir.graph import Graph, Node
+from kera.ir.tables import Unsupported
 from kera.ir.types import BoolType, IntType, Type
 
 Interval = tuple[int, int]
@@ -78,13 +79,11 @@ class Ranges:
         t = node.type
         if not isinstance(t, IntType | BoolType):
             return None
-        if node.op == "array_index":
-            return _array_index(self, node)
-        rule = _RULES.get(node.op)
-        if rule is None:
+        rule = RULES.get(node.op)
+        if rule is None or isinstance(rule, Unsupported):
             return full(t)
         ins = [self.memo[i] for i in node.inputs]
-        if None in ins:
+        if None in ins and node.op != "array_index":  # the one rule that reads an aggregate
             return full(t)
         return _clip(rule(self, node, ins), t)  # type: ignore[arg-type]
 
@@ -210,13 +209,11 @@ def _concat(rg: Ranges, node: Node, ins: list[Interval]) -> Interval:
     return a << lo_t.width, (b << lo_t.width) | lo_t.mask
 
 
-def _array_index(rg: Ranges, node: Node) -> Interval | None:
+def _array_index(rg: Ranges, node: Node, ins: list[Interval]) -> Interval:
     arr = rg.graph.nodes[node.inputs[0]]
-    if arr.op != "array":
-        return full(node.type)  # type: ignore[return-value]
-    elems = [rg(e) for e in arr.inputs]
+    elems = [rg(e) for e in arr.inputs] if arr.op == "array" else [None]
     if any(e is None for e in elems):
-        return full(node.type)
+        return full(node.type)  # type: ignore[return-value]
     return min(e[0] for e in elems), max(e[1] for e in elems)  # type: ignore[index]
 
 
@@ -224,13 +221,22 @@ def _bool(rg: Ranges, node: Node, ins: list[Interval]) -> Interval:
     return 0, 1
 
 
-_RULES: dict[str, Transfer] = {
+_AGGREGATE = Unsupported("an aggregate has no interval")
+
+RULES: dict[str, Transfer | Unsupported] = {
+    "param": Unsupported("a parameter may hold any value of its type"),
     "const": _const, "cast": _cast, "add": _add, "sub": _sub, "mul": _mul, "neg": _neg,
     "widening_mul": _mul, "not": _not, "and": _and, "or": _or_xor, "xor": _or_xor,
     "shr": _shr, "shl": _shl, "min": _min, "max": _max, "div": _udivrem, "rem": _udivrem,
+    "rotl": Unsupported("a rotate moves high bits to the bottom: no bound but the type's"),
+    "rotr": Unsupported("a rotate moves low bits to the top: no bound but the type's"),
+    "eq": _bool, "ne": _bool, "lt": _bool, "le": _bool, "gt": _bool, "ge": _bool,
     "select": _select, "popcount": _count, "clz": _count, "ctz": _count, "slice": _slice,
-    "concat": _concat,
+    "concat": _concat, "array_index": _array_index,
+    "array": _AGGREGATE, "array_update": _AGGREGATE, "tuple": _AGGREGATE,
+    "tuple_get": Unsupported("tuple fields are not tracked: a field has its type's range"),
 }  # fmt: skip
+"""The transfer rule of each opcode (an integer or bool result's interval from its operands')."""
 
 
-__all__ = ["Interval", "Ranges", "fits", "full"]
+__all__ = ["RULES", "Interval", "Ranges", "fits", "full"]

@@ -13,14 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kera.ir.graph import Node
+from kera.ir.tables import Unsupported
 from kera.ir.types import ArrayType, IntType, TupleType, Type
 from kera.rtl.netlist import Body, Operand, concat, lit
 
 Lowering = Callable[[Body, str, Node, list[Operand]], None]
 
-LOWERINGS: dict[str, Lowering | None] = {
-    "param": None,  # an input port (or the pipeline register that carries it)
-    "const": None,  # a sized literal wherever it is used
+LOWERINGS: dict[str, Lowering | Unsupported] = {
+    "param": Unsupported("an input port (or the pipeline register that carries it)"),
+    "const": Unsupported("a sized literal wherever it is used"),
 }
 
 

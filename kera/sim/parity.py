@@ -31,7 +31,7 @@ from kera.interp import evaluate
 from kera.ir import values
 from kera.ir.graph import Graph
 from kera.ir.types import ArrayType, BoolType, IntType, TupleType, Type
-from kera.ir.values import Value
+from kera.ir.values import Value, edge_values
 
 EXIT_OK, EXIT_UNAVAILABLE, EXIT_MISMATCH = 0, 3, 4
 STATUSES = ("ok", "mismatch", "error", "assembled-not-run", "unavailable")
@@ -69,20 +69,6 @@ class VectorSet:
 
 def _leaves(params: Sequence[tuple[str, Type]]) -> list[Leaf]:
     return [leaf for name, t in params for leaf in flatten_type(t, name)]
-
-
-def edge_values(t: Type) -> list[int]:
-    """Return the edge values of a scalar type: 0, 1, -1, min, max, and every single bit.
-
-    Signed types also get min+1, max-1 and the negated powers of two; ``bool`` gets 0 and 1.
-    """
-    if isinstance(t, BoolType):
-        return [0, 1]
-    assert isinstance(t, IntType)
-    core = [0, 1, -1, t.min, t.max, t.min + 1, t.max - 1, 2]
-    powers = [t.wrap(1 << k) for k in range(t.width)]
-    negated = [-(1 << k) for k in range(t.width)] if t.signed else []
-    return list(dict.fromkeys(v for v in core + powers + negated if t.contains(v)))
 
 
 def _core(t: Type) -> list[int]:
@@ -365,9 +351,7 @@ def run_parity(
     ``unavailable`` (or ``assembled-not-run`` when its build-only check passed) with the reason;
     one that raises is reported ``error``. Raises ``KeraError`` (exit 2) for an unknown target.
     """
-    if top not in graph.regions:
-        known = ", ".join(sorted(graph.regions)) or "none"
-        raise KeraError(f"no function named `{top}` in the graph (have: {known})")
+    graph.region_or_error(top)
     names = list(_TARGETS) if targets is None else list(dict.fromkeys(targets))
     unknown = [n for n in names if n not in _TARGETS]
     if unknown:

@@ -21,9 +21,10 @@ from kera.hls.pipeline import Schedule, single_stage
 from kera.interp import evaluate
 from kera.ir.graph import Graph, Region, const, param
 from kera.ir.types import BOOL, ArrayType, BoolType, IntType, TupleType, Type, uint
-from kera.sim.parity import VectorSet, edge_values, edge_vectors, random_vectors
+from kera.ir.values import edge_values
+from kera.sim.parity import VectorSet, edge_vectors, random_vectors
+from tests.ir.opkit import EDGE_WIDTHS
 
-EDGE_WIDTHS = (1, 2, 7, 8, 9, 15, 16, 17, 31, 32, 33, 48, 63, 64)
 SAME_INT = ("add", "sub", "mul", "div", "rem", "min", "max")
 INT_OR_BOOL = ("and", "or", "xor", "eq", "ne", "not")
 ORDER = ("lt", "le", "gt", "ge")

@@ -9,11 +9,11 @@ from kera.backends import compile_target, run, run_jsonl, unavailable
 from kera.backends.cpu import compile_cpu
 from kera.backends.cpu.build import find_compiler, host_isa
 from kera.backends.layout import (
+    call_buffers,
     flatten_type,
     leaf_bits,
     pack,
     region_layout,
-    result_buffers,
     unflatten,
     unpack,
 )
@@ -56,9 +56,21 @@ def test_pack_unpack_round_trip() -> None:
     assert all(len(b) == 5 for b in bufs) and int(bufs[1][0]) == 0xFFFFFFC0  # sign-extended
     back = unpack(layout, bufs, 2)
     assert values.unstack(back, NESTED) == ROWS
-    assert [len(b) for b in result_buffers(layout, 4)] == [4] * 6
     with pytest.raises(ValueError):
         unflatten(uint(8), [np.zeros(1), np.zeros(1)])
+
+
+def test_call_buffers_pad_to_the_block_and_give_the_result_back() -> None:
+    layout = region_layout(identity_graph(), "ident")
+    bufs = call_buffers(layout, {"v": values.stack(ROWS, NESTED)}, block=16)
+    assert bufs.rows == 2 and len(bufs.inputs) == len(bufs.outputs) == 6
+    assert [len(b) for b in bufs.all] == [16] * 12
+    assert [b.dtype for b in bufs.outputs] == [np.uint32] * 4 + [np.uint64] * 2
+    for src, dst in zip(bufs.inputs, bufs.outputs, strict=True):  # what an identity kernel does
+        dst[:] = src
+    assert values.unstack(bufs.result(), NESTED) == ROWS
+    with pytest.raises(KeraError, match="unknown input `w`"):
+        call_buffers(layout, {"v": values.stack(ROWS, NESTED), "w": np.zeros(2)})
 
 
 @pytest.mark.parametrize("backend", RUNNABLE)
@@ -128,3 +140,12 @@ def test_isa_override_and_cache_dir(monkeypatch, tmp_path) -> None:
     with pytest.raises(KeraError) as info:
         host_isa()
     assert info.value.exit_code == 2
+
+
+def test_param_buffers_number_each_parameters_leaves_in_call_order() -> None:
+    g = Graph()
+    a, b = param(g, 0, "a", NESTED), param(g, 1, "b", uint(8))
+    g.add_region(Region("two", (a, b), b))
+    layout = region_layout(g, "two")
+    assert [list(layout.param_buffers(i)) for i in (0, 1)] == [[0, 1, 2, 3, 4, 5], [6]]
+    assert [leaf.name for leaf in layout.buffers][6:] == ["b", "result"]

@@ -25,7 +25,7 @@ from kera.ir.graph import Graph, Region, param
 from kera.ir.ops import OPS
 from kera.ir.types import BOOL, IntType, TupleType, uint
 
-from .kit import OpProgram, check_backend, op_program
+from .kit import EDGE_WIDTHS, OpProgram, check_backend, op_program
 
 RUNNABLE = [pytest.param(b, marks=pytest.mark.skipif(bool(unavailable(b)), reason=str(
     unavailable(b)))) for b in ("cpu", "wasm")]  # fmt: skip
@@ -92,7 +92,6 @@ def width_sweep(widths: Sequence[int]) -> OpProgram:
 # WASM sweeps every width; the C compiler's time grows faster than linearly with the number of
 # result columns, so the CPU sweeps the widths at and around the container edges (hypothesis
 # draws the others above).
-EDGE_WIDTHS = (1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 48, 63, 64)
 SWEEPS = [pytest.param("wasm", range(w, w + 8), id=f"wasm-w{w}-{w + 7}") for w in range(1, 65, 8)]
 SWEEPS += [pytest.param("cpu", EDGE_WIDTHS[:8], id="cpu-w1-16"),
            pytest.param("cpu", EDGE_WIDTHS[8:], id="cpu-w17-64")]  # fmt: skip

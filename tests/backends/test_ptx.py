@@ -14,8 +14,8 @@ from kera.hls.pipeline import single_stage
 from kera.ir.ops import OPS
 from tests.conftest import kernel_params
 
-from .kit import op_program
-from .test_ops import EDGE_WIDTHS, width_sweep
+from .kit import EDGE_WIDTHS, op_program
+from .test_ops import width_sweep
 
 needs_ptxas = pytest.mark.skipif(find_ptxas() is None, reason="ptxas (CUDA toolkit) is absent")
 

@@ -12,11 +12,8 @@ EDGE_WIDTHS = (1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 48, 63, 64)
 
 
 def edge_values(t: IntType) -> list[int]:
-    """Return 0, 1, -1, min, max, powers of two and their neighbours that fit ``t``."""
-    cands = {0, 1, -1, 2, -2, 3, t.min, t.max, t.min + 1, t.max - 1}
-    for k in range(t.width + 1):
-        cands |= {1 << k, (1 << k) - 1, (1 << k) + 1, -(1 << k)}
-    return sorted(v for v in cands if t.min <= v <= t.max)
+    """Return the edge values of ``t`` with the powers of two's neighbours, in ascending order."""
+    return sorted(values.edge_values(t, neighbours=True))
 
 
 def int_types(max_width: int = 64) -> st.SearchStrategy[IntType]:

@@ -114,3 +114,27 @@ def test_renorm_all_widths() -> None:
         for t in (uint(w), sint(w)):
             got = values.renorm(raw, t).tolist()
             assert got == [t.wrap(int(v)) for v in raw], t
+
+
+def test_edge_values_keep_their_order_and_add_neighbours_on_request() -> None:
+    i8 = values.edge_values(sint(8))
+    assert i8[:8] == [0, 1, -1, -128, 127, -127, 126, 2]  # the core comes first, in this order
+    assert len(i8) == len(set(i8)) and all(-128 <= v <= 127 for v in i8)
+    near = values.edge_values(sint(8), neighbours=True)
+    assert near[: len(i8)] == i8 and {63, 65, -63, -65, 3, -3} <= set(near) - set(i8)
+    assert values.edge_values(uint(3), neighbours=True) == [0, 1, 7, 6, 2, 4, 3, 5]
+    assert values.edge_values(BOOL, neighbours=True) == [0, 1]
+
+
+def test_bind_inputs_gives_the_batch_size_or_a_one_line_error() -> None:
+    params = [("x", uint(8)), ("y", BOOL)]
+    x, y = values.stack([1, 2, 3], uint(8)), values.stack([True], BOOL)
+    assert values.bind_inputs(params, {"x": x, "y": y}) == 3  # one row broadcasts
+    assert values.bind_inputs([], {}) == 1 and values.bind_inputs([], {}, rows=5) == 5
+    for inputs, message in [({"x": x}, "missing input for parameter `y`"),
+                            ({"x": x, "y": y, "z": y}, "unknown input `z`"),
+                            ({"x": y, "y": y}, "input for parameter `x`: expected a 1-D uint64")]:
+        with pytest.raises(KeraError, match=message):
+            values.bind_inputs(params, inputs)
+    with pytest.raises(KeraError, match=r"different batch sizes: \[3\]"):
+        values.bind_inputs(params, {"x": x, "y": y}, rows=4)

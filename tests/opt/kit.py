@@ -51,11 +51,8 @@ class B:
 
 
 def edge_ints(t: IntType) -> list[int]:
-    """Return 0, 1, -1, min, max, powers of two and neighbours that fit ``t``."""
-    cands = {0, 1, -1, 2, -2, 3, t.min, t.max, t.min + 1, t.max - 1}
-    for k in range(t.width + 1):
-        cands |= {1 << k, (1 << k) - 1, (1 << k) + 1, -(1 << k), -(1 << k) + 1}
-    return sorted(v for v in cands if t.min <= v <= t.max)
+    """Return the edge values of ``t`` with the powers of two's neighbours, in ascending order."""
+    return sorted(values.edge_values(t, neighbours=True))
 
 
 def scalar_rows(t: Type, rows: int, rng: random.Random) -> list[object]:

@@ -17,7 +17,7 @@ import numpy as np
 from kera.backends.cpu.build import compile_c, host_isa, load
 from kera.backends.cpu.emit import BLOCK, ENTRY, emit_c
 from kera.backends.cpu.ops import TABLE
-from kera.backends.layout import Layout, bind_inputs, pack, region_layout, unpack
+from kera.backends.layout import Layout, call_buffers, region_layout
 from kera.backends.lower import Table
 from kera.hls.pipeline import Schedule
 from kera.ir.values import Value
@@ -34,12 +34,9 @@ class CpuKernel:
 
     def __call__(self, inputs: Mapping[str, Value], rows: int | None = None) -> Value:
         """Evaluate the region on batched ``inputs``; every result leaf has the batch's rows."""
-        rows = bind_inputs(self.layout, inputs, rows)
-        pad = -rows % BLOCK
-        bufs = pack(self.layout, inputs, rows, pad)
-        outs = [np.zeros(rows + pad, dtype=leaf.dtype) for leaf in self.layout.result]
-        self.run_buffers(bufs + outs, (rows + pad) // BLOCK)
-        return unpack(self.layout, outs, rows)
+        bufs = call_buffers(self.layout, inputs, rows, BLOCK)
+        self.run_buffers(bufs.all, -(-bufs.rows // BLOCK))
+        return bufs.result()
 
     def run_buffers(self, buffers: list[np.ndarray], blocks: int) -> None:
         """Run the raw kernel on prepared container buffers of ``blocks * 16`` rows."""

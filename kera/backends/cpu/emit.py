@@ -74,11 +74,6 @@ class CEmitter(Emitter):
         self.layout = layout
         self.lines: list[str] = []
         self.count = 0
-        first = 0
-        self.param_buffers: list[list[int]] = []
-        for group in layout.param_leaves:
-            self.param_buffers.append(list(range(first, first + len(group))))
-            first += len(group)
 
     def assign(self, t: Type, expr: str) -> str:
         """Emit ``const T vK = expr;`` and return ``vK``."""
@@ -88,7 +83,7 @@ class CEmitter(Emitter):
         return name
 
     def param(self, index: int, t: Type) -> Tree:
-        buffers = iter(self.param_buffers[index])
+        buffers = iter(self.layout.param_buffers(index))
         return build_tree(t, lambda leaf: self.assign(leaf, f"b{next(buffers)}[i]"))
 
     def const(self, t: Type, value: int) -> str:

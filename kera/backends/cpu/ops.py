@@ -10,7 +10,8 @@ signed order is compared on sign-flipped patterns instead of converting to signe
 from __future__ import annotations
 
 from kera.backends.layout import word_bits
-from kera.backends.lower import STRUCTURAL, Lowering, OpCall, Tree, Unsupported
+from kera.backends.lower import STRUCTURAL, Lowering, OpCall, Tree, int_type
+from kera.ir.tables import Unsupported
 from kera.ir.types import BoolType, IntType, Type
 
 
@@ -57,11 +58,6 @@ def widen(a: str, src: Type, dst_word: int) -> str:
     return f"(uint64_t)({a})"
 
 
-def _int(t: Type) -> IntType:
-    assert isinstance(t, IntType)
-    return t
-
-
 def _w(t: Type) -> int:
     return word_bits(t)
 
@@ -94,13 +90,13 @@ def _not(em, call: OpCall, args: list[Tree]) -> Tree:
 
 
 def _div(em, call: OpCall, args: list[Tree]) -> Tree:
-    t = _int(call.out)
+    t = int_type(call.out)
     kind = "sdiv" if t.signed else "udiv"
     return em.assign(t, norm(f"k_{kind}{_w(t)}({args[0]}, {args[1]})", t))
 
 
 def _rem(em, call: OpCall, args: list[Tree]) -> Tree:
-    t = _int(call.out)
+    t = int_type(call.out)
     kind = "srem" if t.signed else "urem"
     return em.assign(t, f"k_{kind}{_w(t)}({args[0]}, {args[1]})")  # |r| < |b|: in range
 
@@ -120,13 +116,13 @@ def _compare(kind: str) -> Lowering:
         if kind in ("eq", "ne"):
             cond = f"({a} {'==' if kind == 'eq' else '!='} {b})"
         elif kind == "lt":
-            cond = _less(a, b, _int(t))
+            cond = _less(a, b, int_type(t))
         elif kind == "gt":
-            cond = _less(b, a, _int(t))
+            cond = _less(b, a, int_type(t))
         elif kind == "le":
-            cond = f"!{_less(b, a, _int(t))}"
+            cond = f"!{_less(b, a, int_type(t))}"
         else:
-            cond = f"!{_less(a, b, _int(t))}"
+            cond = f"!{_less(a, b, int_type(t))}"
         return em.assign(call.out, f"(uint32_t){cond}")
 
     return lower
@@ -135,7 +131,7 @@ def _compare(kind: str) -> Lowering:
 def _minmax(smaller: bool) -> Lowering:
     def lower(em, call: OpCall, args: list[Tree]) -> Tree:
         a, b = args
-        cond = _less(a, b, _int(call.out))
+        cond = _less(a, b, int_type(call.out))
         pick = f"{a} : {b}" if smaller else f"{b} : {a}"
         return em.assign(call.out, f"{cond} ? {pick}")
 
@@ -151,14 +147,14 @@ def _widening_mul(em, call: OpCall, args: list[Tree]) -> Tree:
 
 def _shl(em, call: OpCall, args: list[Tree]) -> Tree:
     a, n = args
-    t = _int(call.out)
+    t = int_type(call.out)
     zero = lit(0, _w(t))
     return em.assign(t, norm(f"({n}) < {t.width}u ? ({ctype(t)})({a} << ({n})) : {zero}", t))
 
 
 def _shr(em, call: OpCall, args: list[Tree]) -> Tree:
     a, n = args
-    t = _int(call.out)
+    t = int_type(call.out)
     if t.signed:
         # Sign-extended, so shifting by N-1 already gives all sign bits (amount >= N).
         amount = f"(unsigned)(({n}) < {t.width}u ? ({n}) : {t.width - 1}u)"
@@ -169,7 +165,7 @@ def _shr(em, call: OpCall, args: list[Tree]) -> Tree:
 def _rotate(left: bool) -> Lowering:
     def lower(em, call: OpCall, args: list[Tree]) -> Tree:
         a, n = args
-        t = _int(call.out)
+        t = int_type(call.out)
         w = t.width
         r = f"({n}) % {w}u" if left else f"({w}u - ({n}) % {w}u) % {w}u"
         expr = f"k_rotl{_w(t)}({field(a, t)}, (unsigned)({r}), {w}u)"
@@ -179,18 +175,18 @@ def _rotate(left: bool) -> Lowering:
 
 
 def _popcount(em, call: OpCall, args: list[Tree]) -> Tree:
-    t = _int(call.out)
+    t = int_type(call.out)
     return em.assign(t, norm(f"k_pop{_w(t)}({field(args[0], t)})", t))
 
 
 def _clz(em, call: OpCall, args: list[Tree]) -> Tree:
-    t = _int(call.out)
+    t = int_type(call.out)
     w = _w(t)
     return em.assign(t, norm(f"k_clz{w}({field(args[0], t)}) - {lit(w - t.width, w)}", t))
 
 
 def _ctz(em, call: OpCall, args: list[Tree]) -> Tree:
-    t = _int(call.out)
+    t = int_type(call.out)
     u = field(args[0], t)
     return em.assign(t, norm(f"{u} ? k_ctz{_w(t)}({u}) : {lit(t.width, _w(t))}", t))
 
@@ -201,7 +197,7 @@ def _cast(em, call: OpCall, args: list[Tree]) -> Tree:
 
 
 def _concat(em, call: OpCall, args: list[Tree]) -> Tree:
-    hi_t, lo_t = _int(call.ins[0]), _int(call.ins[1])
+    hi_t, lo_t = int_type(call.ins[0]), int_type(call.ins[1])
     out = call.out
     r = ctype(out)
     hi, lo = field(args[0], hi_t), field(args[1], lo_t)

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import numpy as np
-
-from kera.backends.layout import bind_inputs, pack, region_layout, unpack
+from kera.backends.layout import call_buffers, region_layout
 from kera.backends.ptx.assemble import assemble, find_ptxas
 from kera.backends.ptx.cuda import device_arch, device_reason, launch
 from kera.backends.ptx.emit import ARCHES, PTX_VERSION, emit_ptx
@@ -35,12 +33,9 @@ def run_ptx(schedule: Schedule, inputs: Mapping[str, Value], *,
     if reason:
         raise KeraError(f"target `ptx` cannot run here: {reason}", exit_code=3)
     layout = region_layout(schedule.graph, schedule.region)
-    rows = bind_inputs(layout, inputs, rows)
-    ptx = emit_ptx(schedule, device_arch())
-    ins = pack(layout, inputs, rows)
-    outs = [np.zeros(rows, dtype=leaf.dtype) for leaf in layout.result]
-    launch(ptx, ins + outs, len(ins), rows)
-    return unpack(layout, outs, rows)
+    bufs = call_buffers(layout, inputs, rows)
+    launch(emit_ptx(schedule, device_arch()), bufs.all, len(bufs.inputs), bufs.rows)
+    return bufs.result()
 
 
 __all__ = ["ARCHES", "PTX_VERSION", "TABLE", "assemble", "emit_ptx", "find_ptxas",

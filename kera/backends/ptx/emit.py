@@ -26,11 +26,6 @@ class PtxEmitter(Emitter):
         self.layout = layout
         self.lines: list[str] = []
         self.counts = {"r": 0, "rd": 0, "p": 0}
-        first = 0
-        self.param_buffers: list[list[int]] = []
-        for group in layout.param_leaves:
-            self.param_buffers.append(list(range(first, first + len(group))))
-            first += len(group)
 
     def reg(self, kind: str) -> str:
         """Return a fresh register of class ``r`` (.b32), ``rd`` (.b64) or ``p`` (.pred)."""
@@ -60,7 +55,7 @@ class PtxEmitter(Emitter):
         return addr
 
     def param(self, index: int, t: Type) -> Tree:
-        buffers = iter(self.param_buffers[index])
+        buffers = iter(self.layout.param_buffers(index))
 
         def load(leaf: Type) -> str:
             addr = self.column(next(buffers), leaf)

@@ -10,7 +10,8 @@ Integer arithmetic only; no ``.ftz``, no ``.approx`` (and no floats yet).
 from __future__ import annotations
 
 from kera.backends.layout import word_bits
-from kera.backends.lower import STRUCTURAL, Lowering, OpCall, Tree, Unsupported
+from kera.backends.lower import STRUCTURAL, Lowering, OpCall, Tree, int_type
+from kera.ir.tables import Unsupported
 from kera.ir.types import BoolType, IntType, Type
 
 
@@ -54,11 +55,6 @@ def convert(em, a: str, src: Type, dst: int, signed: bool | None = None) -> str:
         signed = isinstance(src, IntType) and src.signed
     kind = "s" if signed else "u"
     return em.op(IntType(64, False), f"cvt.{kind}64.{kind}32 {{d}}, {a};")
-
-
-def _int(t: Type) -> IntType:
-    assert isinstance(t, IntType)
-    return t
 
 
 def _kind(t: Type) -> str:
@@ -109,7 +105,7 @@ def _guarded(em, a: str, b: str, t: IntType) -> tuple[str, str]:
 def _divide(remainder: bool) -> Lowering:
     def lower(em, call: OpCall, args: list[Tree]) -> Tree:
         a, b = args
-        t = _int(call.out)
+        t = int_type(call.out)
         zero, safe = _guarded(em, a, b, t)
         mnemonic = "rem" if remainder else "div"
         q = em.op(t, f"{mnemonic}.{_kind(t)}{w(t)} {{d}}, {a}, {safe};")
@@ -143,7 +139,7 @@ def _amount(em, n: str, nt: Type, t: IntType) -> tuple[str, str]:
 
 def _shl(em, call: OpCall, args: list[Tree]) -> Tree:
     a, n = args
-    t = _int(call.out)
+    t = int_type(call.out)
     small, amt = _amount(em, n, call.ins[1], t)
     shifted = em.op(t, f"shl.b{w(t)} {{d}}, {a}, {amt};")
     return norm(em, em.op(t, f"selp.b{w(t)} {{d}}, {shifted}, 0, {small};"), t)
@@ -151,7 +147,7 @@ def _shl(em, call: OpCall, args: list[Tree]) -> Tree:
 
 def _shr(em, call: OpCall, args: list[Tree]) -> Tree:
     a, n = args
-    t = _int(call.out)
+    t = int_type(call.out)
     small, amt = _amount(em, n, call.ins[1], t)
     if t.signed:  # sign-extended: shifting by N-1 gives all sign bits
         clamped = em.op(BoolType(), f"selp.b32 {{d}}, {amt}, {t.width - 1}, {small};")
@@ -163,7 +159,7 @@ def _shr(em, call: OpCall, args: list[Tree]) -> Tree:
 def _rotate(left: bool) -> Lowering:
     def lower(em, call: OpCall, args: list[Tree]) -> Tree:
         a, n = args
-        t = _int(call.out)
+        t = int_type(call.out)
         nt, b = call.ins[1], w(t)
         r = em.op(nt, f"rem.u{w(nt)} {{d}}, {n}, {t.width};")
         r = convert(em, r, nt, 32, signed=False)
@@ -185,20 +181,20 @@ def _count(em, t: IntType, count32: str) -> str:
 
 
 def _popcount(em, call: OpCall, args: list[Tree]) -> Tree:
-    t = _int(call.out)
+    t = int_type(call.out)
     c = em.op(BoolType(), f"popc.b{w(t)} {{d}}, {field(em, args[0], t)};")
     return _count(em, t, c)
 
 
 def _clz(em, call: OpCall, args: list[Tree]) -> Tree:
-    t = _int(call.out)
+    t = int_type(call.out)
     c = em.op(BoolType(), f"clz.b{w(t)} {{d}}, {field(em, args[0], t)};")  # clz(0) = W
     c = em.op(BoolType(), f"sub.u32 {{d}}, {c}, {w(t) - t.width};")
     return _count(em, t, c)
 
 
 def _ctz(em, call: OpCall, args: list[Tree]) -> Tree:
-    t = _int(call.out)
+    t = int_type(call.out)
     u = field(em, args[0], t)
     if t.width < w(t):  # a stop bit at N makes ctz(0) = N
         u = em.op(t, f"or.b{w(t)} {{d}}, {u}, {imm(1 << t.width, w(t))};")
@@ -221,7 +217,7 @@ def _cast(em, call: OpCall, args: list[Tree]) -> Tree:
 
 
 def _concat(em, call: OpCall, args: list[Tree]) -> Tree:
-    hi_t, lo_t = _int(call.ins[0]), _int(call.ins[1])
+    hi_t, lo_t = int_type(call.ins[0]), int_type(call.ins[1])
     out = call.out
     b = w(out)
     hi = convert(em, field(em, args[0], hi_t), hi_t, b, signed=False)

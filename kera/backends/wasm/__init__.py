@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from kera.backends.cache import cache_dir
-from kera.backends.layout import bind_inputs, pack, region_layout, unpack
+from kera.backends.layout import call_buffers, region_layout
 from kera.backends.lower import Table
 from kera.backends.wasm.emit import ENTRY, WasmLayout, default_chunk, emit_wat, memory_layout
 from kera.backends.wasm.ops import TABLE
@@ -118,18 +118,16 @@ class WasmKernel:
 
     def __call__(self, inputs: Mapping[str, Value], rows: int | None = None) -> Value:
         """Evaluate the region on batched ``inputs``; every result leaf has the batch's rows."""
-        rows = bind_inputs(self.layout, inputs, rows)
-        ins = pack(self.layout, inputs, rows)
-        outs = [np.zeros(rows, dtype=leaf.dtype) for leaf in self.layout.result]
-        n_in = len(ins)
-        for start in range(0, rows, self.mem.chunk):
-            n = min(self.mem.chunk, rows - start)
-            for j, buf in enumerate(ins):
+        bufs = call_buffers(self.layout, inputs, rows)
+        n_in = len(bufs.inputs)
+        for start in range(0, bufs.rows, self.mem.chunk):
+            n = min(self.mem.chunk, bufs.rows - start)
+            for j, buf in enumerate(bufs.inputs):
                 self.column(j, n)[:] = buf[start:start + n]
             self._run(self.store, n)
-            for j, buf in enumerate(outs):
+            for j, buf in enumerate(bufs.outputs):
                 buf[start:start + n] = self.column(n_in + j, n)
-        return unpack(self.layout, outs, rows)
+        return bufs.result()
 
 
 def compile_wasm(schedule: Schedule, *, table: Table | None = None,

@@ -59,29 +59,26 @@ class WasmEmitter(Emitter):
         self.mem = mem
         self.locals: list[str] = []
         self.body: list[str] = []
-        first = 0
-        self.param_buffers: list[list[int]] = []
-        for group in mem.layout.param_leaves:
-            self.param_buffers.append(list(range(first, first + len(group))))
-            first += len(group)
+
+    def local_type(self, t: Type) -> str:
+        """Return the WASM type of a local holding a value of scalar type ``t``."""
+        return wt(t)
+
+    def load(self, t: Type, offset: int) -> str:
+        """Return the load of this row's ``t`` value from the buffer at ``offset``."""
+        ty = wt(t)
+        return f"({ty}.load offset={offset} (local.get {'$o4' if ty == 'i32' else '$o8'}))"
 
     def let(self, t: Type, expr: str) -> str:
         """Bind ``expr`` to a fresh local; return the ``local.get`` that reads it."""
         name = f"$v{len(self.locals)}"
-        self.locals.append(f"(local {name} {wt(t)})")
+        self.locals.append(f"(local {name} {self.local_type(t)})")
         self.body.append(f"(local.set {name} {expr})")
         return f"(local.get {name})"
 
     def param(self, index: int, t: Type) -> Tree:
-        buffers = iter(self.param_buffers[index])
-
-        def load(leaf: Type) -> str:
-            b = next(buffers)
-            ty = wt(leaf)
-            scale = "$o4" if ty == "i32" else "$o8"
-            return self.let(leaf, f"({ty}.load offset={self.mem.offsets[b]} (local.get {scale}))")
-
-        return build_tree(t, load)
+        offsets = iter(self.mem.offsets[b] for b in self.mem.layout.param_buffers(index))
+        return build_tree(t, lambda leaf: self.let(leaf, self.load(leaf, next(offsets))))
 
     def const(self, t: Type, value: int) -> str:
         return k(value, wt(t))
@@ -97,20 +94,11 @@ class WasmEmitter(Emitter):
 class SimdEmitter(WasmEmitter):
     """Like ``WasmEmitter``, but every operand is a ``v128`` holding four rows (``simd``)."""
 
-    def let(self, t: Type, expr: str) -> str:
-        name = f"$v{len(self.locals)}"
-        self.locals.append(f"(local {name} v128)")
-        self.body.append(f"(local.set {name} {expr})")
-        return f"(local.get {name})"
+    def local_type(self, t: Type) -> str:
+        return "v128"
 
-    def param(self, index: int, t: Type) -> Tree:
-        buffers = iter(self.param_buffers[index])
-
-        def load(leaf: Type) -> str:
-            offset = self.mem.offsets[next(buffers)]
-            return self.let(leaf, f"(v128.load offset={offset} (local.get $o4))")
-
-        return build_tree(t, load)
+    def load(self, t: Type, offset: int) -> str:
+        return f"(v128.load offset={offset} (local.get $o4))"
 
     def const(self, t: Type, value: int) -> str:
         return simd.splat(value)

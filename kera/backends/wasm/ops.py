@@ -10,7 +10,8 @@ Operands are WAT expressions; ``em.let`` binds a value to a local and returns it
 from __future__ import annotations
 
 from kera.backends.layout import word_bits
-from kera.backends.lower import STRUCTURAL, Lowering, OpCall, Tree, Unsupported
+from kera.backends.lower import STRUCTURAL, Lowering, OpCall, Tree, int_type
+from kera.ir.tables import Unsupported
 from kera.ir.types import BoolType, IntType, Type
 
 
@@ -59,11 +60,6 @@ def convert(a: str, src: Type, dst: str, signed: bool | None = None) -> str:
     return f"(i64.extend_i32_{'s' if signed else 'u'} {a})"
 
 
-def _int(t: Type) -> IntType:
-    assert isinstance(t, IntType)
-    return t
-
-
 def _arith(name: str) -> Lowering:
     def lower(em, call: OpCall, args: list[Tree]) -> Tree:
         a, b = args
@@ -103,26 +99,22 @@ def _safe_divisor(em, a: str, b: str, t: IntType) -> tuple[str, str]:
     return zero, em.let(t, f"(select {k(1, ty)} {b} {bad})")
 
 
-def _div(em, call: OpCall, args: list[Tree]) -> Tree:
-    a, b = args
-    t = _int(call.out)
-    ty = wt(t)
-    zero, safe = _safe_divisor(em, a, b, t)
-    q = f"({ty}.div_{'s' if t.signed else 'u'} {a} {safe})"
-    return em.let(t, norm(f"(select {k(0, ty)} {q} {zero})", t))
+def _divide(remainder: bool) -> Lowering:
+    def lower(em, call: OpCall, args: list[Tree]) -> Tree:
+        a, b = args
+        t = int_type(call.out)
+        ty = wt(t)
+        zero, safe = _safe_divisor(em, a, b, t)
+        q = f"({ty}.{'rem' if remainder else 'div'}_{'s' if t.signed else 'u'} {a} {safe})"
+        if remainder:  # a % 0 = a; |r| < |b| keeps it in range
+            return em.let(t, f"(select {a} {q} {zero})")
+        return em.let(t, norm(f"(select {k(0, ty)} {q} {zero})", t))
 
-
-def _rem(em, call: OpCall, args: list[Tree]) -> Tree:
-    a, b = args
-    t = _int(call.out)
-    ty = wt(t)
-    zero, safe = _safe_divisor(em, a, b, t)
-    r = f"({ty}.rem_{'s' if t.signed else 'u'} {a} {safe})"
-    return em.let(t, f"(select {a} {r} {zero})")
+    return lower
 
 
 def _less(a: str, b: str, t: Type) -> str:
-    return f"({wt(t)}.lt_{'s' if _int(t).signed else 'u'} {a} {b})"
+    return f"({wt(t)}.lt_{'s' if int_type(t).signed else 'u'} {a} {b})"
 
 
 def _compare(kind: str) -> Lowering:
@@ -132,7 +124,7 @@ def _compare(kind: str) -> Lowering:
         ty = wt(t)
         if kind in ("eq", "ne"):
             return em.let(call.out, f"({ty}.{kind} {a} {b})")
-        suffix = "s" if _int(t).signed else "u"
+        suffix = "s" if int_type(t).signed else "u"
         return em.let(call.out, f"({ty}.{kind}_{suffix} {a} {b})")
 
     return lower
@@ -163,7 +155,7 @@ def _amount(em, n: str, nt: Type, t: IntType) -> tuple[str, str]:
 
 def _shl(em, call: OpCall, args: list[Tree]) -> Tree:
     a, n = args
-    t = _int(call.out)
+    t = int_type(call.out)
     ty = wt(t)
     small, amt = _amount(em, n, call.ins[1], t)
     return em.let(t, norm(f"(select ({ty}.shl {a} {amt}) {k(0, ty)} {small})", t))
@@ -171,7 +163,7 @@ def _shl(em, call: OpCall, args: list[Tree]) -> Tree:
 
 def _shr(em, call: OpCall, args: list[Tree]) -> Tree:
     a, n = args
-    t = _int(call.out)
+    t = int_type(call.out)
     ty = wt(t)
     small, amt = _amount(em, n, call.ins[1], t)
     if t.signed:  # sign-extended: shifting by N-1 gives all sign bits
@@ -182,7 +174,7 @@ def _shr(em, call: OpCall, args: list[Tree]) -> Tree:
 def _rotate(left: bool) -> Lowering:
     def lower(em, call: OpCall, args: list[Tree]) -> Tree:
         a, n = args
-        t = _int(call.out)
+        t = int_type(call.out)
         ty, nt = wt(t), call.ins[1]
         r = em.let(t, convert(f"({wt(nt)}.rem_u {n} {k(t.width, wt(nt))})", nt, ty, signed=False))
         if t.width == word_bits(t):  # the native rotate is modulo N already
@@ -198,19 +190,19 @@ def _rotate(left: bool) -> Lowering:
 
 
 def _popcount(em, call: OpCall, args: list[Tree]) -> Tree:
-    t = _int(call.out)
+    t = int_type(call.out)
     return em.let(t, norm(f"({wt(t)}.popcnt {field(args[0], t)})", t))
 
 
 def _clz(em, call: OpCall, args: list[Tree]) -> Tree:
-    t = _int(call.out)
+    t = int_type(call.out)
     ty = wt(t)
     extra = k(word_bits(t) - t.width, ty)
     return em.let(t, norm(f"({ty}.sub ({ty}.clz {field(args[0], t)}) {extra})", t))
 
 
 def _ctz(em, call: OpCall, args: list[Tree]) -> Tree:
-    t = _int(call.out)
+    t = int_type(call.out)
     ty = wt(t)
     u = field(args[0], t)
     if t.width < word_bits(t):  # a stop bit at N makes ctz(0) = N
@@ -224,7 +216,7 @@ def _cast(em, call: OpCall, args: list[Tree]) -> Tree:
 
 
 def _concat(em, call: OpCall, args: list[Tree]) -> Tree:
-    hi_t, lo_t = _int(call.ins[0]), _int(call.ins[1])
+    hi_t, lo_t = int_type(call.ins[0]), int_type(call.ins[1])
     out = call.out
     ty = wt(out)
     hi = convert(field(args[0], hi_t), hi_t, ty, signed=False)
@@ -245,8 +237,8 @@ TABLE: dict[str, Lowering | Unsupported] = {
     "sub": _arith("sub"),
     "mul": _arith("mul"),
     "neg": _neg,
-    "div": _div,
-    "rem": _rem,
+    "div": _divide(False),
+    "rem": _divide(True),
     "min": _minmax(True),
     "max": _minmax(False),
     "widening_mul": _widening_mul,

@@ -10,7 +10,8 @@ when ``NotVectorisable`` is raised. Only deterministic SIMD128: no relaxed-SIMD.
 
 from __future__ import annotations
 
-from kera.backends.lower import STRUCTURAL, Lowering, OpCall, Tree, Unsupported
+from kera.backends.lower import STRUCTURAL, Lowering, OpCall, Tree
+from kera.ir.tables import Unsupported
 from kera.ir.types import BoolType, IntType, Type
 
 
