@@ -276,7 +276,7 @@ def _infer_widening_mul(ins: Sequence[Type], attrs: Attrs) -> Type:
     if not isinstance(a, IntType):
         raise OpTypeError(message, "operand", 0, INT)
     if a.width > 32:
-        raise OpTypeError(message, "width", 0, value=a.width, limit=32)
+        raise OpTypeError(message, "width", value=a.width, limit=32)
     return IntType(2 * a.width, a.signed)
 
 
