@@ -237,7 +237,9 @@ class ExprMixin:
             if tok is not None and tok.kind == K.INT_LITERAL:
                 return self._int_literal(tok.text, node.span, hint, negate=True)
         op = "-" if op_tok.kind == K.MINUS else "!"
-        value = self.expr(inner, hint)
+        # `-` folds into a literal before the range check (LANGUAGE.md), so its operand is built
+        # without the hint: `-(-128)` is the literal 128 whatever the context.
+        value = self.expr(inner, hint if op == "!" else None)
         if isinstance(value, Lit) and value.build is None and op == "-":
             return Lit(-value.value, node.span)
         return self.lifted([value], lambda v: self._unary(op, v[0], node.span))
