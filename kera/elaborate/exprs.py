@@ -31,17 +31,6 @@ BIN_TOKENS = {
 POLYMORPHIC_OPS = {**typeck.ARITH_OPS, **typeck.BITWISE_OPS}  # literal operands give the type
 
 
-# How a built-in's arguments are typed: "result" ones have the call's type (a literal there takes
-# the context's), "same" ones share one type of their own, "unsigned" ones accept any unsigned
-# type, "own" ones need a type of their own.
-ARG_CONTEXTS = {
-    "rotl": ("result", "unsigned"), "rotr": ("result", "unsigned"),
-    "min": ("result", "result"), "max": ("result", "result"),
-    "popcount": ("result",), "clz": ("result",), "ctz": ("result",),
-    "concat": ("own", "own"), "widening_mul": ("same", "same"), "slice": ("own",),
-}  # fmt: skip
-
-
 class ElaborationBug(AssertionError):
     """The elaborator met a tree it has no rule for: a compiler bug, never the user's fault."""
 
@@ -373,13 +362,13 @@ class ExprMixin:
             return POISON
         if name == "slice":
             return self._slice(generics, args[0], span)
-        roles = ARG_CONTEXTS[name]
+        roles = typeck.BUILTINS[name].arg_roles
         if roles[0] in ("result", "same") and len(args) == 2 and roles[1] == roles[0]:
             vals = list(self.unify(self.expr(args[0], hint if roles[0] == "result" else None),
                                    args[0], args[1]))  # fmt: skip
         else:
             vals = [self.expr(arg, hint) if role == "result" else self.any_unsigned(arg)
-                    if role == "unsigned" else self.typed(arg, None)
+                    if role == "amount" else self.typed(arg, None)
                     for role, arg in zip(roles, args, strict=True)]  # fmt: skip
         pending = next((v for v in vals if isinstance(v, Lit)), None)
         if pending is not None and roles[0] != "result":

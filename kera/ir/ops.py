@@ -33,7 +33,10 @@ class OpDef:
     where the operands determine the result, ``infer(in_types, attrs)`` returns it and ``check``
     compares with it. ``type_rule`` is ``check`` answering with a message or None. The checker,
     the elaborator and the validator all call these. ``source_name`` is the built-in function's
-    name in Kera source (``None``: the opcode is no built-in); it takes ``arity`` arguments.
+    name in Kera source (``None``: the opcode is no built-in); it takes ``arity`` arguments, and
+    ``arg_roles`` says how each is typed: ``"result"`` (it has the result's type, so a literal
+    there takes the call's context), ``"same"`` (the arguments so marked share one type, not the
+    result's), ``"amount"`` (any unsigned type) or ``"own"`` (a type of its own).
     """
 
     name: str
@@ -47,6 +50,7 @@ class OpDef:
     infer: Infer | None = None
     check: Check | None = None
     source_name: str | None = None
+    arg_roles: tuple[str, ...] = ()
 
 
 OPS: dict[str, OpDef] = {}
@@ -73,19 +77,20 @@ def _op(
     attrs: tuple[str, ...] = (),
     *,
     produced: bool = False,
-    builtin: bool = False,
+    builtin: tuple[str, ...] = (),
     commutative: bool = False,
     associative: bool = False,
 ) -> Callable[[Evaluate], Evaluate]:
     """Register an opcode; ``typing`` infers its result, or checks it when ``produced`` (the
-    producer of the node chooses the result type: constants, casts, slices)."""
+    producer of the node chooses the result type: constants, casts, slices). ``builtin``, the
+    roles of its arguments, makes it a built-in function of the source under its name."""
     infer = None if produced else typing
     check = typing if produced else _comparing(typing)
 
     def register(fn: Evaluate) -> Evaluate:
         OPS[name] = OpDef(name, arity, tuple(sorted(attrs)), _reported(check), fn, doc,
                           commutative, associative, infer, check,
-                          name if builtin else None)  # fmt: skip
+                          name if builtin else None, builtin)  # fmt: skip
         return fn
 
     return register
@@ -397,20 +402,20 @@ def _rem(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
 
 
 @_op("min", 2, _infer_same_int, "Smaller of two integers (signed compare for signed types).",
-     commutative=True, associative=True, builtin=True)
+     commutative=True, associative=True, builtin=("result", "result"))
 def _min(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
     return np.minimum(args[0], args[1])
 
 
 @_op("max", 2, _infer_same_int, "Larger of two integers (signed compare for signed types).",
-     commutative=True, associative=True, builtin=True)
+     commutative=True, associative=True, builtin=("result", "result"))
 def _max(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
     return np.maximum(args[0], args[1])
 
 
 @_op("widening_mul", 2, _infer_widening_mul,
      "Exact product of two N-bit integers (N <= 32) as a 2N-bit integer of the same signedness.",
-     builtin=True)
+     builtin=("same", "same"))
 def _widening_mul(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
     return renorm(bits(args[0] * args[1]), out)
 
@@ -474,12 +479,12 @@ def _rotl_bits(x: np.ndarray, r: np.ndarray, t: IntType) -> np.ndarray:
     return renorm((x << r) | (x >> back), t)
 
 
-@_op("rotl", 2, _infer_shift, "Rotate left by the amount modulo N.", builtin=True)
+@_op("rotl", 2, _infer_shift, "Rotate left by the amount modulo N.", builtin=("result", "amount"))
 def _rotl(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
     return _rotl_bits(args[0], args[1] % U64(out.width), out)
 
 
-@_op("rotr", 2, _infer_shift, "Rotate right by the amount modulo N.", builtin=True)
+@_op("rotr", 2, _infer_shift, "Rotate right by the amount modulo N.", builtin=("result", "amount"))
 def _rotr(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
     w = U64(out.width)
     return _rotl_bits(args[0], (w - args[1] % w) % w, out)
@@ -511,18 +516,18 @@ def _count_ones(u: np.ndarray) -> np.ndarray:
 
 
 @_op("popcount", 1, _unary(INT), "Number of one bits among the N bits (result wraps to N).",
-     builtin=True)
+     builtin=("result",))
 def _popcount(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
     return renorm(_count_ones(_field(args[0], out)), out)
 
 
-@_op("clz", 1, _unary(INT), "Leading zero bits among the N bits; clz(0) = N.", builtin=True)
+@_op("clz", 1, _unary(INT), "Leading zero bits among the N bits; clz(0) = N.", builtin=("result",))
 def _clz(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
     w = U64(out.width)
     return renorm(w - _bit_length(_field(args[0], out)), out)
 
 
-@_op("ctz", 1, _unary(INT), "Trailing zero bits among the N bits; ctz(0) = N.", builtin=True)
+@_op("ctz", 1, _unary(INT), "Trailing zero bits among the N bits; ctz(0) = N.", builtin=("result",))
 def _ctz(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
     u = _field(args[0], out)
     low = _bit_length(u & (U64(0) - u))
@@ -566,7 +571,7 @@ def _cast(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
 
 
 @_op("concat", 2, _infer_concat, "Unsigned `(hi << width(lo)) | lo` of the two bit patterns.",
-     builtin=True)
+     builtin=("own", "own"))
 def _concat(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
     hi_t, lo_t = ins
     hi = _field(args[0], hi_t)
@@ -574,7 +579,7 @@ def _concat(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
 
 
 @_op("slice", 1, _check_slice, "Unsigned W-bit field of the operand starting at bit `lo`.",
-     ("lo",), produced=True, builtin=True)
+     ("lo",), produced=True, builtin=("own",))
 def _slice(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
     return renorm(bits(args[0]) >> U64(attrs["lo"]), out)
 

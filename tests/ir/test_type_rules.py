@@ -66,6 +66,13 @@ def test_builtins_come_from_the_registry() -> None:
     assert names == {"rotl", "rotr", "min", "max", "popcount", "clz", "ctz", "concat", "slice",
                      "widening_mul"}  # fmt: skip
     assert typeck.BUILTINS == builtins()
+    for name, opdef in builtins().items():  # the roles of the arguments agree with the rule
+        assert len(opdef.arg_roles) == opdef.arity, name
+        ins = [uint(32) if role == "amount" else sint(8) for role in opdef.arg_roles]
+        if opdef.infer is not None:
+            out = opdef.infer(ins, {})
+            assert [t == out for t in ins] == [r == "result" for r in opdef.arg_roles], name
+        assert set(opdef.arg_roles) <= {"result", "same", "amount", "own"}
     for name, opdef in builtins().items():
         n = opdef.arity
         args = ", ".join(["a"] * (n + 1))
