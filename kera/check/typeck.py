@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from kera.ir import ops
 from kera.ir.ops import OpTypeError
-from kera.ir.types import BOOL, Type, uint
+from kera.ir.types import BOOL, TupleType, Type, uint
 
 ARITH_OPS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "rem"}
 BITWISE_OPS = {"&": "and", "|": "or", "^": "xor"}
@@ -100,7 +100,7 @@ def field_result(base: Type, field: int) -> Type:
     except OpTypeError as e:
         if e.problem == "operand":
             raise TypeRuleError(f"no field `{field}` on a value of type `{base}`") from None
-        fields = e.limit if e.problem == "range" else len(getattr(base, "elems", ()))
+        fields = len(base.elems) if isinstance(base, TupleType) else 0
         raise TypeRuleError(f"no field `{field}` on `{base}`: it has {fields} fields") from None
 
 

@@ -363,16 +363,16 @@ class ExprMixin:
         if name == "slice":
             return self._slice(generics, args[0], span)
         roles = typeck.BUILTINS[name].arg_roles
-        if roles[0] in ("result", "same") and len(args) == 2 and roles[1] == roles[0]:
-            vals = list(self.unify(self.expr(args[0], hint if roles[0] == "result" else None),
-                                   args[0], args[1]))  # fmt: skip
+        if roles in (("result", "result"), ("same", "same")):  # one type: a literal takes it
+            hint = hint if roles[0] == "result" else None
+            vals = list(self.unify(self.expr(args[0], hint), args[0], args[1]))
         else:
             vals = [self.expr(arg, hint) if role == "result" else self.any_unsigned(arg)
                     if role == "amount" else self.typed(arg, None)
                     for role, arg in zip(roles, args, strict=True)]  # fmt: skip
-        pending = next((v for v in vals if isinstance(v, Lit)), None)
-        if pending is not None and roles[0] != "result":
-            return self.settle(pending, None)  # the result's type cannot type the operands
+        for value, role in zip(vals, roles, strict=True):
+            if isinstance(value, Lit) and role != "result":
+                return self.settle(value, None)  # the call's type cannot type this argument
         return self.lifted(vals, lambda v: self._builtin(name, v, span))
 
     def _builtin(self, name: str, vals: list[Val], span: Span) -> Val:
