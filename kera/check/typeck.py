@@ -1,19 +1,28 @@
-"""Typing rules of the core language (LANGUAGE.md), as pure functions over types.
+"""Typing of the core language (LANGUAGE.md) in source terms, over the op registry's rules.
 
-The graph builder walks the tree and asks these functions what each construct's type is; each
-returns the result type or raises ``TypeRuleError`` with a one-line message. Keeping the rules
-here (and nothing else) means the builder stays a walker and the rules stay in one readable place.
+Each rule (which types an operation accepts, what it gives) is stated once, on the opcode's
+``OpDef`` in ``kera.ir.ops``; these functions map a source construct to its opcode, call the
+opcode's ``infer``/``check`` and phrase a broken rule as a one-line diagnostic in the words of
+the source (``TypeRuleError``). Only rules that belong to the source language live here:
+``&&``/``||`` take ``bool``, the shapes of tuple fields and ``slice`` parameters.
 """
 
 from __future__ import annotations
 
-from kera.ir.types import BOOL, ArrayType, BoolType, IntType, TupleType, Type
+from collections.abc import Sequence
+
+from kera.ir import ops
+from kera.ir.ops import OpTypeError
+from kera.ir.types import BOOL, TupleType, Type, uint
 
 ARITH_OPS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "rem"}
 BITWISE_OPS = {"&": "and", "|": "or", "^": "xor"}
 SHIFT_OPS = {"<<": "shl", ">>": "shr"}
 COMPARE_OPS = {"==": "eq", "!=": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge"}
 LOGIC_OPS = {"&&": "and", "||": "or"}
+OPCODES = {**ARITH_OPS, **BITWISE_OPS, **SHIFT_OPS, **COMPARE_OPS, **LOGIC_OPS}
+BUILTINS = ops.builtins()  # source name -> OpDef
+ROLES = {"rotl": ("operand", "amount"), "rotr": ("operand", "amount")}  # operand names in messages
 
 
 class TypeRuleError(Exception):
@@ -21,106 +30,122 @@ class TypeRuleError(Exception):
 
 
 def binary_result(op: str, lhs: Type, rhs: Type) -> Type:
-    """Return the type of ``lhs op rhs`` for arithmetic, bitwise, comparison and logic ops."""
-    if op in SHIFT_OPS:
-        if not isinstance(lhs, IntType):
-            raise TypeRuleError(f"`{op}` needs an integer on the left, not `{lhs}`")
-        if not (isinstance(rhs, IntType) and not rhs.signed):
-            raise TypeRuleError(f"shift amount must be an unsigned integer, not `{rhs}`")
-        return lhs
+    """Return the type of ``lhs op rhs`` for arithmetic, bitwise, shift, comparison, logic ops."""
     if op in LOGIC_OPS:
         for side in (lhs, rhs):
             if side != BOOL:
                 raise TypeRuleError(f"`{op}` takes `bool` operands, not `{side}`")
         return BOOL
-    if lhs != rhs:
-        raise TypeRuleError(f"mismatched types: `{lhs}` {op} `{rhs}` (no implicit conversions)")
+    if op not in OPCODES:
+        raise TypeRuleError(f"unknown operator `{op}`")
+    try:
+        return _infer(OPCODES[op], (lhs, rhs))
+    except OpTypeError as e:
+        raise TypeRuleError(_binary_message(op, e, lhs, rhs)) from None
+
+
+def _binary_message(op: str, e: OpTypeError, lhs: Type, rhs: Type) -> str:
+    if op in SHIFT_OPS:
+        if e.operand == 0:
+            return f"`{op}` needs an integer on the left, not `{lhs}`"
+        return f"shift amount must be {e.need}, not `{rhs}`"
+    if e.problem == "mismatch":
+        return f"mismatched types: `{lhs}` {op} `{rhs}` (no implicit conversions)"
     if op in ARITH_OPS:
-        if not isinstance(lhs, IntType):
-            raise TypeRuleError(f"cannot apply `{op}` to `{lhs}`: arithmetic needs integers")
-        return lhs
+        return f"cannot apply `{op}` to `{lhs}`: arithmetic needs integers"
     if op in BITWISE_OPS:
-        if not isinstance(lhs, IntType | BoolType):
-            raise TypeRuleError(f"cannot apply `{op}` to `{lhs}`")
-        return lhs
+        return f"cannot apply `{op}` to `{lhs}`"
     if op in ("==", "!="):
-        if not isinstance(lhs, IntType | BoolType):
-            raise TypeRuleError(
-                f"cannot compare `{lhs}` values with `{op}`: compare arrays and tuples by element"
-            )
-        return BOOL
-    if op in COMPARE_OPS:
-        if not isinstance(lhs, IntType):
-            raise TypeRuleError(f"cannot order `{lhs}` values with `{op}`")
-        return BOOL
-    raise TypeRuleError(f"unknown operator `{op}`")
+        return f"cannot compare `{lhs}` values with `{op}`: compare arrays and tuples by element"
+    return f"cannot order `{lhs}` values with `{op}`"
 
 
 def unary_result(op: str, operand: Type) -> Type:
     """Return the type of ``-x`` or ``!x``."""
-    if op == "-":
-        if not (isinstance(operand, IntType) and operand.signed):
-            raise TypeRuleError(f"cannot negate `{operand}`: `-` is allowed on signed types only")
-        return operand
-    if not isinstance(operand, IntType | BoolType):
-        raise TypeRuleError(f"cannot apply `!` to `{operand}`")
-    return operand
+    try:
+        return _infer("neg" if op == "-" else "not", (operand,))
+    except OpTypeError:
+        if op == "-":
+            raise TypeRuleError(
+                f"cannot negate `{operand}`: `-` is allowed on signed types only") from None
+        raise TypeRuleError(f"cannot apply `!` to `{operand}`") from None
 
 
 def cast_result(source: Type, target: Type) -> Type:
-    """Check ``source as target``: integer or bool to integer."""
-    if not isinstance(target, IntType):
-        raise TypeRuleError(f"cannot cast to `{target}`: `as` converts to integer types only")
-    if not isinstance(source, IntType | BoolType):
-        raise TypeRuleError(f"cannot cast `{source}` to `{target}`")
+    """Check ``source as target`` (the `cast` rule: integer or bool to integer)."""
+    try:
+        _check("cast", (source,), {}, target)
+    except OpTypeError as e:
+        if e.problem == "result":
+            raise TypeRuleError(
+                f"cannot cast to `{target}`: `as` converts to integer types only") from None
+        raise TypeRuleError(f"cannot cast `{source}` to `{target}`") from None
     return target
 
 
 def index_result(base: Type, index: Type) -> Type:
     """Return the element type of ``base[index]``."""
-    if not isinstance(base, ArrayType):
-        raise TypeRuleError(f"cannot index into a value of type `{base}`")
-    if not (isinstance(index, IntType) and not index.signed):
-        raise TypeRuleError(f"array index must be an unsigned integer, not `{index}`")
-    return base.elem
+    try:
+        return _infer("array_index", (base, index))
+    except OpTypeError as e:
+        if e.operand == 0:
+            raise TypeRuleError(f"cannot index into a value of type `{base}`") from None
+        raise TypeRuleError(f"array index must be {e.need}, not `{index}`") from None
 
 
 def field_result(base: Type, field: int) -> Type:
     """Return the type of ``base.field``."""
-    if not isinstance(base, TupleType):
-        raise TypeRuleError(f"no field `{field}` on a value of type `{base}`")
-    if field >= len(base.elems):
-        raise TypeRuleError(f"no field `{field}` on `{base}`: it has {len(base.elems)} fields")
-    return base.elems[field]
+    try:
+        return _infer("tuple_get", (base,), {"index": field})
+    except OpTypeError as e:
+        if e.problem == "operand":
+            raise TypeRuleError(f"no field `{field}` on a value of type `{base}`") from None
+        fields = len(base.elems) if isinstance(base, TupleType) else 0
+        raise TypeRuleError(f"no field `{field}` on `{base}`: it has {fields} fields") from None
 
 
-def require_unsigned(t: Type, what: str) -> None:
-    """Raise unless ``t`` is an unsigned integer type."""
-    if not (isinstance(t, IntType) and not t.signed):
-        raise TypeRuleError(f"{what} must be an unsigned integer, not `{t}`")
+def builtin_result(name: str, args: Sequence[Type]) -> Type:
+    """Return the type of the call ``name(args...)`` of a built-in other than ``slice``."""
+    try:
+        return _infer(BUILTINS[name].name, args)
+    except OpTypeError as e:
+        raise TypeRuleError(_builtin_message(name, e, args)) from None
 
 
-def require_int(t: Type, what: str) -> IntType:
-    """Raise unless ``t`` is an integer type; return it."""
-    if not isinstance(t, IntType):
-        raise TypeRuleError(f"{what} must be an integer, not `{t}`")
-    return t
+def _builtin_message(name: str, e: OpTypeError, args: Sequence[Type]) -> str:
+    if e.problem == "mismatch":
+        return f"mismatched types: {name}({', '.join(f'`{a}`' for a in args)})"
+    if e.problem == "width" and name == "concat":
+        return f"`concat` result would be {e.value} bits; at most {e.limit}"
+    if e.problem == "width":
+        return f"`{name}` operands are at most {e.limit} bits, not `{args[0]}`"
+    i = e.operand or 0
+    role = ROLES.get(name, ("operand",) * len(args))[i]
+    return f"`{name}` {role} must be {e.need}, not `{args[i]}`"
 
 
-def concat_result(hi: Type, lo: Type) -> Type:
-    """Return the type of ``concat(hi, lo)``: unsigned of the summed width, at most 64."""
-    a = require_int(hi, "`concat` operand")
-    b = require_int(lo, "`concat` operand")
-    if a.width + b.width > 64:
-        raise TypeRuleError(f"`concat` result would be {a.width + b.width} bits; at most 64")
-    return IntType(a.width + b.width, False)
+def slice_result(source: Type, lo: int, width: int) -> Type:
+    """Return the type of ``slice::<lo, width>(x)`` for ``x: source``."""
+    if not 1 <= width <= 64 or lo < 0:
+        raise TypeRuleError(f"`slice::<{lo}, {width}>` needs 0 <= LO and 1 <= W <= 64")
+    out = uint(width)
+    try:
+        _check("slice", (source,), {"lo": lo}, out)
+    except OpTypeError as e:
+        if e.problem == "range":
+            raise TypeRuleError(f"`slice::<{lo}, {width}>` reads bits {lo}..{lo + width} of a "
+                                f"{e.limit}-bit value") from None  # fmt: skip
+        raise TypeRuleError(f"`slice` operand must be {e.need}, not `{source}`") from None
+    return out
 
 
-def widening_mul_result(a: Type, b: Type) -> Type:
-    """Return the type of ``widening_mul(a, b)``."""
-    if a != b:
-        raise TypeRuleError(f"mismatched types: widening_mul(`{a}`, `{b}`)")
-    t = require_int(a, "`widening_mul` operand")
-    if t.width > 32:
-        raise TypeRuleError(f"`widening_mul` operands are at most 32 bits, not `{t}`")
-    return IntType(2 * t.width, t.signed)
+def _infer(opcode: str, ins: Sequence[Type], attrs: ops.Attrs | None = None) -> Type:
+    infer = ops.get(opcode).infer
+    assert infer is not None, opcode
+    return infer(ins, attrs or {})
+
+
+def _check(opcode: str, ins: Sequence[Type], attrs: ops.Attrs, out: Type) -> None:
+    check = ops.get(opcode).check
+    assert check is not None, opcode
+    check(ins, attrs, out)

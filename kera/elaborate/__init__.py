@@ -105,6 +105,8 @@ class Builder(ItemsMixin, StmtMixin, ExprMixin):
             found = "bool" if isinstance(ty, BoolType) else ty
             self.error(f"expected `{found}`, found an integer literal", lit.span)
             return POISON
+        if lit.build is not None:
+            return lit.build(ty)
         if not ty.contains(lit.value):
             self.error(
                 f"literal `{lit.value}` does not fit in `{ty}` ({ty.min}..={ty.max})", lit.span

@@ -1,6 +1,16 @@
-"""Expressions: typing (rules in kera.check.typeck) and graph construction in one walk."""
+"""Expressions: typing (rules in kera.check.typeck) and graph construction in one walk.
+
+An unsuffixed literal takes the type its context requires (LANGUAGE.md). Where the context
+names a type (an annotation, a parameter, the other operand) it is passed down as ``hint``;
+where nothing fixes it yet, the literal — or an operator, ``if`` or built-in over such
+literals — stays *pending* (a ``Lit`` that can build itself at any integer type) until a
+sibling operand or the context gives the type. Contexts that accept any unsigned type (shift
+and rotate amounts, indices, constant parameters) settle what is still pending as ``u32``.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from kera.check import typeck
 from kera.check.typeck import TypeRuleError
@@ -12,28 +22,17 @@ from kera.syntax import SyntaxKind as K
 from kera.syntax import SyntaxNode, parse_int_literal
 
 U32 = uint(32)
-BUILTIN_ARITY = {
-    "rotl": 2,
-    "rotr": 2,
-    "min": 2,
-    "max": 2,
-    "popcount": 1,
-    "clz": 1,
-    "ctz": 1,
-    "concat": 2,
-    "slice": 1,
-    "widening_mul": 2,
-}
 BIN_TOKENS = {
     K.PLUS: "+", K.MINUS: "-", K.STAR: "*", K.SLASH: "/", K.PERCENT: "%",
     K.AMP: "&", K.PIPE: "|", K.CARET: "^", K.SHL: "<<", K.SHR: ">>",
     K.EQ2: "==", K.NEQ: "!=", K.LT: "<", K.LTEQ: "<=", K.GT: ">", K.GTEQ: ">=",
     K.AMP2: "&&", K.PIPE2: "||",
 }  # fmt: skip
-OPCODES = {
-    **typeck.ARITH_OPS, **typeck.BITWISE_OPS, **typeck.SHIFT_OPS, **typeck.COMPARE_OPS,
-    **typeck.LOGIC_OPS,
-}  # fmt: skip
+POLYMORPHIC_OPS = {**typeck.ARITH_OPS, **typeck.BITWISE_OPS}  # literal operands give the type
+
+
+class ElaborationBug(AssertionError):
+    """The elaborator met a tree it has no rule for: a compiler bug, never the user's fault."""
 
 
 class ExprMixin:
@@ -45,24 +44,50 @@ class ExprMixin:
         try:
             method = getattr(self, f"_expr_{node.kind.name.lower()}", None)
             if method is None:
-                return POISON
+                raise ElaborationBug(f"no rule to elaborate a `{node.kind.name}` node at bytes "
+                                     f"{node.span.start}..{node.span.end}")  # fmt: skip
             return method(node, hint)
         finally:
             self.leave()
 
-    def typed(self, node: SyntaxNode, hint: Type | None, what: str = "this") -> Val:
+    def typed(self, node: SyntaxNode, hint: Type | None) -> Val:
         """Build ``node`` and insist on a definite type (literals need context or a suffix)."""
-        value = self.expr(node, hint)
-        if isinstance(value, Lit):
-            if isinstance(hint, IntType):
-                return self.materialize(value, hint)
+        return self.settle(self.expr(node, hint), hint)
+
+    def any_unsigned(self, node: SyntaxNode) -> Val:
+        """Build ``node`` where any unsigned type is accepted: what nothing types is ``u32``."""
+        return self.settle(self.expr(node, None), U32)
+
+    def settle(self, value: Value, ty: Type | None) -> Val:
+        """Give a still pending literal the type ``ty``; without one, ask for a suffix."""
+        if not isinstance(value, Lit):
+            return value
+        if isinstance(ty, IntType):
+            return self.materialize(value, ty)
+        if value.what is not None:
+            self.error(f"cannot infer the type of {value.what}; add a suffix to a literal",
+                       value.span)  # fmt: skip
+        else:
             self.error(
                 f"cannot infer the type of the literal `{value.value}`; add a suffix "
                 f"(e.g. `{value.value}u32`) or a type annotation",
                 value.span,
             )
-            return POISON
-        return value
+        return POISON
+
+    def lifted(self, vals: list[Value], make: Callable[[list[Val]], Value],
+               span: Span | None = None, what: str | None = None) -> Value:  # fmt: skip
+        """Return ``make(vals)``; while some of ``vals`` are pending literals (which must then
+        have one type), the result is pending too and builds them at the type it is given."""
+        lits = [v for v in vals if isinstance(v, Lit)]
+        if not lits:
+            return make(vals)  # type: ignore[arg-type]
+
+        def build(ty: IntType) -> Val:
+            built = [self.materialize(v, ty) if isinstance(v, Lit) else v for v in vals]
+            return self.settle(make(built), None)
+
+        return Lit(lits[0].value, span or lits[0].span, build, what)
 
     # --- leaves ------------------------------------------------------------------------------
 
@@ -95,10 +120,16 @@ class ExprMixin:
         item = self.consts.get(name)
         if item is not None:
             return self.const_item_value(item, node.span)
-        if name in self.fns or name in BUILTIN_ARITY:
+        if name in self.fns or name in typeck.BUILTINS:
             self.error(f"`{name}` is a function; call it with `{name}(...)`", node.span)
         else:
             self.error(f"cannot find `{name}` in this scope", node.span)
+        return POISON
+
+    def _expr_generic_name(self, node: SyntaxNode, hint: Type | None) -> Value:
+        name = t.name(node) or ""
+        self.error(f"`{name}::<...>` is a function; call it with `{name}::<...>(...)`",
+                   node.span)  # fmt: skip
         return POISON
 
     def _expr_paren_expr(self, node: SyntaxNode, hint: Type | None) -> Value:
@@ -130,7 +161,7 @@ class ExprMixin:
         elem_hint = hint.elem if isinstance(hint, ArrayType) else None
         raw = [self.expr(p, elem_hint) for p in parts]
         known = next((v.type for v in raw if isinstance(v, Val) and not v.poisoned), None)
-        vals = [self.expect(v, known, p) if known else self.typed(p, None) for v, p in
+        vals = [self.expect(v, known, p) if known else self.settle(v, elem_hint) for v, p in
                 zip(raw, parts, strict=True)]  # fmt: skip
         if any(v.poisoned for v in vals):
             return POISON
@@ -154,7 +185,7 @@ class ExprMixin:
         if len(parts) != 2:
             return POISON
         base = self.typed(parts[0], None)
-        index = self.typed(parts[1], U32)
+        index = self.any_unsigned(parts[1])
         if base.poisoned or index.poisoned:
             return POISON
         try:
@@ -195,19 +226,22 @@ class ExprMixin:
             if tok is not None and tok.kind == K.INT_LITERAL:
                 return self._int_literal(tok.text, node.span, hint, negate=True)
         op = "-" if op_tok.kind == K.MINUS else "!"
-        value = self.expr(inner, hint)
-        if isinstance(value, Lit):
-            if op == "-":
-                return Lit(-value.value, node.span)
-            value = self.typed(inner, hint)
+        # `-` folds into a literal before the range check (LANGUAGE.md), so its operand is built
+        # without the hint: `-(-128)` is the literal 128 whatever the context.
+        value = self.expr(inner, hint if op == "!" else None)
+        if isinstance(value, Lit) and value.build is None and op == "-":
+            return Lit(-value.value, node.span)
+        return self.lifted([value], lambda v: self._unary(op, v[0], node.span))
+
+    def _unary(self, op: str, value: Val, span: Span) -> Val:
         if value.poisoned:
             return POISON
         try:
             result = typeck.unary_result(op, value.type)
         except TypeRuleError as e:
-            self.error(str(e), node.span)
+            self.error(str(e), span)
             return POISON
-        return self.add("neg" if op == "-" else "not", result, [value], span=node.span)
+        return self.add("neg" if op == "-" else "not", result, [value], span=span)
 
     def _expr_bin_expr(self, node: SyntaxNode, hint: Type | None) -> Value:
         # Left-associative chains (`a + b + c + ...`) nest to the left as deep as they are long:
@@ -235,11 +269,14 @@ class ExprMixin:
                span: Span) -> Value:  # fmt: skip
         """Type and build ``lhs op rhs`` where ``lhs`` is already built."""
         if op in typeck.SHIFT_OPS:
-            rhs = self.typed(rhs_node, U32)
-            a = self.typed(lhs_node, None) if isinstance(lhs, Lit) else lhs
-            b = rhs
+            a, b = lhs, self.any_unsigned(rhs_node)
         else:
             a, b = self.unify(lhs, lhs_node, rhs_node)
+            if isinstance(a, Lit) and op not in POLYMORPHIC_OPS:
+                return self.settle(a, None)  # both are literals: ask for a suffix
+        return self.lifted([a, b], lambda v: self._binary(op, v[0], v[1], span))
+
+    def _binary(self, op: str, a: Val, b: Val, span: Span) -> Val:
         if a.poisoned or b.poisoned:
             return POISON
         try:
@@ -247,15 +284,16 @@ class ExprMixin:
         except TypeRuleError as e:
             self.error(str(e), span)
             return POISON
-        return self.add(OPCODES[op], result, [a, b], span=span)
+        return self.add(typeck.OPCODES[op], result, [a, b], span=span)
 
-    def unify(self, lhs: Value, lhs_node: SyntaxNode, rhs_node: SyntaxNode) -> tuple[Val, Val]:
-        """Build the right operand and give both one type (a literal takes the other's)."""
+    def unify(self, lhs: Value, lhs_node: SyntaxNode,
+              rhs_node: SyntaxNode) -> tuple[Value, Value]:  # fmt: skip
+        """Build the right operand and give both one type (a literal takes the other's); both
+        stay pending when both are literals."""
         if isinstance(lhs, Lit):
             rhs = self.expr(rhs_node, None)
             if isinstance(rhs, Lit):
-                self.typed(lhs_node, None)  # reports the missing suffix once
-                return POISON, POISON
+                return lhs, rhs
             if rhs.poisoned:
                 return POISON, POISON
             return self.expect(lhs, rhs.type, lhs_node), rhs
@@ -273,9 +311,8 @@ class ExprMixin:
         if not parts or not tys:
             return POISON
         target = self.resolve_type(tys[0])
-        value = self.expr(parts[0], None)
-        if isinstance(value, Lit):
-            value = self.typed(parts[0], target if isinstance(target, IntType) else None)
+        value = self.settle(self.expr(parts[0], None),
+                            target if isinstance(target, IntType) else None)  # fmt: skip
         if value.poisoned or target is None:
             return POISON
         try:
@@ -301,9 +338,9 @@ class ExprMixin:
         args = t.exprs(arg_list)
         if name in self.fns and callee.kind == K.NAME_REF and self.lookup(name) is None:
             return self.call_user(self.fns[name], args, node)
-        if name in BUILTIN_ARITY:
-            if len(args) != BUILTIN_ARITY[name]:
-                n = BUILTIN_ARITY[name]
+        if name in typeck.BUILTINS:
+            n = typeck.BUILTINS[name].arity or 0
+            if len(args) != n:
                 self.error(
                     f"`{name}` takes {n} argument{'s' * (n != 1)}, but {len(args)} "
                     f"{'was' if len(args) == 1 else 'were'} given",
@@ -316,52 +353,37 @@ class ExprMixin:
 
     def call_builtin(self, name: str, callee: SyntaxNode, args: list[SyntaxNode],
                      hint: Type | None, span: Span) -> Value:  # fmt: skip
-        """Type and build a call of a built-in function."""
+        """Type and build a call of a built-in function (rules on its ``OpDef``)."""
         generics = t.exprs(callee) if callee.kind == K.GENERIC_NAME else []
         if (name == "slice") != bool(generics):
             msg = ("`slice` needs its parameters: `slice::<LO, W>(x)`" if name == "slice"
                    else f"`{name}` takes no `::<...>` parameters")  # fmt: skip
             self.error(msg, callee.span)
             return POISON
-        try:
-            if name in ("rotl", "rotr"):
-                x = self.typed(args[0], hint)
-                n = self.typed(args[1], U32)
-                if x.poisoned or n.poisoned:
-                    return POISON
-                typeck.require_int(x.type, f"`{name}` operand")
-                typeck.require_unsigned(n.type, f"`{name}` amount")
-                return self.add(name, x.type, [x, n], span=span)
-            if name in ("min", "max"):
-                a, b = self.unify(self.expr(args[0], hint), args[0], args[1])
-                if a.poisoned or b.poisoned:
-                    return POISON
-                typeck.require_int(a.type, f"`{name}` operand")
-                if a.type != b.type:
-                    raise TypeRuleError(f"mismatched types: {name}(`{a.type}`, `{b.type}`)")
-                return self.add(name, a.type, [a, b], span=span)
-            if name in ("popcount", "clz", "ctz"):
-                x = self.typed(args[0], hint)
-                if x.poisoned:
-                    return POISON
-                typeck.require_int(x.type, f"`{name}` operand")
-                return self.add(name, x.type, [x], span=span)
-            if name == "concat":
-                hi, lo = self.typed(args[0], None), self.typed(args[1], None)
-                if hi.poisoned or lo.poisoned:
-                    return POISON
-                return self.add("concat", typeck.concat_result(hi.type, lo.type), [hi, lo],
-                                span=span)  # fmt: skip
-            if name == "widening_mul":
-                a, b = self.unify(self.expr(args[0], None), args[0], args[1])
-                if a.poisoned or b.poisoned:
-                    return POISON
-                return self.add(name, typeck.widening_mul_result(a.type, b.type), [a, b],
-                                span=span)  # fmt: skip
+        if name == "slice":
             return self._slice(generics, args[0], span)
+        roles = typeck.BUILTINS[name].arg_roles
+        if roles in (("result", "result"), ("same", "same")):  # one type: a literal takes it
+            hint = hint if roles[0] == "result" else None
+            vals = list(self.unify(self.expr(args[0], hint), args[0], args[1]))
+        else:
+            vals = [self.expr(arg, hint) if role == "result" else self.any_unsigned(arg)
+                    if role == "amount" else self.typed(arg, None)
+                    for role, arg in zip(roles, args, strict=True)]  # fmt: skip
+        for value, role in zip(vals, roles, strict=True):
+            if isinstance(value, Lit) and role != "result":
+                return self.settle(value, None)  # the call's type cannot type this argument
+        return self.lifted(vals, lambda v: self._builtin(name, v, span))
+
+    def _builtin(self, name: str, vals: list[Val], span: Span) -> Val:
+        if any(v.poisoned for v in vals):
+            return POISON
+        try:
+            result = typeck.builtin_result(name, [v.type for v in vals])
         except TypeRuleError as e:
             self.error(str(e), span)
             return POISON
+        return self.add(typeck.BUILTINS[name].name, result, vals, span=span)
 
     def _slice(self, generics: list[SyntaxNode], arg: SyntaxNode, span: Span) -> Value:
         if len(generics) != 2:
@@ -372,12 +394,12 @@ class ExprMixin:
         x = self.typed(arg, None)
         if lo is None or width is None or x.poisoned:
             return POISON
-        xt = typeck.require_int(x.type, "`slice` operand")
-        if width < 1 or lo < 0 or lo + width > xt.width:
-            raise TypeRuleError(
-                f"`slice::<{lo}, {width}>` reads bits {lo}..{lo + width} of a {xt.width}-bit value"
-            )
-        return self.add("slice", uint(width), [x], {"lo": lo}, span=span)
+        try:
+            out = typeck.slice_result(x.type, lo, width)
+        except TypeRuleError as e:
+            self.error(str(e), span)
+            return POISON
+        return self.add("slice", out, [x], {"lo": lo}, span=span)
 
     def call_user(self, fn, args: list[SyntaxNode], node: SyntaxNode) -> Value:
         """Type-check arguments and inline a user function call."""
@@ -435,8 +457,8 @@ class ExprMixin:
                b_node: SyntaxNode | None, span: Span) -> Value:  # fmt: skip
         """Build ``cond ? a : b`` after checking both arms have one type."""
         if isinstance(a, Lit) and isinstance(b, Lit):
-            self.error("cannot infer the type of this `if`; add a suffix to a literal", span)
-            return POISON
+            return self.lifted([a, b], lambda v: self.select(cond, v[0], v[1], a_node, b_node,
+                                                             span), span, "this `if`")  # fmt: skip
         if isinstance(a, Lit):
             a = self.expect(a, b.type, a_node) if not b.poisoned else POISON
         if isinstance(b, Lit):

@@ -157,11 +157,7 @@ class ItemsMixin:
 
     def const_int(self, node: SyntaxNode, default: IntType, what: str) -> int | None:
         """Evaluate an expression that must be known at compile time to a Python int."""
-        from kera.elaborate.values import Lit
-
-        value = self.expr(node, default)
-        if isinstance(value, Lit):
-            value = self.materialize(value, default)
+        value = self.settle(self.expr(node, None), default)
         if value.poisoned:
             return None
         if not isinstance(value.type, IntType):

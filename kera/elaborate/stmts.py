@@ -119,7 +119,7 @@ class StmtMixin:
             note = Note(f"expected `{declared}` because of this annotation", tys[0].span)
             value = self.expect(value, declared, values[0], note) if declared else POISON
         elif isinstance(value, Lit):
-            value = self.typed(values[0], None)
+            value = self.settle(value, None)
         if pat is not None:
             self.bind(pat, value)
 
@@ -225,7 +225,7 @@ class StmtMixin:
             binding, path = base
             current = self._path_type(binding.value.type, path)
             if node.kind == K.INDEX_EXPR:
-                index = self.typed(parts[1], uint(32)) if len(parts) > 1 else POISON
+                index = self.any_unsigned(parts[1]) if len(parts) > 1 else POISON
                 if current is not None and not index.poisoned:
                     try:
                         typeck.index_result(current, index.type)

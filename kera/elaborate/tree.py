@@ -17,6 +17,7 @@ EXPR_KINDS = frozenset(
         K.BIN_EXPR,
         K.CAST_EXPR,
         K.CALL_EXPR,
+        K.GENERIC_NAME,
         K.INDEX_EXPR,
         K.FIELD_EXPR,
         K.BLOCK_EXPR,

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from kera.diagnostics import Span
-from kera.ir.types import Type
+from kera.ir.types import IntType, Type
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,10 +28,16 @@ POISON = Val(None, None)
 
 @dataclass(frozen=True, slots=True)
 class Lit:
-    """An unsuffixed integer literal whose type is not known yet (it takes its context's type)."""
+    """An unsuffixed integer literal whose type is not known yet (it takes its context's type),
+    or a pending expression over such literals (``a + 1`` where ``a`` is one too, an ``if``
+    whose arms are). ``build`` (None for a plain literal) builds the expression at an integer
+    type; ``value`` and ``span`` are its first literal's (or, with ``what``, the span of the
+    construct ``what`` names) for the diagnostic that asks for a type."""
 
     value: int
     span: Span
+    build: Callable[[IntType], Val] | None = None
+    what: str | None = None
 
 
 Value = Val | Lit

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from kera.diagnostics import render_all
-from kera.elaborate import build_program
+from kera.diagnostics import SourceFile, render_all
+from kera.elaborate import Builder, build_program
+from kera.elaborate.exprs import ElaborationBug
+from kera.syntax import SyntaxKind, parse
 
 
 def errors(src: str) -> list[str]:
@@ -74,3 +76,22 @@ def test_top_selection_errors():
     assert "no function `c` in this file; candidates: a, b" in [
         d.message for d in build_program("t.kera", src, top="c").diagnostics
     ]
+
+
+def test_an_unhandled_node_kind_is_a_compiler_bug_naming_the_kind():
+    """The walk never returns a silent poisoned value for a tree it has no rule for."""
+    src = b"fn f(a: u8) -> u8 { a }"
+
+    def walk(node):
+        yield node
+        for child in node.child_nodes():
+            yield from walk(child)
+
+    type_node = next(n for n in walk(parse(src).tree) if n.kind == SyntaxKind.NAME_TYPE)
+    with pytest.raises(ElaborationBug, match=r"no rule to elaborate a `NAME_TYPE` node at bytes"):
+        Builder(SourceFile("t.kera", src)).expr(type_node, None)
+
+
+def test_a_generic_name_without_a_call_is_an_error_not_silence():
+    assert errors("fn f(a: u8) -> u8 { let b = slice::<1, 2>; a }") == [
+        "`slice::<...>` is a function; call it with `slice::<...>(...)`"]
