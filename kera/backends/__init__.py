@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from kera.backends.lower import Table, Unsupported
-from kera.diagnostics import KeraError
+from kera.diagnostics import ExitCode, KeraError
 from kera.hls.pipeline import Schedule, single_stage
 from kera.ir import values
 from kera.ir.graph import Graph
@@ -31,7 +31,7 @@ Kernel = Callable[..., Value]  # kernel(inputs, rows=None) -> batched result
 def _module(target: str):  # noqa: ANN202 (a module)
     if target not in BACKENDS:
         raise KeraError(f"unknown backend `{target}`; backends: {', '.join(BACKENDS)}",
-                        exit_code=2)  # fmt: skip
+                        exit_code=ExitCode.USAGE)  # fmt: skip
     return importlib.import_module(f"kera.backends.{target}")
 
 
@@ -108,7 +108,7 @@ def run_jsonl(
     reason = unavailable(target)
     if reason is not None:  # say so before reading a possibly long input file
         prefix = "" if reason.startswith("target") else f"target `{target}` cannot run here: "
-        raise KeraError(prefix + reason, exit_code=3)
+        raise KeraError(prefix + reason, exit_code=ExitCode.TOOL)
     params, result_type = graph.signature(region)
     batch = values.load_jsonl(lines, params, name)
     if batch.rows == 0:

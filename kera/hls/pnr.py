@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kera.diagnostics import KeraError
+from kera.diagnostics import ExitCode, KeraError
 from kera.hls.characterize.designs import Design, Point
 from kera.hls.characterize.tools import FLOWS, measure, tool_versions
 
@@ -70,7 +70,8 @@ def measure_core(verilog: str, module: str, inputs: list[tuple[str, int]], out_b
     flow = FLOWS.get(family)
     if flow is None:
         raise KeraError(f"no open place-and-route flow for family `{family}` here "
-                        f"(available: {', '.join(sorted(FLOWS))})", exit_code=3)  # fmt: skip
+                        f"(available: {', '.join(sorted(FLOWS))})",
+                        exit_code=ExitCode.TOOL)  # fmt: skip
     point = Point("design", sum(w for _, w in inputs))
     in_bits = sum(w for _, w in inputs)
     full = measure(flow, Design(point, shell_verilog(verilog, module, inputs, out_bits),

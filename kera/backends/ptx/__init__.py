@@ -15,7 +15,7 @@ from kera.backends.ptx.assemble import assemble, find_ptxas
 from kera.backends.ptx.cuda import device_arch, device_reason, launch
 from kera.backends.ptx.emit import ARCHES, PTX_VERSION, emit_ptx
 from kera.backends.ptx.ops import TABLE
-from kera.diagnostics import KeraError
+from kera.diagnostics import ExitCode, KeraError
 from kera.hls.pipeline import Schedule
 from kera.ir.values import Value
 
@@ -33,7 +33,7 @@ def run_ptx(schedule: Schedule, inputs: Mapping[str, Value], *,
     """
     reason = device_reason()
     if reason:
-        raise KeraError(f"target `ptx` cannot run here: {reason}", exit_code=3)
+        raise KeraError(f"target `ptx` cannot run here: {reason}", exit_code=ExitCode.TOOL)
     layout = region_layout(schedule.graph, schedule.region)
     rows = bind_inputs(layout, inputs, rows)
     ptx = emit_ptx(schedule, device_arch())
