@@ -393,11 +393,14 @@ def simulate(
     names a waveform file to write (VCD, or FST for `.fst`). An inputs file with no inputs is
     an error (exit 1): a simulation of nothing would pass.
     """
+    from kera.ir import values
     from kera.sim import simulate as sim
 
     out = check_output(waves) if waves is not None else None
-    rows = _input_lines(inputs)
+    lines = _input_lines(inputs)
     sched = plan(loaded, board=board, clock_mhz=clock_mhz)
+    values.load_jsonl(lines, sched.graph.signature(sched.region)[0], _where(inputs))  # checked
+    rows = [json.loads(line) for line in lines if line.strip()]
     if progress:
         progress(f"simulating `{loaded.top}` ({simulator}, latency {sched.latency}, "
                  f"ii {sched.ii})")  # fmt: skip
