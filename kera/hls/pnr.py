@@ -107,6 +107,10 @@ def tool_failure(said: str, family: str) -> KeraError:
     found = re.search(r"cell type '?(\w+)", said) or re.search(r"\b([A-Z][A-Z0-9]*_[A-Z0-9_]+)\b",
                                                               said)  # fmt: skip
     cell = found.group(1) if found else None
+    tool, _, rest = said.partition(": ")
+    errors = [part for part in rest.split(" | ") if "ERROR" in part]
+    if errors:  # the tool's own error lines, long generated cell names shortened
+        said = f"{tool}: " + "; ".join(re.sub(r"cell '[^']{24,}'", "cell '...'", e) for e in errors)
     if "no BELs remaining" in said or "Unable to place" in said:
         kind = f"{cell} cells" if cell else "cells of one kind"
         return KeraError(f"place and route failed: the design needs more {kind} than the "
