@@ -492,9 +492,6 @@ def parity(
     from kera.sim.parity import run_parity
 
     out = check_output(output) if output is not None else None
-    if isinstance(vectors, bool) or not isinstance(vectors, int) or vectors < 0:
-        raise KeraError(f"--vectors must be an integer >= 0, not {vectors}",
-                        exit_code=ExitCode.USAGE)  # fmt: skip
     names = list(targets) if targets is not None else registered_targets()
     chosen = [get_target(n, simulator=simulator) for n in dict.fromkeys(names)]
     sched = plan(loaded, board=board, clock_mhz=clock_mhz)
