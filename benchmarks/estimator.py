@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from kera.driver import load
+from kera import load
 from kera.hls.boards import list_boards
 from kera.hls.models import load_model
 from kera.hls.pnr import measure_schedule

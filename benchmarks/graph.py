@@ -128,7 +128,7 @@ def bench_interp_kernels(rows: int = 100_000) -> dict[str, object]:
     """Measure interpreter vectors/s on fir8 and popcount32 (``examples/``) at ``rows`` rows."""
     import numpy as np
 
-    from kera.driver import load
+    from kera import load
     from kera.ir.values import stack
 
     root = Path(__file__).resolve().parents[1] / "examples"

@@ -11,7 +11,18 @@ from __future__ import annotations
 import bisect
 import json
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import Enum, IntEnum
+
+
+class ExitCode(IntEnum):
+    """The exit codes of `kera-hls` (INTERFACES.md), defined once."""
+
+    OK = 0  # success
+    USER = 1  # the user's program or data is wrong
+    USAGE = 2  # a wrong command line, option or path
+    TOOL = 3  # a needed tool or device is not available
+    CHECK = 4  # a parity or cycle-exactness check failed
+    INTERNAL = 70  # a compiler bug (EX_SOFTWARE): never for a user's mistake
 
 
 class Severity(Enum):
@@ -65,14 +76,15 @@ class Diagnostic:
 class KeraError(Exception):
     """A problem in the user's program, data or files: carries diagnostics, never a traceback.
 
-    ``exit_code`` follows INTERFACES.md: 1 user's program or data, 2 usage, 3 missing tool or
-    device, 4 a parity or cycle-exactness check failed.
+    ``exit_code`` is an ``ExitCode`` (INTERFACES.md): 1 user's program or data, 2 usage, 3
+    missing tool or device, 4 a parity or cycle-exactness check failed.
     """
 
-    def __init__(self, message: str, exit_code: int = 1, diagnostics: tuple = ()) -> None:
+    def __init__(self, message: str, exit_code: int = ExitCode.USER,
+                 diagnostics: tuple = ()) -> None:  # fmt: skip
         super().__init__(message)
         self.message = message
-        self.exit_code = exit_code
+        self.exit_code = ExitCode(exit_code)
         self.diagnostics = diagnostics
 
 

@@ -29,9 +29,9 @@ def assert_parity(
     compiler, no device) skips the test when ``skip_unavailable`` and pytest is present;
     otherwise it fails. Returns the report, whose ``table()`` is the failure message.
     """
-    from kera.driver import load
+    from kera import load
 
-    loaded = load(str(path), top)
+    loaded = load(path, top=top)
     report = run_parity(loaded.graph, loaded.top, targets=targets, vectors=vectors, seed=seed)
     if not report.ok:
         raise AssertionError("parity failed\n" + report.table())

@@ -2,10 +2,9 @@
 
 Every backend lowers from one ``Schedule`` (``kera.hls.pipeline``), in ``schedule.order``, with
 one table keyed by opcode (its ``TABLE``) and the shared scalar layout of ``kera.backends.layout``.
-This module is the small front door the CLI uses::
+This module is the small front door the target registry (``kera._targets``) uses::
 
     result = run("cpu", schedule, inputs)              # batched values in and out
-    rows = run_jsonl("wasm", graph, "fir8", lines)     # one JSON-ready value per input line
 
 Backend modules are imported lazily, so using ``cpu`` never imports wasmtime.
 """
@@ -13,14 +12,11 @@ Backend modules are imported lazily, so using ``cpu`` never imports wasmtime.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterable, Mapping
-from pathlib import Path
+from collections.abc import Callable, Mapping
 
 from kera.backends.lower import Table
-from kera.diagnostics import KeraError
-from kera.hls.pipeline import Schedule, single_stage
-from kera.ir import values
-from kera.ir.graph import Graph
+from kera.diagnostics import ExitCode, KeraError
+from kera.hls.pipeline import Schedule
 from kera.ir.values import Value
 
 BACKENDS = ("cpu", "wasm", "ptx")
@@ -31,7 +27,7 @@ Kernel = Callable[..., Value]  # kernel(inputs, rows=None) -> batched result
 def _module(target: str):  # noqa: ANN202 (a module)
     if target not in BACKENDS:
         raise KeraError(f"unknown backend `{target}`; backends: {', '.join(BACKENDS)}",
-                        exit_code=2)  # fmt: skip
+                        exit_code=ExitCode.USAGE)  # fmt: skip
     return importlib.import_module(f"kera.backends.{target}")
 
 
@@ -84,30 +80,4 @@ def run(target: str, schedule: Schedule, inputs: Mapping[str, Value],
     return compile_target(target, schedule)(inputs, rows)
 
 
-def run_jsonl(
-    target: str,
-    graph: Graph,
-    region: str,
-    lines: str | Path | Iterable[str],
-    name: str | None = None,
-    schedule: Schedule | None = None,
-) -> list[object]:
-    """Evaluate a region on JSONL input lines with ``target``; one JSON value per line.
-
-    The same contract as ``kera.interp.run_jsonl``; ``schedule`` defaults to the single-stage
-    schedule (every backend gives the same bits for any valid schedule).
-    """
-    graph.region_or_error(region)
-    reason = unavailable(target)
-    if reason is not None:  # say so before reading a possibly long input file
-        prefix = "" if reason.startswith("target") else f"target `{target}` cannot run here: "
-        raise KeraError(prefix + reason, exit_code=3)
-    params, result_type = graph.signature(region)
-
-    def kernel(inputs: Mapping[str, Value], rows: int) -> Value:  # compiled only for >= 1 row
-        return compile_target(target, schedule or single_stage(graph, region))(inputs, rows)
-
-    return values.evaluate_jsonl(lines, params, result_type, kernel, name)
-
-
-__all__ = ["BACKENDS", "Kernel", "Table", "compile_target", "run", "run_jsonl", "unavailable"]
+__all__ = ["BACKENDS", "Kernel", "Table", "compile_target", "run", "unavailable"]

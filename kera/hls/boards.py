@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kera.diagnostics import KeraError
+from kera.diagnostics import ExitCode, KeraError
 
 __all__ = ["BOARDS_DIR", "CONSTRAINTS_DIR", "FAMILIES", "Board", "Capacities", "list_boards",
            "load_board"]
@@ -178,7 +178,8 @@ def _read(path: Path) -> Board:
     except tomllib.TOMLDecodeError as exc:
         raise KeraError(f"{_display(path)}: invalid TOML: {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise KeraError(f"{_display(path)}: cannot read board file: {exc}", 2) from None
+        raise KeraError(f"{_display(path)}: cannot read board file: {exc}",
+                        ExitCode.USAGE) from None
     return parse_board(data, path)
 
 
@@ -195,11 +196,12 @@ def load_board(name_or_path: str | os.PathLike[str]) -> Board:
     if isinstance(name_or_path, os.PathLike) or "/" in text or text.endswith(".toml"):
         path = Path(text)
         if not path.is_file():
-            raise KeraError(f"board file `{text}` does not exist", 2)
+            raise KeraError(f"board file `{text}` does not exist", ExitCode.USAGE)
         return _read(path)
     path = BOARDS_DIR / f"{text}.toml"
     if not path.is_file():
-        raise KeraError(f"unknown board `{text}`; known boards: {', '.join(_known())}", 2)
+        raise KeraError(f"unknown board `{text}`; known boards: {', '.join(_known())}",
+                        ExitCode.USAGE)
     return _read(path)
 
 

@@ -10,9 +10,10 @@ reported. Fmax is nextpnr's, median over three seeds (the flow of ``kera.hls.cha
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from kera.diagnostics import KeraError
+from kera.diagnostics import ExitCode, KeraError
 from kera.hls.characterize.designs import Design, Point
 from kera.hls.characterize.tools import FLOWS, measure, tool_versions
 
@@ -70,14 +71,18 @@ def measure_core(verilog: str, module: str, inputs: list[tuple[str, int]], out_b
     flow = FLOWS.get(family)
     if flow is None:
         raise KeraError(f"no open place-and-route flow for family `{family}` here "
-                        f"(available: {', '.join(sorted(FLOWS))})", exit_code=3)  # fmt: skip
+                        f"(available: {', '.join(sorted(FLOWS))})",
+                        exit_code=ExitCode.TOOL)  # fmt: skip
     point = Point("design", sum(w for _, w in inputs))
     in_bits = sum(w for _, w in inputs)
-    full = measure(flow, Design(point, shell_verilog(verilog, module, inputs, out_bits),
-                                in_bits, out_bits))  # fmt: skip
-    ref = measure(flow, Design(point, shell_verilog(_passthrough(inputs, out_bits),
-                                                    "kera_shell_ref", inputs, out_bits),
-                               in_bits, out_bits), seeds=(1,))  # fmt: skip
+    try:
+        full = measure(flow, Design(point, shell_verilog(verilog, module, inputs, out_bits),
+                                    in_bits, out_bits))  # fmt: skip
+        ref = measure(flow, Design(point, shell_verilog(_passthrough(inputs, out_bits),
+                                                        "kera_shell_ref", inputs, out_bits),
+                                   in_bits, out_bits), seeds=(1,))  # fmt: skip
+    except RuntimeError as e:
+        raise tool_failure(str(e), family) from None
     versions = tool_versions(flow)
     core = {k: max(0, full[k] - ref[k]) for k in ("lut", "ff", "carry", "dsp")}
     return {
@@ -90,6 +95,30 @@ def measure_core(verilog: str, module: str, inputs: list[tuple[str, int]], out_b
         "tool": f"{versions['yosys']}; {versions['nextpnr']}",
         "seconds": round(full["seconds"] + ref["seconds"], 2),
     }
+
+
+def tool_failure(said: str, family: str) -> KeraError:
+    """Return the one-line error for a failed yosys/nextpnr run: what it said, what to do.
+
+    A design that needs more cells of a kind than the device has (nextpnr: "no BELs
+    remaining", "Unable to place") is the user's design (exit 1); any other failure is the
+    tool's (exit 3).
+    """
+    found = re.search(r"cell type '?(\w+)", said) or re.search(r"\b([A-Z][A-Z0-9]*_[A-Z0-9_]+)\b",
+                                                              said)  # fmt: skip
+    cell = found.group(1) if found else None
+    tool, _, rest = said.partition(": ")
+    errors = [part for part in rest.split(" | ") if "ERROR" in part]
+    if errors:  # the tool's own error lines, long generated cell names shortened
+        said = f"{tool}: " + "; ".join(re.sub(r"cell '[^']{24,}'", "cell '...'", e) for e in errors)
+    if "no BELs remaining" in said or "Unable to place" in said:
+        kind = f"{cell} cells" if cell else "cells of one kind"
+        return KeraError(f"place and route failed: the design needs more {kind} than the "
+                         f"{family} device has (the tool said: {said}); make the design smaller "
+                         "(narrower operands, a larger II) or choose a board with a larger "
+                         "device", exit_code=ExitCode.USER)  # fmt: skip
+    return KeraError(f"place and route failed ({said}); rerun with --debug, or synthesize without "
+                     "--pnr to get the estimate only", exit_code=ExitCode.TOOL)  # fmt: skip
 
 
 def measure_schedule(verilog: str, schedule: Any, family: str) -> dict[str, Any]:

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, sparse
 
-from kera.diagnostics import KeraError
+from kera.diagnostics import ExitCode, KeraError
 from kera.hls.pipeline import Schedule
 from kera.hls.timing import EPS_NS, CostModel, DelayAreaModel, display_width
 from kera.ir.graph import Graph
@@ -115,13 +115,16 @@ def schedule(
 def _check_options(clock_mhz: float, ii: int, margin: float, method: str) -> None:
     if not isinstance(clock_mhz, int | float) or not math.isfinite(clock_mhz) or clock_mhz <= 0:
         raise KeraError(f"the clock must be a positive frequency in MHz, not {clock_mhz}",
-                        exit_code=2)  # fmt: skip
+                        exit_code=ExitCode.USAGE)  # fmt: skip
     if isinstance(ii, bool) or not isinstance(ii, int) or ii < 1:
-        raise KeraError(f"the initiation interval must be an integer >= 1, not {ii}", exit_code=2)
+        raise KeraError(f"the initiation interval must be an integer >= 1, not {ii}",
+                        exit_code=ExitCode.USAGE)
     if not 0.0 <= margin < 1.0:
-        raise KeraError(f"the timing margin must be in [0, 1), not {margin}", exit_code=2)
+        raise KeraError(f"the timing margin must be in [0, 1), not {margin}",
+                        exit_code=ExitCode.USAGE)
     if method not in ("auto", "sdc", "list"):
-        raise KeraError(f"unknown scheduling method `{method}` (auto, sdc, list)", exit_code=2)
+        raise KeraError(f"unknown scheduling method `{method}` (auto, sdc, list)",
+                        exit_code=ExitCode.USAGE)
 
 
 def _load_model(family: str) -> DelayAreaModel:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kera.diagnostics import KeraError, SourceFile
+from kera.diagnostics import ExitCode, KeraError, SourceFile
 from kera.hls.lower import lower_for_hardware
 from kera.hls.pipeline import Schedule
 from kera.hls.report import build_report, dumps, render_text
@@ -104,7 +104,8 @@ def plan_schedule(
     from kera.hls.boards import load_board
 
     if clock_mhz is not None and (isinstance(clock_mhz, bool) or not _positive(clock_mhz)):
-        raise KeraError(f"--clock-mhz must be a positive number, not {clock_mhz}", exit_code=2)
+        raise KeraError(f"--clock-mhz must be a positive number, not {clock_mhz}",
+                        exit_code=ExitCode.USAGE)
     the_board = load_board(board)
     clock = float(clock_mhz) if clock_mhz is not None else the_board.clock_mhz
     graph.region_or_error(top)
@@ -143,7 +144,7 @@ def _write(path: Path, data: bytes, result: SynthResult, key: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
     except OSError as e:
-        raise KeraError(f"{path}: cannot write: {e.strerror}", exit_code=2) from None
+        raise KeraError(f"{path}: cannot write: {e.strerror}", exit_code=ExitCode.USAGE) from None
     result.paths[key] = path
 
 

@@ -12,7 +12,7 @@ import hashlib
 import struct
 from itertools import pairwise
 
-from kera.diagnostics import KeraError, Span
+from kera.diagnostics import ExitCode, KeraError, Span
 from kera.ir.graph import Graph, Region
 from kera.ir.types import Type, decode_type
 
@@ -187,7 +187,7 @@ def load(data: bytes, name: str = "<keg>") -> Graph:
     try:
         return _load(bytes(data))
     except _Bad as e:
-        raise KeraError(f"{name}: invalid .keg file: {e}", exit_code=1) from None
+        raise KeraError(f"{name}: invalid .keg file: {e}", exit_code=ExitCode.USER) from None
 
 
 def _load(data: bytes) -> Graph:

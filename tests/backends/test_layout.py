@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kera.backends import compile_target, run, run_jsonl, unavailable
+from kera import Loaded
+from kera import run as run_on
+from kera.backends import compile_target, run, unavailable
 from kera.backends.cpu import compile_cpu
 from kera.backends.cpu.build import find_compiler, host_isa
 from kera.backends.layout import (
@@ -107,12 +109,12 @@ def test_run_jsonl(backend: str) -> None:
     a, b = param(g, 0, "a", sint(8)), param(g, 1, "b", sint(8))
     g.add_region(Region("d", (a, b), g.add("div", sint(8), [a, b])))
     lines = ['{"a": -128, "b": -1}', '{"a": 7, "b": 0}', "", '{"a": -7, "b": 2}']
-    assert run_jsonl(backend, g, "d", lines) == [-128, 0, -3]
-    assert run_jsonl(backend, g, "d", []) == []
+    assert run_on(Loaded(g, "d"), lines, target=backend) == [-128, 0, -3]
+    assert run_on(Loaded(g, "d"), [], target=backend) == []
     with pytest.raises(KeraError, match="no function named `e`"):
-        run_jsonl(backend, g, "e", lines)
+        run_on(Loaded(g, "e"), lines, target=backend)
     with pytest.raises(KeraError, match="out of range"):
-        run_jsonl(backend, g, "d", ['{"a": 128, "b": 1}'])
+        run_on(Loaded(g, "d"), ['{"a": 128, "b": 1}'], target=backend)
 
 
 def test_missing_c_compiler_is_exit_3(monkeypatch) -> None:

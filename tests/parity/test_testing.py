@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from kera import register_target, unregister_target
 from kera.backends import unavailable
 from kera.backends.cpu import ops as cpu_ops
-from kera.sim.parity import register_target, unregister_target
 from kera.testing import assert_parity
 from tests.conftest import EXAMPLES
 

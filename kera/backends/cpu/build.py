@@ -21,7 +21,7 @@ from pathlib import Path
 
 from kera.backends.cache import cache_dir
 from kera.backends.lower import LoweringError
-from kera.diagnostics import KeraError
+from kera.diagnostics import ExitCode, KeraError
 
 FLAGS = ("-O2", "-ffp-contract=off", "-fno-fast-math", "-shared", "-fPIC")
 ISA_FLAGS = {"sse2": (), "avx2": ("-march=x86-64-v3",), "avx512": ("-march=x86-64-v4",)}
@@ -52,7 +52,7 @@ def host_isa() -> str:
     if override:
         if override not in ISA_FLAGS:
             raise KeraError(f"KERA_CPU_ISA must be one of {', '.join(ISA_FLAGS)}, not "
-                            f"`{override}`", exit_code=2)  # fmt: skip
+                            f"`{override}`", exit_code=ExitCode.USAGE)  # fmt: skip
         return override
     if platform.machine().lower() not in ("x86_64", "amd64"):
         return "sse2"  # elsewhere: the compiler's default for the host
@@ -77,7 +77,7 @@ def find_compiler() -> str:
     raise KeraError(
         "target `cpu` needs a C compiler, and none was found "
         f"(looked for {', '.join(names)}); hint: install gcc (`apt-get install gcc`) or set CC",
-        exit_code=3,
+        exit_code=ExitCode.TOOL,
     )
 
 
@@ -86,7 +86,7 @@ def _compiler_id(cc: str) -> str:
     try:
         out = subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.SubprocessError) as e:
-        raise KeraError(f"C compiler `{cc}` does not run: {e}", exit_code=3) from None
+        raise KeraError(f"C compiler `{cc}` does not run: {e}", exit_code=ExitCode.TOOL) from None
     return out.stdout.splitlines()[0] if out.stdout else cc
 
 

@@ -13,7 +13,7 @@ from kera.backends.ptx.assemble import assemble, find_ptxas
 from kera.backends.ptx.cuda import device_arch, device_reason, launch
 from kera.backends.ptx.emit import ARCHES, PTX_VERSION, emit_ptx
 from kera.backends.ptx.ops import TABLE
-from kera.diagnostics import KeraError
+from kera.diagnostics import ExitCode, KeraError
 from kera.hls.pipeline import Schedule
 from kera.ir.values import Value
 
@@ -31,7 +31,7 @@ def run_ptx(schedule: Schedule, inputs: Mapping[str, Value], *,
     """
     reason = device_reason()
     if reason:
-        raise KeraError(f"target `ptx` cannot run here: {reason}", exit_code=3)
+        raise KeraError(f"target `ptx` cannot run here: {reason}", exit_code=ExitCode.TOOL)
     layout = region_layout(schedule.graph, schedule.region)
     bufs = call_buffers(layout, inputs, rows)
     launch(emit_ptx(schedule, device_arch()), bufs.all, len(bufs.inputs), bufs.rows)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from kera.backends.cache import cache_dir
 from kera.backends.lower import LoweringError
-from kera.diagnostics import KeraError
+from kera.diagnostics import ExitCode, KeraError
 
 _KNOWN = ("/usr/local/cuda/bin/ptxas", "/usr/local/bin/ptxas")
 
@@ -36,7 +36,8 @@ def assemble(ptx: str, arch: str = "sm_80") -> bytes:
     ptxas = find_ptxas()
     if ptxas is None:
         raise KeraError("assembling PTX needs `ptxas` from the CUDA toolkit, and it was "
-                        "not found; hint: install the CUDA toolkit or set PTXAS", exit_code=3)
+                        "not found; hint: install the CUDA toolkit or set PTXAS",
+                        exit_code=ExitCode.TOOL)
     key = hashlib.sha256(f"{arch}\0{ptx}".encode()).hexdigest()[:32]
     target = cache_dir("ptx") / f"{key}-{arch}.cubin"
     if target.exists():

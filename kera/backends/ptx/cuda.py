@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from kera.diagnostics import KeraError
+from kera.diagnostics import ExitCode, KeraError
 
 THREADS = 256
 _CC_MAJOR, _CC_MINOR = 75, 76  # CUdevice_attribute values
@@ -55,7 +55,8 @@ def device_reason() -> str | None:
 
 def _check(rc: int, what: str) -> None:
     if rc != 0:
-        raise KeraError(f"CUDA driver call {what} failed with CUresult {rc}", exit_code=3)
+        raise KeraError(f"CUDA driver call {what} failed with CUresult {rc}",
+                        exit_code=ExitCode.TOOL)
 
 
 @functools.cache
@@ -63,7 +64,7 @@ def _context() -> tuple[ctypes.c_void_p, str]:
     """Return the primary context of device 0 and the best PTX target for it."""
     reason = device_reason()
     if reason:
-        raise KeraError(f"target `ptx` cannot run: {reason}", exit_code=3)
+        raise KeraError(f"target `ptx` cannot run: {reason}", exit_code=ExitCode.TOOL)
     lib = _driver()
     assert lib is not None
     dev = ctypes.c_int(0)
@@ -76,7 +77,7 @@ def _context() -> tuple[ctypes.c_void_p, str]:
     cc = major.value * 10 + minor.value
     if cc < 80:
         raise KeraError(f"target `ptx` needs compute capability 8.0 or newer; device 0 has "
-                        f"{major.value}.{minor.value}", exit_code=3)  # fmt: skip
+                        f"{major.value}.{minor.value}", exit_code=ExitCode.TOOL)  # fmt: skip
     return ctx, "sm_90" if cc >= 90 else "sm_80"
 
 

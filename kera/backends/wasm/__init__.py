@@ -20,7 +20,7 @@ from kera.backends.layout import call_buffers, region_layout
 from kera.backends.lower import Table
 from kera.backends.wasm.emit import ENTRY, WasmLayout, default_chunk, emit_wat, memory_layout
 from kera.backends.wasm.ops import TABLE
-from kera.diagnostics import KeraError
+from kera.diagnostics import ExitCode, KeraError
 from kera.hls.pipeline import Schedule
 from kera.ir.values import Value
 
@@ -30,7 +30,8 @@ def _wasmtime() -> Any:
         import wasmtime
     except ImportError:
         raise KeraError("target `wasm` needs wasmtime; hint: `pip install wasmtime` "
-                        "(or `pip install -e .[tools]`)", exit_code=3) from None  # fmt: skip
+                        "(or `pip install -e .[tools]`)",
+                        exit_code=ExitCode.TOOL) from None  # fmt: skip
     return wasmtime
 
 

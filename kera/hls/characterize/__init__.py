@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from kera.diagnostics import KeraError
+from kera.diagnostics import ExitCode, KeraError
 
 from .designs import OPS, Point, design, points, uses_dsp
 from .tools import FLOWS, SEEDS, commands, measure, tool_versions
@@ -75,7 +75,8 @@ def characterize(
     """
     if family not in FLOWS:
         known = ", ".join(sorted(FLOWS))
-        raise KeraError(f"cannot characterise family `{family}`; measurable: {known}", 2)
+        raise KeraError(f"cannot characterise family `{family}`; measurable: {known}",
+                        ExitCode.USAGE)
     out = out or data_path(family)
     todo = points(tuple(ops), tuple(widths) if widths else None)
     if resume:

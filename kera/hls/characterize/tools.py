@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from kera.diagnostics import KeraError
+from kera.diagnostics import ExitCode, KeraError
 
 from .designs import Design
 
@@ -67,7 +67,7 @@ def tool_path(name: str) -> str:
     if found is None:
         raise KeraError(
             f"`{name}` is not installed; install the tools with `pip install -e '.[tools]'`",
-            exit_code=3,
+            exit_code=ExitCode.TOOL,
         )
     return found
 

@@ -17,7 +17,7 @@ from numbers import Integral
 from pathlib import Path
 from typing import Any
 
-from kera.diagnostics import KeraError
+from kera.diagnostics import ExitCode, KeraError
 
 __all__ = ["FIELDS", "MODELS_DIR", "DelayModel", "load_model", "model_families"]
 
@@ -221,5 +221,6 @@ def load_model(family: str) -> DelayModel:
     path = MODELS_DIR / f"{family}.json"
     if not path.is_file():
         known = ", ".join(model_families())
-        raise KeraError(f"no delay model for family `{family}`; known families: {known}", 2)
+        raise KeraError(f"no delay model for family `{family}`; known families: {known}",
+                        ExitCode.USAGE)
     return _load(path)
