@@ -128,24 +128,23 @@ def cmd_sim(args: argparse.Namespace) -> int:
     """Simulate the RTL with cocotb; check values and cycle-exactness against the report."""
     from kera.flow import plan
     from kera.sim import simulate
+    from kera.sim.runner import describe, summary
 
     loaded = _load(args)
     sched = plan(loaded.graph, loaded.top, board=args.board, clock_mhz=args.clock_mhz)
-    _err(f"simulating `{loaded.top}` ({args.simulator}, latency {sched.latency}, ii {sched.ii})")
+    _err(describe(sched, args.simulator))
     result = simulate(sched, Path(args.inputs), simulator=args.simulator,
                       backpressure=args.backpressure, seed=args.seed,
                       waves=Path(args.waves) if args.waves else None)  # fmt: skip
     for value in result.outputs:
         print(json.dumps(value))
-    _err(f"{len(result.outputs)} results in {result.cycles} cycles; latency observed "
-         f"{result.latency_observed} (report: {sched.latency}), ii observed "
-         f"{result.ii_observed} (report: {sched.ii})")  # fmt: skip
+    for line in summary(result, sched):
+        _err(line)
     if not result.passed:
         for problem in result.mismatches[:10]:
             _err(problem)
         _err(f"simulation FAILED for graph {result.fingerprint}")
         return EXIT_CHECK
-    _err("simulation passed: every value and every cycle as reported")
     return EXIT_OK
 
 

@@ -60,13 +60,13 @@ def synthesize(
 ) -> SynthResult:
     """Schedule region ``top`` of ``graph`` for ``board`` and write the results into ``outdir``.
 
-    ``clock_mhz`` defaults to the board's clock; ``ii`` to the function's ``#[pipeline(ii)]``
-    when ``source`` is the ``Program`` (else 1). ``source`` may be the ``Program``, its
+    ``clock_mhz`` defaults to the board's clock; ``ii`` to the graph's ``#[pipeline(ii)]``
+    directive (the one every command reads, so `sim` and `parity` check this design). ``source`` may be the ``Program``, its
     ``SourceFile`` or None (locations then come from ``graph.source_path``). Raises
     ``KeraError``: unknown board (exit 2, from ``kera.hls.boards``), clock <= 0 (exit 2), an op
     too slow for the clock (exit 1), an unwritable ``outdir`` (exit 2).
     """
-    src, ii = _source_and_ii(source, top, ii)
+    src = _source_file(source)
     sched, the_board, model = plan_schedule(graph, top, board=board, clock_mhz=clock_mhz, ii=ii,
                                             margin=margin, model=model, method=method)
     options = {"method": method}
@@ -126,18 +126,12 @@ def _positive(x: Any) -> bool:
     return isinstance(x, int | float) and math.isfinite(x) and x > 0
 
 
-def _source_and_ii(source: Any, top: str, ii: int | None) -> tuple[SourceFile | None, int | None]:
-    """Return the ``SourceFile`` and the II from a ``Program``, a ``SourceFile`` or None.
-
-    The II stays None (the graph's directive decides) unless given or known from the Program.
-    """
+def _source_file(source: Any) -> SourceFile | None:
+    """Return the ``SourceFile`` of a ``Program``, a ``SourceFile`` or None."""
     if source is None or isinstance(source, SourceFile):
-        return source, ii
+        return source
     src = getattr(source, "source", None)
-    if ii is None:
-        fn = getattr(source, "functions", {}).get(top)
-        ii = getattr(fn, "ii", 1) or 1
-    return (src if isinstance(src, SourceFile) else None), ii
+    return src if isinstance(src, SourceFile) else None
 
 
 def _write(path: Path, data: bytes, result: SynthResult, key: str) -> None:
