@@ -121,7 +121,7 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
     _err((Path(args.output) / "report.txt").read_text(encoding="utf-8").rstrip())
     for key in sorted(result.paths):
         print(result.paths[key])
-    return EXIT_OK
+    return result.strict_exit_code() if args.strict else EXIT_OK
 
 
 def cmd_sim(args: argparse.Namespace) -> int:
@@ -235,6 +235,8 @@ def _parser() -> argparse.ArgumentParser:
     sp.add_argument("-o", "--output", required=True, metavar="DIR")
     sp.add_argument("--pnr", action="store_true",
                     help="also run yosys + nextpnr and fill `measured` in the report")
+    sp.add_argument("--strict", action="store_true",
+                    help="exit 4 when the clock target is not met (measured with --pnr)")
 
     sp = command("sim", cmd_sim, "simulate the RTL with cocotb and check cycle-exactness")
     program_args(sp, board=True)

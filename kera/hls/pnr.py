@@ -10,11 +10,12 @@ reported. Fmax is nextpnr's, median over three seeds (the flow of ``kera.hls.cha
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from kera.diagnostics import KeraError
 from kera.hls.characterize.designs import Design, Point
-from kera.hls.characterize.tools import FLOWS, measure, tool_versions
+from kera.hls.characterize.tools import FLOWS, SEEDS, measure, tool_versions
 
 SHELL = "top"  # the characterisation flow synthesises the module named `top`
 
@@ -65,8 +66,12 @@ def _passthrough(inputs: list[tuple[str, int]], out_bits: int) -> str:
 
 
 def measure_core(verilog: str, module: str, inputs: list[tuple[str, int]], out_bits: int,
-                 family: str) -> dict[str, Any]:  # fmt: skip
-    """Place and route ``module`` (in ``verilog``) for ``family``; return the core's figures."""
+                 family: str, seeds: tuple[int, ...] = SEEDS) -> dict[str, Any]:  # fmt: skip
+    """Place and route ``module`` (in ``verilog``) for ``family``; return the core's figures.
+
+    Fmax is the median over ``seeds``; ``path_sources`` are the ``top.v`` spans of the worst
+    path's nets (the core comes first in ``top.v``, so its line numbers are ``verilog``'s).
+    """
     flow = FLOWS.get(family)
     if flow is None:
         raise KeraError(f"no open place-and-route flow for family `{family}` here "
@@ -74,7 +79,7 @@ def measure_core(verilog: str, module: str, inputs: list[tuple[str, int]], out_b
     point = Point("design", sum(w for _, w in inputs))
     in_bits = sum(w for _, w in inputs)
     full = measure(flow, Design(point, shell_verilog(verilog, module, inputs, out_bits),
-                                in_bits, out_bits))  # fmt: skip
+                                in_bits, out_bits), seeds=seeds)  # fmt: skip
     ref = measure(flow, Design(point, shell_verilog(_passthrough(inputs, out_bits),
                                                     "kera_shell_ref", inputs, out_bits),
                                in_bits, out_bits), seeds=(1,))  # fmt: skip
@@ -85,6 +90,7 @@ def measure_core(verilog: str, module: str, inputs: list[tuple[str, int]], out_b
         "fmax_mhz": full["fmax_mhz"],
         "periods_ns": full["periods_ns"],
         "critical_path_ns": full["path_ns"],
+        "path_sources": list(full.get("path_sources", [])),
         "shell": {k: ref[k] for k in ("lut", "ff", "carry", "dsp")},
         "with_shell": {k: full[k] for k in ("lut", "ff", "carry", "dsp")},
         "tool": f"{versions['yosys']}; {versions['nextpnr']}",
@@ -92,8 +98,62 @@ def measure_core(verilog: str, module: str, inputs: list[tuple[str, int]], out_b
     }
 
 
-def measure_schedule(verilog: str, schedule: Any, family: str) -> dict[str, Any]:
-    """Measure the emitted Verilog of a schedule (port widths from its graph's signature)."""
+def measure_schedule(verilog: str, schedule: Any, family: str,
+                     seeds: tuple[int, ...] = SEEDS) -> dict[str, Any]:  # fmt: skip
+    """Measure the emitted Verilog of a schedule (port widths from its graph's signature).
+
+    The result's ``critical_path`` is nextpnr's worst path mapped back to the schedule
+    (``path_to_schedule``).
+    """
     params, result = schedule.graph.signature(schedule.region)
     inputs = [(name, t.flat_width) for name, t in params]
-    return measure_core(verilog, schedule.region, inputs, result.flat_width, family)
+    measured = measure_core(verilog, schedule.region, inputs, result.flat_width, family, seeds)
+    measured["critical_path"] = path_to_schedule(verilog, measured["path_sources"], schedule)
+    return measured
+
+
+_STAGE = re.compile(r"^\s*// ---- (stage|bank) (\d+)")
+_WIRE = re.compile(r"^\s*wire (?:\[[^\]]*\] )?(\w+) =")
+# The emitter names an operation's wire `n<k>` or `<variable>_<k>` (k: its position in the
+# schedule's order), `<name>_over` for a shift's range check, and `_2`, `_3` on a clash.
+_POSITION = re.compile(r"(?:^n|_)(\d+)(?:_over)?(?:_\d+)?$")
+
+
+def path_to_schedule(verilog: str, spans: list[str], schedule: Any) -> list[dict[str, Any]]:
+    """Map nextpnr's path spans (``top.v:LINE.COL-...``) to the schedule's stages and nodes.
+
+    Each entry: ``verilog_line``; ``stage`` (from the emitter's ``// ---- stage N`` comments;
+    a bank's register is ``stage`` N too, its input side); ``position`` of the node in the
+    schedule's order when the line's wire is one operation's and its stage agrees, else None.
+    """
+    lines = verilog.splitlines()
+    stage_at: list[int | None] = []
+    current: int | None = None
+    for line in lines:
+        m = _STAGE.match(line)
+        if m:
+            current = int(m.group(2))
+        stage_at.append(current)
+    out: list[dict[str, Any]] = []
+    seen: set[int] = set()
+    for span in spans:
+        try:
+            number = int(span.split(":", 1)[1].split(".", 1)[0])
+        except (IndexError, ValueError):
+            continue
+        if not 1 <= number <= len(lines) or number in seen or stage_at[number - 1] is None:
+            continue
+        seen.add(number)
+        stage = stage_at[number - 1]
+        out.append({"verilog_line": number, "stage": stage,
+                    "position": _position(lines[number - 1], stage, schedule)})  # fmt: skip
+    return out
+
+
+def _position(line: str, stage: int | None, schedule: Any) -> int | None:
+    wire = _WIRE.match(line)
+    m = _POSITION.search(wire.group(1)) if wire else None
+    if m is None or int(m.group(1)) >= len(schedule.order):
+        return None
+    k = int(m.group(1))
+    return k if schedule.stage[schedule.order[k]] == stage else None

@@ -39,6 +39,15 @@ class SynthResult:
     graph: Graph | None = None  # the graph as given (before lowering)
     board: Any = None
 
+    @property
+    def timing_met(self) -> bool:
+        """Whether the clock target is met (by the measurement when there is one)."""
+        return bool(self.report["timing"]["met"])
+
+    def strict_exit_code(self) -> int:
+        """Return the exit code of ``synthesize --strict``: 4 when timing is not met, else 0."""
+        return 0 if self.timing_met else 4
+
 
 Emitter = Callable[[SynthResult, Path], Mapping[str, Path]]
 
@@ -66,7 +75,7 @@ def synthesize(
     ``KeraError``: unknown board (exit 2, from ``kera.hls.boards``), clock <= 0 (exit 2), an op
     too slow for the clock (exit 1), an unwritable ``outdir`` (exit 2).
     """
-    src = _source_file(source)
+    src = _source_file(source) or _read_source(graph.source_path)
     sched, the_board, model = plan_schedule(graph, top, board=board, clock_mhz=clock_mhz, ii=ii,
                                             margin=margin, model=model, method=method)
     options = {"method": method}
@@ -132,6 +141,16 @@ def _source_file(source: Any) -> SourceFile | None:
         return source
     src = getattr(source, "source", None)
     return src if isinstance(src, SourceFile) else None
+
+
+def _read_source(path: str | None) -> SourceFile | None:
+    """Return the file a graph was built from (a `.keg` records its path), when it is there."""
+    if not path:
+        return None
+    try:
+        return SourceFile(path, Path(path).read_bytes())
+    except OSError:
+        return None
 
 
 def _write(path: Path, data: bytes, result: SynthResult, key: str) -> None:
