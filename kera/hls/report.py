@@ -20,10 +20,24 @@ import kera
 from kera.diagnostics import SourceFile
 from kera.hls.pipeline import Schedule
 from kera.hls.resources import CAPACITY_KEYS, RESOURCE_KEYS, estimate, utilisation
-from kera.hls.timing import (CostModel, DelayAreaModel, Locator, analyse, is_wiring, locate,
-                             make_locator)  # fmt: skip
-from kera.hls.verdict import (CARRY_PER_LUT, deadline, expected_error, line_ranges,
-                              source_lines, timing_verdict, verdict_line)  # fmt: skip
+from kera.hls.timing import (
+    CostModel,
+    DelayAreaModel,
+    Locator,
+    analyse,
+    is_wiring,
+    locate,
+    make_locator,  # fmt: skip
+)
+from kera.hls.verdict import (
+    CARRY_PER_LUT,
+    deadline,
+    expected_error,
+    line_ranges,
+    source_lines,  # fmt: skip
+    timing_verdict,
+    verdict_line,
+)
 
 #: Decimals kept for every float in a report.
 DIGITS = 3

@@ -70,8 +70,9 @@ def synthesize(
     """Schedule region ``top`` of ``graph`` for ``board`` and write the results into ``outdir``.
 
     ``clock_mhz`` defaults to the board's clock; ``ii`` to the graph's ``#[pipeline(ii)]``
-    directive (the one every command reads, so `sim` and `parity` check this design). ``source`` may be the ``Program``, its
-    ``SourceFile`` or None (locations then come from ``graph.source_path``). Raises
+    directive (the one every command reads, so `sim` and `parity` check this design).
+    ``source`` may be the ``Program``, its ``SourceFile`` or None (then the file at
+    ``graph.source_path``, when it is there: a `.keg` records it). Raises
     ``KeraError``: unknown board (exit 2, from ``kera.hls.boards``), clock <= 0 (exit 2), an op
     too slow for the clock (exit 1), an unwritable ``outdir`` (exit 2).
     """
