@@ -306,3 +306,59 @@ def test_a_keg_keeps_its_source_lines(tmp_path: Path) -> None:
     synthesize(graph, "div10", clock_mhz=60.0, outdir=tmp_path / "out")
     text = (tmp_path / "out" / "report.txt").read_text(encoding="utf-8")
     assert "| x / 10" in text and "line 3" not in text.split("Cycle report")[0]
+
+
+# ------------------------------------------------------------------------------ golden reports
+
+GOLDEN = Path(__file__).parent / "golden"
+FIR8 = (ROOT / "examples" / "fir8.kera").read_text(encoding="utf-8")
+
+
+def _golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if os.environ.get("KERA_UPDATE_GOLDEN") == "1":
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    assert path.is_file(), f"no golden file {path}; run with KERA_UPDATE_GOLDEN=1"
+    assert text == path.read_text(encoding="utf-8"), \
+        f"{path.name} changed; if intended, rerun with KERA_UPDATE_GOLDEN=1"  # fmt: skip
+
+
+def test_golden_report_that_meets_timing(tmp_path: Path) -> None:
+    from kera.hls.synth import synthesize
+    from kera.opt import optimize
+
+    p = build_program("fir8.kera", FIR8)
+    assert p.graph is not None
+    result = synthesize(optimize(p.graph, 2), "fir8", clock_mhz=60.0, outdir=tmp_path, source=p)
+    assert result.timing_met and result.report["timing"]["source"] == "estimate"
+    _golden("fir8_60mhz_met.txt", (tmp_path / "report.txt").read_text(encoding="utf-8"))
+
+
+@pytest.mark.slow
+def test_golden_report_of_a_measured_timing_miss(tmp_path: Path) -> None:
+    """`u32 x / 10` at 60 MHz on iCE40: estimated 227.6 MHz, nextpnr (seed 1) well below."""
+    from kera.flow import rtl_emitter
+    from kera.hls.pnr import measure_schedule
+    from kera.hls.synth import synthesize
+
+    p, graph = _div_program()
+    kw = dict(clock_mhz=60.0, outdir=tmp_path, source=p, emitters=[rtl_emitter("div10.kera")])
+    first = synthesize(graph, "div10", **kw)
+    verilog = first.paths["verilog"].read_text(encoding="utf-8")
+    measured = measure_schedule(verilog, first.schedule, "ice40", seeds=(1,))
+    result = synthesize(graph, "div10", measured=measured, **kw)
+    t = result.report["timing"]
+    assert (t["source"], t["met"], result.strict_exit_code()) == ("nextpnr", False, 4)
+    assert t["path"]["stage"] == 0 and t["path"]["sources"] == ["div10.kera:3:5"]
+    jsonschema.validate(result.report, load_schema())
+    _golden("div10_pnr_miss.txt", (tmp_path / "report.txt").read_text(encoding="utf-8"))
+
+
+def test_strict_flag_on_a_design_that_meets_timing(tmp_path: Path) -> None:
+    from kera.cli import main
+
+    src = tmp_path / "fir8.kera"
+    src.write_text(FIR8, encoding="utf-8")
+    assert main(["synthesize", str(src), "--clock-mhz", "60", "--strict", "-o",
+                 str(tmp_path / "out")]) == 0  # fmt: skip
