@@ -73,6 +73,8 @@ def verdict_line(t: Mapping[str, Any], lines: Mapping[int, str] | None = None) -
             shown = ", ".join(f"{n} ({lines[n]})" if lines and lines.get(n) else str(n)
                               for n in numbers)  # fmt: skip
             out += f", line{'s' * (len(numbers) != 1)} {shown}"
+    elif t["source"] == "nextpnr":
+        out += "; nextpnr's worst path is in the handshake or the measurement shell, not a stage"
     return out
 
 

@@ -217,6 +217,10 @@ def test_a_measured_miss_is_said_with_its_size_and_its_source_lines() -> None:
             "15.4 MHz (slack -5.755 ns); failing path in stage 0, line 3 (x / 10)")
     assert line in render_text(r, p.source).splitlines()
     assert any(w.startswith("Timing NOT met") for w in r["warnings"])
+    _, _, shell = _div_report({"fmax_mhz": 44.6, "critical_path": []})
+    assert shell["timing"]["path"] == {"stage": None, "sources": []}
+    assert render_text(shell).splitlines()[3].endswith(
+        "; nextpnr's worst path is in the handshake or the measurement shell, not a stage")
 
 
 def test_strict_exits_4_on_a_miss_and_0_when_met(tmp_path: Path) -> None:
@@ -362,3 +366,28 @@ def test_strict_flag_on_a_design_that_meets_timing(tmp_path: Path) -> None:
     src.write_text(FIR8, encoding="utf-8")
     assert main(["synthesize", str(src), "--clock-mhz", "60", "--strict", "-o",
                  str(tmp_path / "out")]) == 0  # fmt: skip
+
+
+def test_nextpnr_spans_map_to_stages_and_operations() -> None:
+    import kera
+    from kera.hls.pnr import path_to_schedule
+    from kera.hls.synth import plan_schedule
+    from kera.rtl import emit_verilog
+
+    p = build_program("f.kera", SRC)
+    s = plan_schedule(p.graph, "f", clock_mhz=30.0)[0]
+    assert s.latency > 1
+    verilog = emit_verilog(s, board="icebreaker", version=kera.__version__)
+    lines = verilog.splitlines()
+    wires = [n for n, text in enumerate(lines, 1) if text.lstrip().startswith("wire [")]
+    handshake = next(n for n, t in enumerate(lines, 1) if "assign in_ready" in t)
+    spans = [f"top.v:{n}.5-{n}.9" for n in (handshake, *wires[-2:], wires[-1])] + ["cells_map.v:1"]
+    mapped = path_to_schedule(verilog, spans, s)
+    assert [m["verilog_line"] for m in mapped] == wires[-2:]  # control logic and repeats dropped
+    for m in mapped:
+        stage_comment = max(n for n, t in enumerate(lines, 1)
+                            if n < m["verilog_line"] and "// ---- stage" in t)  # fmt: skip
+        assert lines[stage_comment - 1].strip().startswith(f"// ---- stage {m['stage']}:")
+        if m["position"] is not None:
+            assert s.stage[s.order[m["position"]]] == m["stage"]
+    assert any(m["position"] is not None for m in mapped)
