@@ -114,40 +114,66 @@ def measure_schedule(verilog: str, schedule: Any, family: str,
 
 _STAGE = re.compile(r"^\s*// ---- (stage|bank) (\d+)")
 _WIRE = re.compile(r"^\s*wire (?:\[[^\]]*\] )?(\w+) =")
+_FLIP_FLOPS = ("SB_DFF", "DFFLC", "TRELLIS_FF")
+_DECLARED = re.compile(r"^\s*(?:wire|reg) (?:\[[^\]]*\] )?(\w+)\b")
 # The emitter names an operation's wire `n<k>` or `<variable>_<k>` (k: its position in the
 # schedule's order), `<name>_over` for a shift's range check, and `_2`, `_3` on a clash.
 _POSITION = re.compile(r"(?:^n|_)(\d+)(?:_over)?(?:_\d+)?$")
 
 
 def path_to_schedule(verilog: str, spans: list[str], schedule: Any) -> list[dict[str, Any]]:
-    """Map nextpnr's path spans (``top.v:LINE.COL-...``) to the schedule's stages and nodes.
+    """Map nextpnr's worst path (``top.v:LINE.COL-...`` spans, ``cell:NAME`` cells) to the schedule.
 
-    Each entry: ``verilog_line``; ``stage`` (from the emitter's ``// ---- stage N`` comments;
-    a bank's register is ``stage`` N too, its input side); ``position`` of the node in the
-    schedule's order when the line's wire is one operation's and its stage agrees, else None.
+    A logic cell is ``core.<signal>_<suffixes>``: its line is the declaration of the longest
+    prefix that is a signal of the core (flip-flops are skipped: yosys names one after any
+    signal it drives, so its name does not tell its bank). Each entry: ``verilog_line``;
+    ``stage`` (from the emitter's ``// ---- stage N`` comments; a bank's register is
+    ``stage`` N too, its input side); ``position`` of the node in the schedule's order when the
+    line's wire is one operation's and its stage agrees, else None. Lines outside the stages
+    (the handshake) are left out.
     """
     lines = verilog.splitlines()
     stage_at: list[int | None] = []
+    declared: dict[str, int] = {}
     current: int | None = None
-    for line in lines:
+    for number, line in enumerate(lines, 1):
         m = _STAGE.match(line)
         if m:
             current = int(m.group(2))
         stage_at.append(current)
+        d = _DECLARED.match(line)
+        if d:
+            declared.setdefault(d.group(1), number)
     out: list[dict[str, Any]] = []
     seen: set[int] = set()
-    for span in spans:
-        try:
-            number = int(span.split(":", 1)[1].split(".", 1)[0])
-        except (IndexError, ValueError):
+    for entry in spans:
+        number = _line_of(entry, declared)
+        if number is None or not 1 <= number <= len(lines) or number in seen:
             continue
-        if not 1 <= number <= len(lines) or number in seen or stage_at[number - 1] is None:
+        stage = stage_at[number - 1]
+        if stage is None:
             continue
         seen.add(number)
-        stage = stage_at[number - 1]
         out.append({"verilog_line": number, "stage": stage,
                     "position": _position(lines[number - 1], stage, schedule)})  # fmt: skip
     return out
+
+
+def _line_of(entry: str, declared: dict[str, int]) -> int | None:
+    """Return the core's Verilog line a path entry points at, or None."""
+    if entry.startswith("cell:core."):
+        if any(ff in entry for ff in _FLIP_FLOPS):
+            return None  # yosys names a register after any signal it drives: no clue to its bank
+        parts = entry[len("cell:core."):].split("_")
+        for k in range(len(parts), 0, -1):
+            number = declared.get("_".join(parts[:k]))
+            if number is not None:
+                return number
+        return None
+    if entry.startswith("top.v:"):
+        head = entry[len("top.v:"):].split(".", 1)[0]
+        return int(head) if head.isdigit() else None
+    return None
 
 
 def _position(line: str, stage: int | None, schedule: Any) -> int | None:

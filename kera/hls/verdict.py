@@ -34,10 +34,11 @@ def timing_verdict(
 ) -> dict[str, Any]:
     """Return ``{target_mhz, fmax_mhz, met, slack_ns, miss_mhz, source, path}``.
 
-    ``path`` is the failing (or, when met, the slowest) path: its ``stage`` and the ``sources``
-    (``file:line:col``) of its operations. The measurement decides when there is one; its
-    path is ``measured_path`` (nextpnr's worst path mapped to the schedule, which may be
-    empty when it runs through the shell or control logic only: then the stage is None).
+    ``path`` is the failing (or, when met, the slowest) path: its ``stage`` (that of its first
+    operation after the launching register) and the ``sources`` (``file:line:col``) of its
+    operations. The measurement decides when there is one; its path is ``measured_path``
+    (nextpnr's worst path mapped to the schedule; empty when it runs through the shell or the
+    handshake only, and then the stage is None).
     """
     source = "nextpnr" if measured and measured.get("fmax_mhz") else "estimate"
     fmax = float(measured["fmax_mhz"]) if source == "nextpnr" else estimated_fmax_mhz

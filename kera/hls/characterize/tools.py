@@ -127,18 +127,26 @@ def _path_summary(report: dict) -> dict[str, float]:
 
 
 def _path_sources(report: dict) -> list[str]:
-    """Return the HDL source spans (``top.v:LINE.COL-LINE.COL``) the worst path's nets come from.
+    """Return where the worst register → register path runs, in path order, each entry once.
 
-    In path order, each span once; spans of yosys's own techmap files are left out.
+    ``top.v:LINE.COL-LINE.COL`` for the HDL spans its nets come from (yosys's own techmap files
+    left out) and ``cell:NAME`` for the cells it passes through after the launching register
+    (yosys names a cell after the signal it drives, so the name still says where it came from
+    when no span survives).
     """
     paths = [p for p in report.get("critical_paths", [])
              if p["from"].startswith("posedge") and p["from"] == p["to"]]
-    spans: list[str] = []
-    for seg in paths[0]["path"] if paths else ():
-        for span in seg.get("sources", ()):
-            if span.startswith("top.v:") and span not in spans:
-                spans.append(span)
-    return spans
+    if not paths or not paths[0]["path"]:
+        return []
+    segments = paths[0]["path"]
+    launch = f"cell:{segments[0]['from']['cell']}"  # the previous stage's bank: left out
+    out: list[str] = []
+    for seg in segments:
+        found = [f"cell:{seg['from']['cell']}"]
+        found += [span for span in seg.get("sources", ()) if span.startswith("top.v:")]
+        found.append(f"cell:{seg['to']['cell']}")
+        out += [x for x in found if x not in out and x != launch]
+    return out
 
 
 def _place(flow: Flow, dsp: bool, seed: int, work: Path) -> tuple[float, dict, dict, list[str]]:
