@@ -96,3 +96,21 @@ def test_every_command_builds_the_same_design(
         simulated.clear()
         designs.add(synthesized)
     assert len(designs) == 1  # the source and its .keg are one design
+
+
+def test_the_reports_deadline_figures_are_what_the_rtl_does(tmp_path: Path) -> None:
+    """First accept right after reset, first result `fill_cycles` later, then one per II."""
+    from kera.elaborate import build_program
+    from kera.hls.synth import synthesize
+    from kera.opt import optimize
+    from kera.sim import simulate
+
+    p = build_program("f.kera", SRC)
+    result = synthesize(optimize(p.graph, 0), "f", clock_mhz=12.0, outdir=tmp_path, source=p)
+    d = result.report["deadline"]
+    sim = simulate(result.schedule, ROWS)
+    assert sim.passed and len(sim.accepted) == len(ROWS) > 1
+    assert sim.accepted[0] == d["reset_to_first_accept_cycles"]
+    assert sim.delivered[0] - sim.accepted[0] == d["fill_cycles"] == result.schedule.latency > 1
+    gaps = {b - a for a, b in zip(sim.accepted, sim.accepted[1:], strict=False)}
+    assert gaps == {result.schedule.ii} and d["throughput_per_s"] == 12e6 / 2
