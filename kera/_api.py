@@ -300,6 +300,11 @@ class Synthesis:
         """The text of the generated Verilog (``<top>.v``)."""
         return self.paths["verilog"].read_text(encoding="utf-8")
 
+    @property
+    def timing_met(self) -> bool:
+        """Whether the clock target is met (by nextpnr's measurement when there is one)."""
+        return bool(self.report["timing"]["met"])
+
 
 def synthesize(
     loaded: Loaded,
@@ -374,6 +379,12 @@ class Simulation:
         """One JSON value per input row, as the RTL produced them."""
         return self.result.outputs
 
+    def summary(self) -> list[str]:
+        """What the simulation showed, saying which observations are meaningful."""
+        from kera.sim.runner import summary
+
+        return summary(self.result, self.schedule)
+
 
 def simulate(
     loaded: Loaded,
@@ -402,8 +413,9 @@ def simulate(
     values.load_jsonl(lines, sched.graph.signature(sched.region)[0], _where(inputs))  # checked
     rows = [json.loads(line) for line in lines if line.strip()]
     if progress:
-        progress(f"simulating `{loaded.top}` ({simulator}, latency {sched.latency}, "
-                 f"ii {sched.ii})")  # fmt: skip
+        from kera.sim.runner import describe
+
+        progress(describe(sched, simulator))
     result = sim(sched, rows, simulator=simulator, backpressure=backpressure, seed=seed,
                  waves=out)  # fmt: skip
     if out is not None and result.waves is None:

@@ -15,7 +15,7 @@ from typing import Any
 
 from kera.diagnostics import ExitCode, KeraError
 from kera.hls.characterize.designs import Design, Point
-from kera.hls.characterize.tools import FLOWS, measure, tool_versions
+from kera.hls.characterize.tools import FLOWS, SEEDS, measure, tool_versions
 
 SHELL = "top"  # the characterisation flow synthesises the module named `top`
 
@@ -66,8 +66,12 @@ def _passthrough(inputs: list[tuple[str, int]], out_bits: int) -> str:
 
 
 def measure_core(verilog: str, module: str, inputs: list[tuple[str, int]], out_bits: int,
-                 family: str) -> dict[str, Any]:  # fmt: skip
-    """Place and route ``module`` (in ``verilog``) for ``family``; return the core's figures."""
+                 family: str, seeds: tuple[int, ...] = SEEDS) -> dict[str, Any]:  # fmt: skip
+    """Place and route ``module`` (in ``verilog``) for ``family``; return the core's figures.
+
+    Fmax is the median over ``seeds``; ``path_sources`` are the ``top.v`` spans of the worst
+    path's nets (the core comes first in ``top.v``, so its line numbers are ``verilog``'s).
+    """
     flow = FLOWS.get(family)
     if flow is None:
         raise KeraError(f"no open place-and-route flow for family `{family}` here "
@@ -77,7 +81,7 @@ def measure_core(verilog: str, module: str, inputs: list[tuple[str, int]], out_b
     in_bits = sum(w for _, w in inputs)
     try:
         full = measure(flow, Design(point, shell_verilog(verilog, module, inputs, out_bits),
-                                    in_bits, out_bits))  # fmt: skip
+                                    in_bits, out_bits), seeds=seeds)  # fmt: skip
         ref = measure(flow, Design(point, shell_verilog(_passthrough(inputs, out_bits),
                                                         "kera_shell_ref", inputs, out_bits),
                                    in_bits, out_bits), seeds=(1,))  # fmt: skip
@@ -90,6 +94,7 @@ def measure_core(verilog: str, module: str, inputs: list[tuple[str, int]], out_b
         "fmax_mhz": full["fmax_mhz"],
         "periods_ns": full["periods_ns"],
         "critical_path_ns": full["path_ns"],
+        "path_sources": list(full.get("path_sources", [])),
         "shell": {k: ref[k] for k in ("lut", "ff", "carry", "dsp")},
         "with_shell": {k: full[k] for k in ("lut", "ff", "carry", "dsp")},
         "tool": f"{versions['yosys']}; {versions['nextpnr']}",
@@ -121,8 +126,88 @@ def tool_failure(said: str, family: str) -> KeraError:
                      "--pnr to get the estimate only", exit_code=ExitCode.TOOL)  # fmt: skip
 
 
-def measure_schedule(verilog: str, schedule: Any, family: str) -> dict[str, Any]:
-    """Measure the emitted Verilog of a schedule (port widths from its graph's signature)."""
+def measure_schedule(verilog: str, schedule: Any, family: str,
+                     seeds: tuple[int, ...] = SEEDS) -> dict[str, Any]:  # fmt: skip
+    """Measure the emitted Verilog of a schedule (port widths from its graph's signature).
+
+    The result's ``critical_path`` is nextpnr's worst path mapped back to the schedule
+    (``path_to_schedule``).
+    """
     params, result = schedule.graph.signature(schedule.region)
     inputs = [(name, t.flat_width) for name, t in params]
-    return measure_core(verilog, schedule.region, inputs, result.flat_width, family)
+    measured = measure_core(verilog, schedule.region, inputs, result.flat_width, family, seeds)
+    measured["critical_path"] = path_to_schedule(verilog, measured["path_sources"], schedule)
+    return measured
+
+
+_STAGE = re.compile(r"^\s*// ---- (stage|bank) (\d+)")
+_WIRE = re.compile(r"^\s*wire (?:\[[^\]]*\] )?(\w+) =")
+_FLIP_FLOPS = ("SB_DFF", "DFFLC", "TRELLIS_FF")
+_DECLARED = re.compile(r"^\s*(?:wire|reg) (?:\[[^\]]*\] )?(\w+)\b")
+# The emitter names an operation's wire `n<k>` or `<variable>_<k>` (k: its position in the
+# schedule's order), `<name>_over` for a shift's range check, and `_2`, `_3` on a clash.
+_POSITION = re.compile(r"(?:^n|_)(\d+)(?:_over)?(?:_\d+)?$")
+
+
+def path_to_schedule(verilog: str, spans: list[str], schedule: Any) -> list[dict[str, Any]]:
+    """Map nextpnr's worst path (``top.v:LINE.COL-...`` spans, ``cell:NAME`` cells) to the schedule.
+
+    A logic cell is ``core.<signal>_<suffixes>``: its line is the declaration of the longest
+    prefix that is a signal of the core (flip-flops are skipped: yosys names one after any
+    signal it drives, so its name does not tell its bank). Each entry: ``verilog_line``;
+    ``stage`` (from the emitter's ``// ---- stage N`` comments; a bank's register is
+    ``stage`` N too, its input side); ``position`` of the node in the schedule's order when the
+    line's wire is one operation's and its stage agrees, else None. Lines outside the stages
+    (the handshake) are left out.
+    """
+    lines = verilog.splitlines()
+    stage_at: list[int | None] = []
+    declared: dict[str, int] = {}
+    current: int | None = None
+    for number, line in enumerate(lines, 1):
+        m = _STAGE.match(line)
+        if m:
+            current = int(m.group(2))
+        stage_at.append(current)
+        d = _DECLARED.match(line)
+        if d:
+            declared.setdefault(d.group(1), number)
+    out: list[dict[str, Any]] = []
+    seen: set[int] = set()
+    for entry in spans:
+        number = _line_of(entry, declared)
+        if number is None or not 1 <= number <= len(lines) or number in seen:
+            continue
+        stage = stage_at[number - 1]
+        if stage is None:
+            continue
+        seen.add(number)
+        out.append({"verilog_line": number, "stage": stage,
+                    "position": _position(lines[number - 1], stage, schedule)})  # fmt: skip
+    return out
+
+
+def _line_of(entry: str, declared: dict[str, int]) -> int | None:
+    """Return the core's Verilog line a path entry points at, or None."""
+    if entry.startswith("cell:core."):
+        if any(ff in entry for ff in _FLIP_FLOPS):
+            return None  # yosys names a register after any signal it drives: no clue to its bank
+        parts = entry[len("cell:core."):].split("_")
+        for k in range(len(parts), 0, -1):
+            number = declared.get("_".join(parts[:k]))
+            if number is not None:
+                return number
+        return None
+    if entry.startswith("top.v:"):
+        head = entry[len("top.v:"):].split(".", 1)[0]
+        return int(head) if head.isdigit() else None
+    return None
+
+
+def _position(line: str, stage: int | None, schedule: Any) -> int | None:
+    wire = _WIRE.match(line)
+    m = _POSITION.search(wire.group(1)) if wire else None
+    if m is None or int(m.group(1)) >= len(schedule.order):
+        return None
+    k = int(m.group(1))
+    return k if schedule.stage[schedule.order[k]] == stage else None

@@ -19,13 +19,31 @@ from typing import Any
 import kera
 from kera.diagnostics import SourceFile
 from kera.hls.pipeline import Schedule
-from kera.hls.resources import CAPACITY_KEYS, RESOURCE_KEYS, estimate
-from kera.hls.timing import CostModel, DelayAreaModel, Locator, analyse, is_wiring, make_locator
+from kera.hls.resources import CAPACITY_KEYS, RESOURCE_KEYS, estimate, utilisation
+from kera.hls.timing import (
+    CostModel,
+    DelayAreaModel,
+    Locator,
+    analyse,
+    is_wiring,
+    locate,
+    make_locator,  # fmt: skip
+)
+from kera.hls.verdict import (
+    CARRY_PER_LUT,
+    deadline,
+    expected_error,
+    line_ranges,
+    source_lines,  # fmt: skip
+    timing_verdict,
+    verdict_line,
+)
 
 #: Decimals kept for every float in a report.
 DIGITS = 3
 #: Version of the report layout; bumped when a field changes meaning (fields are only added).
-REPORT_VERSION = 1
+#: 2: `timing.slack_ns` and the warnings come from the measurement when there is one.
+REPORT_VERSION = 2
 
 
 def build_report(
@@ -66,6 +84,18 @@ def build_report(
             **dict(options or {})}  # fmt: skip
     overhead = costs.overhead_ns
     period = schedule.clock_ns
+    meta = model_metadata(model, board.family)
+    caps = {k: int(getattr(board.capacities, k)) for k in CAPACITY_KEYS}
+    caps["carry"] = int(caps["lut"] * CARRY_PER_LUT.get(board.family, 1.0))
+    path = [{"op": p.op, "width": p.width, "delay_ns": p.delay_ns, "start_ns": p.start_ns,
+             "stage": p.stage, "source": p.source} for p in timing.critical_path]  # fmt: skip
+    meas = _measured(schedule, measured, locator, area.total, caps)
+    verdict = timing_verdict(schedule.clock_mhz, timing.fmax_mhz, path, meas,
+                             meas["critical_path"] if meas else ())  # fmt: skip
+    ops = sum(row["count"] for row in area.by_op.values())
+    warnings = list(meas["warnings"] if meas else area.warnings)
+    if not verdict["met"]:
+        warnings.append(verdict_line(verdict))
     report: dict[str, Any] = {
         "report_version": REPORT_VERSION,
         "fingerprint": fingerprint or graph.fingerprint(),
@@ -79,57 +109,83 @@ def build_report(
         "latency_cycles": schedule.latency,
         "ii": schedule.ii,
         "schedule_method": schedule.method,
-        "stages": _stages(schedule, timing.stage_delays),
+        "stages": _stages(schedule, timing.stage_delays, locator),
         "timing": {
             "period_ns": period,
             "margin": margin,
             "usable_ns": period * (1 - margin) - overhead if margin is not None else None,
             "register_overhead_ns": overhead,
             "max_stage_delay_ns": timing.max_stage_delay,
-            "slack_ns": period - overhead - timing.max_stage_delay,
+            **verdict,
         },
+        "deadline": deadline(schedule.clock_mhz, schedule.latency, schedule.ii,
+                             verdict["fmax_mhz"]),  # fmt: skip
         "estimate": {
             **{k: area.total[k] for k in RESOURCE_KEYS},
             "fmax_mhz": timing.fmax_mhz,
-            "utilisation": {k: area.utilisation[k] for k in CAPACITY_KEYS
-                            if k in area.utilisation},  # fmt: skip
+            "utilisation": {**{k: area.utilisation[k] for k in CAPACITY_KEYS
+                               if k in area.utilisation}, **_carry_use(area.total, caps)},
+            "expected_error": expected_error(meta, ops, len(path), timing.fmax_mhz, overhead),
             "by_op": area.by_op,
             "registers": {"bits": area.register_bits, "valid_bits": area.valid_bits,
                           **area.registers},  # fmt: skip
         },
-        "critical_path": [
-            {"op": p.op, "width": p.width, "delay_ns": p.delay_ns, "start_ns": p.start_ns,
-             "stage": p.stage, "source": p.source}
-            for p in timing.critical_path
-        ],
-        "warnings": list(area.warnings) + _timing_warnings(timing.fmax_mhz, schedule.clock_mhz),
+        "critical_path": path,
+        "warnings": warnings,
         "notes": list(schedule.notes),
         "compiler": {"name": "kera-hls", "version": kera.__version__},
         "options": opts,
-        "model": model_metadata(model, board.family),
-        "capacities": {k: int(getattr(board.capacities, k)) for k in CAPACITY_KEYS},
+        "model": meta,
+        "capacities": caps,
     }
-    if measured is not None:
-        report["measured"] = dict(measured)
+    if meas is not None:
+        report["measured"] = {k: v for k, v in meas.items() if k != "warnings"}
     return canonical(report)
 
 
-def _stages(schedule: Schedule, delays: tuple[float, ...]) -> list[dict[str, Any]]:
+def _measured(schedule: Schedule, measured: Mapping[str, Any] | None, locator: Locator,
+              estimated: Mapping[str, int], caps: Mapping[str, int]) -> dict[str, Any] | None:
+    """Return the measurement with its utilisation, warnings and path mapped to the source.
+
+    Resources the tools did not report (BRAM today) keep the estimate's figure.
+    """
+    if measured is None:
+        return None
+    out = {k: v for k, v in measured.items() if k != "critical_path"}
+    totals = {k: int(measured.get(k, estimated.get(k, 0))) for k in RESOURCE_KEYS}
+    util, warnings = utilisation(totals, caps)
+    out["utilisation"] = {**util, **_carry_use(totals, caps)}
+    out["warnings"] = warnings
+    path = []
+    for p in measured.get("critical_path", ()):
+        k = p.get("position")
+        nid = schedule.order[k] if isinstance(k, int) else None
+        node = schedule.graph.nodes[nid] if nid is not None else None
+        path.append({"verilog_line": p["verilog_line"], "stage": p["stage"],
+                     "op": node.op if node is not None else "",
+                     "source": locate(schedule.graph, nid, locator) if nid else ""})  # fmt: skip
+    out["critical_path"] = path
+    return out
+
+
+def _carry_use(totals: Mapping[str, int], caps: Mapping[str, int]) -> dict[str, float]:
+    return {"carry": totals.get("carry", 0) / caps["carry"]} if caps.get("carry") else {}
+
+
+def _stages(schedule: Schedule, delays: tuple[float, ...],
+            locator: Locator) -> list[dict[str, Any]]:  # fmt: skip
     graph = schedule.graph
     ops = [0] * schedule.latency
+    where: list[list[str]] = [[] for _ in range(schedule.latency)]
     for nid in schedule.order:
         if not is_wiring(graph, graph.nodes[nid]):
             ops[schedule.stage[nid]] += 1
+            where[schedule.stage[nid]].append(locate(graph, nid, locator))
     banks = schedule.crossing()
     bits = [sum(graph.nodes[n].type.flat_width for n in bank) for bank in banks]
-    return [{"index": s, "delay_ns": delays[s], "ops": ops[s], "register_bits": bits[s]}
+    return [{"index": s, "delay_ns": delays[s], "ops": ops[s], "register_bits": bits[s],
+             "source_lines": source_lines(where[s])}
             for s in range(schedule.latency)]  # fmt: skip
-
-
-def _timing_warnings(fmax: float, clock: float) -> list[str]:
-    if fmax + 1e-9 >= clock:
-        return []
-    return [f"the estimated Fmax ({fmax:.1f} MHz) is below the {clock:g} MHz clock"]
 
 
 def model_metadata(model: Any, family: str) -> dict[str, Any]:
@@ -188,52 +244,97 @@ def load_schema() -> dict[str, Any]:
 
 
 def render_text(report: Mapping[str, Any], source: SourceFile | None = None) -> str:
-    """Return ``report.txt``: the cycle report, the resource table and the critical path.
+    """Return ``report.txt``: the verdict, cycle report, resource table and critical path.
 
-    With the program's ``source``, each critical-path op is followed by its source line.
+    With the program's ``source``, source lines are quoted beside their line numbers.
     """
     r = report
-    est = r["estimate"]
+    t, d = r["timing"], r["deadline"]
+    lines = _line_texts(source)
+    lat, clock = r["latency_cycles"], r["clock_mhz"]
     out = [
         f"kera-hls {r['compiler']['version']}: `{r['top']}` on {r['board']} "
-        f"({r['family']} {r['device']}) at {r['clock_mhz']:g} MHz",
+        f"({r['family']} {r['device']}) at {clock:g} MHz",
         f"fingerprint {r['fingerprint']}",
         "",
+        verdict_line(t, lines),
+        "",
         "Cycle report",
-        f"  latency {r['latency_cycles']} cycle{'s' * (r['latency_cycles'] != 1)}, "
+        f"  latency {lat} cycle{'s' * (lat != 1)} ({d['latency_ns']:.3f} ns at {clock:g} MHz), "
         f"II {r['ii']}, schedule: {r['schedule_method']}",
-        f"  clock period {r['timing']['period_ns']:.3f} ns, register overhead "
-        f"{r['timing']['register_overhead_ns']:.3f} ns",
-        "  stage   delay_ns   ops   reg_bits",
+        f"  throughput {d['throughput_per_s'] / 1e6:.3f} M results/s (clock / II); first input "
+        f"accepted {d['reset_to_first_accept_cycles']} cycles after reset; pipeline fill "
+        f"{d['fill_cycles']} cycle{'s' * (d['fill_cycles'] != 1)} ({d['fill_ns']:.3f} ns) to the "
+        "first result",
+    ]
+    if "at_fmax" in d:
+        f = d["at_fmax"]
+        out.append(f"  at the {f['clock_mhz']:.1f} MHz it reaches: latency {f['latency_ns']:.3f} "
+                   f"ns, throughput {f['throughput_per_s'] / 1e6:.3f} M results/s")  # fmt: skip
+    out += [
+        f"  stall: {d['stall']}",
+        f"  clock period {t['period_ns']:.3f} ns, register overhead "
+        f"{t['register_overhead_ns']:.3f} ns",
+        "  stage   delay_ns   ops   reg_bits   source lines",
     ]
     for s in r["stages"]:
         out.append(f"  {s['index']:>5}   {s['delay_ns']:>8.3f}   {s['ops']:>3}   "
-                   f"{s['register_bits']:>8}")  # fmt: skip
-    out += ["", *_resource_table(r, est), "", *_critical_text(r, source)]
+                   f"{s['register_bits']:>8}   {line_ranges(s['source_lines'])}")  # fmt: skip
+    out += ["", *_resource_table(r), "", *_critical_text(r, lines)]
     for title, key in (("Warnings", "warnings"), ("Notes", "notes")):
         if r.get(key):
             out += ["", title, *(f"  - {w}" for w in r[key])]
     return "\n".join(out) + "\n"
 
 
-def _resource_table(r: Mapping[str, Any], est: Mapping[str, Any]) -> list[str]:
-    measured = r.get("measured") or {}
-    caps, util = r.get("capacities", {}), est.get("utilisation", {})
-    head = f"  {'resource':<10} {'estimate':>10}"
+def _line_texts(source: SourceFile | None) -> dict[int, str]:
+    """Return line number -> stripped text of every line of ``source`` (empty without one)."""
+    if source is None:
+        return {}
+    count = source.data.count(b"\n") + 1
+    return {n: source.line_text(n).strip() for n in range(1, count + 1)}
+
+
+def _resource_table(r: Mapping[str, Any]) -> list[str]:
+    est, measured = r["estimate"], r.get("measured") or {}
+    caps = r.get("capacities", {})
+    util = measured.get("utilisation") if measured else est.get("utilisation", {})
+    err = est.get("expected_error", {})
+    head = f"  {'resource':<10} {'estimate':>10} {'expected error':>16}"
     head += f" {'measured':>10}" if measured else ""
     head += f" {'device':>8} {'used':>7}"
     lines = ["Resources", head]
-    for k in (*RESOURCE_KEYS, "fmax_mhz"):
-        label = "Fmax MHz" if k == "fmax_mhz" else k.upper()
-        line = f"  {label:<10} {_num(est.get(k)):>10}"
+    for k in RESOURCE_KEYS:
+        line = f"  {k.upper():<10} {_num(est.get(k)):>10} {_error(err.get(k)):>16}"
         if measured:
             line += f" {_num(measured.get(k)):>10}"
         if k in caps:
             line += f" {caps[k]:>8} {util.get(k, 0.0):>7.1%}"
         lines.append(line.rstrip())
+    fmax = err.get("fmax_mhz")
+    rng = f"{fmax['low']:.1f}-{fmax['high']:.1f}" if fmax else "unknown"
+    line = f"  {'Fmax MHz':<10} {_num(est['fmax_mhz']):>10} {rng:>16}"
+    line += f" {_num(measured.get('fmax_mhz')):>10}" if measured else ""
+    lines.append(line + f" {'target':>8} {r['clock_mhz']:>7g}")
+    lines.append(f"  used: {'measured' if measured else 'estimate'} / device; expected error: "
+                 f"{err.get('basis', 'unknown')}")  # fmt: skip
+    lines += [f"  {note}" for note in _counting_notes(r)]
     if measured.get("tool"):
-        lines.append(f"  measured with {measured['tool']}")
+        lines.append(f"  measured with {measured['tool']} (the serial shell's own cost "
+                     "subtracted)")  # fmt: skip
     return lines
+
+
+def _error(e: Mapping[str, Any] | None) -> str:
+    return f"+/- {e['abs']:.1f}" if e else "unknown"
+
+
+def _counting_notes(r: Mapping[str, Any]) -> list[str]:
+    """Return how the model counts LUTs and carries (from its notes), or a generic line."""
+    notes = [n for n in r["model"].get("notes", []) if isinstance(n, str) and "`lut`" in n]
+    if notes:
+        return [f"LUT: {n.replace('`lut` counts', 'counts')}" for n in notes]
+    return ["LUT: counts the family's LUT cells after synthesis (carry cells counted apart)"]
 
 
 def _num(v: Any) -> str:
@@ -242,33 +343,31 @@ def _num(v: Any) -> str:
     return f"{v:.1f}" if isinstance(v, float) else str(v)
 
 
-def _critical_text(r: Mapping[str, Any], source: SourceFile | None) -> list[str]:
+def _critical_text(r: Mapping[str, Any], lines: Mapping[int, str]) -> list[str]:
     path = r["critical_path"]
     if not path:
         return ["Critical path: none (the design is only wiring)"]
     stage = path[-1]["stage"]
     total = next((s["delay_ns"] for s in r["stages"] if s["index"] == stage), 0.0)
-    out = [f"Critical path (stage {stage}, {total:.3f} ns of logic)",
+    out = [f"Critical path (estimate; stage {stage}, {total:.3f} ns of logic)",
            f"  {'start':>7} {'delay':>7}  {'op':<12} {'width':>5}  source"]
     shown = None
     for p in path:
         out.append(f"  {p['start_ns']:>7.3f} {p['delay_ns']:>7.3f}  {p['op']:<12} "
                    f"{p['width']:>5}  {p['source'] or '-'}")  # fmt: skip
-        text = _source_line(p["source"], source)
+        numbers = source_lines([p["source"]]) if p["source"] else []
+        text = lines.get(numbers[0], "") if numbers else ""
         if text and text != shown:  # each source line once per run of ops from it
             out.append(f"  {'':>7} {'':>7}  | {text}")
         shown = text
+    measured = (r.get("measured") or {}).get("critical_path")
+    if measured:
+        out += ["", "Critical path (nextpnr's worst register-to-register path)",
+                f"  {'stage':>5}  {'.v line':>7}  {'op':<12} source"]
+        for p in measured:
+            out.append(f"  {p['stage']:>5}  {p['verilog_line']:>7}  {p['op'] or '-':<12} "
+                       f"{p['source'] or '-'}")  # fmt: skip
     return out
-
-
-def _source_line(location: str, source: SourceFile | None) -> str:
-    if source is None or not location:
-        return ""
-    try:
-        line = int(location.rsplit(":", 2)[1])
-        return source.line_text(line).strip()
-    except (ValueError, IndexError):
-        return ""
 
 
 __all__ = [

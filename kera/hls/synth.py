@@ -39,6 +39,15 @@ class SynthResult:
     graph: Graph | None = None  # the graph as given (before lowering)
     board: Any = None
 
+    @property
+    def timing_met(self) -> bool:
+        """Whether the clock target is met (by the measurement when there is one)."""
+        return bool(self.report["timing"]["met"])
+
+    def strict_exit_code(self) -> int:
+        """Return the exit code of ``synthesize --strict``: 4 when timing is not met, else 0."""
+        return 0 if self.timing_met else 4
+
 
 Emitter = Callable[[SynthResult, Path], Mapping[str, Path]]
 
@@ -60,13 +69,14 @@ def synthesize(
 ) -> SynthResult:
     """Schedule region ``top`` of ``graph`` for ``board`` and write the results into ``outdir``.
 
-    ``clock_mhz`` defaults to the board's clock; ``ii`` to the function's ``#[pipeline(ii)]``
-    when ``source`` is the ``Program`` (else 1). ``source`` may be the ``Program``, its
-    ``SourceFile`` or None (locations then come from ``graph.source_path``). Raises
+    ``clock_mhz`` defaults to the board's clock; ``ii`` to the graph's ``#[pipeline(ii)]``
+    directive (the one every command reads, so `sim` and `parity` check this design).
+    ``source`` may be the ``Program``, its ``SourceFile`` or None (then the file at
+    ``graph.source_path``, when it is there: a `.keg` records it). Raises
     ``KeraError``: unknown board (exit 2, from ``kera.hls.boards``), clock <= 0 (exit 2), an op
     too slow for the clock (exit 1), an unwritable ``outdir`` (exit 2).
     """
-    src, ii = _source_and_ii(source, top, ii)
+    src = _source_file(source) or _read_source(graph.source_path)
     sched, the_board, model = plan_schedule(graph, top, board=board, clock_mhz=clock_mhz, ii=ii,
                                             margin=margin, model=model, method=method)
     options = {"method": method}
@@ -125,18 +135,22 @@ def _positive(x: Any) -> bool:
     return isinstance(x, int | float) and math.isfinite(x) and x > 0
 
 
-def _source_and_ii(source: Any, top: str, ii: int | None) -> tuple[SourceFile | None, int | None]:
-    """Return the ``SourceFile`` and the II from a ``Program``, a ``SourceFile`` or None.
-
-    The II stays None (the graph's directive decides) unless given or known from the Program.
-    """
+def _source_file(source: Any) -> SourceFile | None:
+    """Return the ``SourceFile`` of a ``Program``, a ``SourceFile`` or None."""
     if source is None or isinstance(source, SourceFile):
-        return source, ii
+        return source
     src = getattr(source, "source", None)
-    if ii is None:
-        fn = getattr(source, "functions", {}).get(top)
-        ii = getattr(fn, "ii", 1) or 1
-    return (src if isinstance(src, SourceFile) else None), ii
+    return src if isinstance(src, SourceFile) else None
+
+
+def _read_source(path: str | None) -> SourceFile | None:
+    """Return the file a graph was built from (a `.keg` records its path), when it is there."""
+    if not path:
+        return None
+    try:
+        return SourceFile(path, Path(path).read_bytes())
+    except OSError:
+        return None
 
 
 def _write(path: Path, data: bytes, result: SynthResult, key: str) -> None:

@@ -115,7 +115,7 @@ def optimize(
     if validate:
         check(graph, after="the input (before any pass)")
     if pipeline:
-        graph = canonical(graph)  # walks keep this order: the result depends on content only
+        graph = _with_directives(canonical(graph), graph)  # walks keep this order
     for step in pipeline:
         if isinstance(step, Fixpoint):
             graph = runner.fixpoint(graph, step)
@@ -136,7 +136,7 @@ class _Runner:
         if name not in self.table:
             self.table[name] = fused(name.split("+"))
         start = time.perf_counter()
-        out = self.table[name](graph)
+        out = _with_directives(self.table[name](graph), graph)
         seconds = time.perf_counter() - start
         label = name if round_ == 1 else f"{name} (round {round_})"
         if self.validate and not _same_graph(graph, out):  # an unchanged graph was checked
@@ -200,6 +200,19 @@ def _check_signature(before: Graph, after: Graph, label: str) -> None:
     extra = sorted(set(after.regions) - set(before.regions))
     if extra:
         raise InvariantError(f"graph invariant broken after `{label}`: new region `{extra[0]}`")
+
+
+def _with_directives(out: Graph, before: Graph) -> Graph:
+    """Return ``out`` carrying ``before``'s directives (`#[pipeline(ii)]`) for its regions.
+
+    Passes rebuild graphs from nodes and regions; directives say how to build the hardware, not
+    what it computes, so no pass may change them and every pass's output keeps them.
+    """
+    kept = {k: dict(v) for k, v in before.directives.items() if k in out.regions}
+    if out.directives != kept:
+        out = out.copy() if out is before else out
+        out.directives = kept
+    return out
 
 
 def _same_graph(a: Graph, b: Graph) -> bool:

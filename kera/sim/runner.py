@@ -63,6 +63,56 @@ class SimResult:
     backpressure: bool = False
     fingerprint: str = ""
     waves: Path | None = None
+    verilog_digest: str = ""  # design_digest of the Verilog simulated
+
+
+def design_digest(verilog: str) -> str:
+    """Return the SHA-256 (hex) of a generated module without its leading comment header.
+
+    The header names the board and the source file, which differ between `synthesize` and
+    `sim`; everything a simulator or synthesiser reads starts after it, so two commands built
+    the same design exactly when their digests are equal.
+    """
+    lines = verilog.splitlines(keepends=True)
+    start = next((i for i, line in enumerate(lines) if not line.startswith("//")), len(lines))
+    return hashlib.sha256("".join(lines[start:]).encode("utf-8")).hexdigest()
+
+
+def describe(schedule: Schedule, simulator: str) -> str:
+    """Return the line `sim` prints before simulating: the design's latency, II and digest."""
+    digest = design_digest(emit_verilog(schedule, board="sim", version=kera.__version__))
+    return (f"simulating `{schedule.region}` ({simulator}, latency {schedule.latency}, "
+            f"ii {schedule.ii}, verilog {digest[:16]})")  # fmt: skip
+
+
+def summary(result: SimResult, schedule: Schedule) -> list[str]:
+    """Return what a simulation showed, saying which observations are meaningful.
+
+    With 0 inputs nothing was checked; with 1 the II cannot be observed; with backpressure
+    results wait for ``out_ready`` and inputs are withheld at random, so observed latency and
+    II are only bounds and the exact cycles are not checked.
+    """
+    n, lat, ii = len(result.expected), schedule.latency, schedule.ii
+    if n == 0:
+        return ["0 inputs: nothing was simulated, so no value, latency or II was checked"]
+    head = f"{n} result{'s' * (n != 1)} in {result.cycles} cycles; "
+    if result.backpressure:
+        bounds = (f"latency observed {result.latency_observed} (report: {lat}; with "
+                  f"backpressure a result may wait, so only >= {lat} is checked)")  # fmt: skip
+        if n > 1:
+            bounds += f", ii observed {result.ii_observed} (report: {ii}; not checked)"
+        lines = [head + bounds]
+        verdict = (f"every value in order, none lost or duplicated, none sooner than {lat} "
+                   "cycles; exact cycles are checked only without --backpressure")  # fmt: skip
+    else:
+        lines = [head + f"latency observed {result.latency_observed} (report: {lat}), " + (
+            f"ii observed {result.ii_observed} (report: {ii})" if n > 1
+            else f"ii not observable with one input (report: {ii})")]  # fmt: skip
+        verdict = ("every value and every cycle as reported" if n > 1 else
+                   "the value and its latency as reported (one input: the II was not exercised)")
+    if result.passed:
+        lines.append(f"simulation passed: {verdict}")
+    return lines
 
 
 def simulate(
@@ -96,17 +146,19 @@ def simulate(
     where = str(inputs) if isinstance(inputs, str | Path) else "<inputs>"
     batch = values.load_jsonl(_json_lines(inputs, params), params, where)
     fingerprint = graph.fingerprint()
-    if batch.rows == 0:
-        return SimResult([], 0, None, [], True, simulator=simulator, fingerprint=fingerprint)
-    expected = values.to_json_rows(
-        interp.evaluate(graph, region, batch.inputs, rows=batch.rows), result_type, batch.rows
-    )
-    rows = [_row(batch.inputs, params, i) for i in range(batch.rows)]
     text = (
         verilog
         if verilog is not None
         else emit_verilog(schedule, board=board, version=kera.__version__)
     )
+    digest = design_digest(text)
+    if batch.rows == 0:
+        return SimResult([], 0, None, [], True, simulator=simulator, backpressure=backpressure,
+                         fingerprint=fingerprint, verilog_digest=digest)  # fmt: skip
+    expected = values.to_json_rows(
+        interp.evaluate(graph, region, batch.inputs, rows=batch.rows), result_type, batch.rows
+    )
+    rows = [_row(batch.inputs, params, i) for i in range(batch.rows)]
     trace = _trace_format(simulator, waves)
     build = _build(schedule, text, simulator, trace, _cache_root(build_dir))
     report = _run(schedule, build, simulator, rows, expected, backpressure, seed, waves)
@@ -119,6 +171,7 @@ def simulate(
         ii_observed=report["ii_observed"], timing_errors=list(report["timing_errors"]),
         simulator=simulator, backpressure=backpressure, fingerprint=fingerprint,
         waves=Path(waves).resolve() if waves is not None and Path(waves).is_file() else None,
+        verilog_digest=digest,
     )  # fmt: skip
 
 
@@ -394,4 +447,5 @@ def _run(schedule: Schedule, folder: Path, simulator: str, rows: list, expected:
     return report
 
 
-__all__ = ["SIMULATORS", "SimResult", "check_tools", "simulate"]
+__all__ = ["SIMULATORS", "SimResult", "check_tools", "describe", "design_digest", "simulate",
+           "summary"]

@@ -139,13 +139,36 @@ def _path_summary(report: dict) -> dict[str, float]:
     return {k.replace("-", "_"): round(v, 4) for k, v in sorted(sums.items())}
 
 
-def _place(flow: Flow, dsp: bool, seed: int, work: Path) -> tuple[float, dict, dict]:
-    """Run nextpnr with one seed; return (period ns, path summary, utilisation used)."""
+def _path_sources(report: dict) -> list[str]:
+    """Return where the worst register → register path runs, in path order, each entry once.
+
+    ``top.v:LINE.COL-LINE.COL`` for the HDL spans its nets come from (yosys's own techmap files
+    left out) and ``cell:NAME`` for the cells it passes through after the launching register
+    (yosys names a cell after the signal it drives, so the name still says where it came from
+    when no span survives).
+    """
+    paths = [p for p in report.get("critical_paths", [])
+             if p["from"].startswith("posedge") and p["from"] == p["to"]]
+    if not paths or not paths[0]["path"]:
+        return []
+    segments = paths[0]["path"]
+    launch = f"cell:{segments[0]['from']['cell']}"  # the previous stage's bank: left out
+    out: list[str] = []
+    for seg in segments:
+        found = [f"cell:{seg['from']['cell']}"]
+        found += [span for span in seg.get("sources", ()) if span.startswith("top.v:")]
+        found.append(f"cell:{seg['to']['cell']}")
+        out += [x for x in found if x not in out and x != launch]
+    return out
+
+
+def _place(flow: Flow, dsp: bool, seed: int, work: Path) -> tuple[float, dict, dict, list[str]]:
+    """Run nextpnr with one seed: (period ns, path summary, utilisation used, path sources)."""
     _run(commands(flow, dsp, seed)[1], work)
     report = json.loads((work / f"report{seed}.json").read_text())
     fmax = min(v["achieved"] for v in report["fmax"].values())
     used = {k: v["used"] for k, v in sorted(report["utilization"].items()) if v["used"]}
-    return 1000.0 / fmax, _path_summary(report), used
+    return 1000.0 / fmax, _path_summary(report), used, _path_sources(report)
 
 
 def measure(flow: Flow, d: Design, dsp: bool = True, seeds: tuple[int, ...] = SEEDS) -> dict:
@@ -161,7 +184,7 @@ def measure(flow: Flow, d: Design, dsp: bool = True, seeds: tuple[int, ...] = SE
         _run(commands(flow, dsp)[0], work)
         cells = _cells(json.loads((work / "net.json").read_text()))
         runs = sorted((_place(flow, dsp, s, work) for s in seeds), key=lambda run: run[0])
-    period, path, used = runs[len(runs) // 2]
+    period, path, used, sources = runs[len(runs) // 2]
     return {
         "lut": sum(cells[c] for c in flow.lut_cells),
         "ff": sum(n for c, n in cells.items() if c.startswith(flow.ff_prefix)),
@@ -172,6 +195,7 @@ def measure(flow: Flow, d: Design, dsp: bool = True, seeds: tuple[int, ...] = SE
         "periods_ns": [round(r[0], 4) for r in runs],
         "fmax_mhz": round(1000.0 / period, 3),
         "path_ns": path,
+        "path_sources": sources,
         "pnr_used": used,
         "seconds": round(time.monotonic() - start, 2),
         "verilog_sha256": hashlib.sha256(d.verilog.encode()).hexdigest(),
