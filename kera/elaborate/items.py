@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from kera.diagnostics import Note, Span
 from kera.elaborate import tree as t
+from kera.elaborate.base import BuilderBase
 from kera.ir.types import BOOL, ArrayType, IntType, TupleType, Type, uint
 from kera.syntax import SyntaxKind as K
 from kera.syntax import SyntaxNode
@@ -40,7 +41,7 @@ class ConstItem:
     state: str = "new"  # new | building | done
 
 
-class ItemsMixin:
+class ItemsMixin(BuilderBase):
     """Collect items, resolve type syntax, evaluate `const` items and attributes."""
 
     def collect_items(self, root: SyntaxNode) -> None:
