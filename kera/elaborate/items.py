@@ -94,10 +94,10 @@ class ItemsMixin(BuilderBase):
             inner = t.types(node)
             if len(inner) == 1 and node.first_token(K.COMMA) is None:
                 return self.resolve_type(inner[0])  # `(T)` is a parenthesised type
-            parts = [self.resolve_type(c) for c in inner]
-            if any(p is None for p in parts):
+            parts = [p for p in [self.resolve_type(c) for c in inner] if p is not None]
+            if len(parts) != len(inner):
                 return None
-            return TupleType(tuple(parts))  # type: ignore[arg-type]
+            return TupleType(tuple(parts))
         return None
 
     def _named_type(self, node: SyntaxNode) -> Type | None:
