@@ -5,7 +5,8 @@ one table keyed by opcode (``kera.ir.ops.OPS``): ``TABLE[op](em, call, args) -> 
 visits ``schedule.order`` (ARCHITECTURE.md, invariant 3) and keeps every node's value as a
 *tree* of scalar operands shaped like its type: arrays are lists, tuples are tuples, scalars are
 the backend's operand text (a C expression, a WAT expression, a PTX register). Aggregate opcodes
-only rearrange trees (``structural``); scalar opcodes emit code.
+only rearrange trees (``structural``); scalar opcodes emit code from their operands' text
+(``scalars`` makes their entries, typed ``ScalarLowering``).
 """
 
 from __future__ import annotations
