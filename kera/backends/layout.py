@@ -20,6 +20,7 @@ from kera.ir.types import ArrayType, BoolType, IntType, TupleType, Type
 from kera.ir.values import Value
 
 Scalar = IntType | BoolType
+WordDtype = type[np.uint32] | type[np.uint64]  # a scalar container's numpy dtype
 
 
 def word_bits(t: Type) -> int:
@@ -31,7 +32,7 @@ def word_bits(t: Type) -> int:
     raise TypeError(f"{t} is not a scalar type")
 
 
-def word_dtype(t: Type) -> type:
+def word_dtype(t: Type) -> WordDtype:
     """Return the numpy dtype of a scalar type's container (``uint32`` or ``uint64``)."""
     return np.uint32 if word_bits(t) == 32 else np.uint64
 
@@ -50,7 +51,7 @@ class Leaf:
         return word_bits(self.type)
 
     @property
-    def dtype(self) -> type:
+    def dtype(self) -> WordDtype:
         """Container dtype (``np.uint32`` or ``np.uint64``)."""
         return word_dtype(self.type)
 

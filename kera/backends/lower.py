@@ -5,14 +5,15 @@ one table keyed by opcode (``kera.ir.ops.OPS``): ``TABLE[op](em, call, args) -> 
 visits ``schedule.order`` (ARCHITECTURE.md, invariant 3) and keeps every node's value as a
 *tree* of scalar operands shaped like its type: arrays are lists, tuples are tuples, scalars are
 the backend's operand text (a C expression, a WAT expression, a PTX register). Aggregate opcodes
-only rearrange trees (``structural``); scalar opcodes emit code.
+only rearrange trees (``structural``); scalar opcodes emit code from their operands' text
+(``scalars`` makes their entries, typed ``ScalarLowering``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any, TypeVar, Union
 
 from kera.hls.pipeline import Schedule
 from kera.ir.tables import Unsupported
@@ -32,8 +33,10 @@ class OpCall:
     consts: tuple[int | None, ...]  # value of each operand that is a `const` node, else None
 
 
-Lowering = Callable[[Any, OpCall, list[Tree]], Tree]
-Table = Mapping[str, "Lowering | Unsupported"]
+E = TypeVar("E", bound="Emitter")
+Lowering = Callable[[E, OpCall, list[Tree]], Tree]  # any opcode: operand trees to a tree
+ScalarLowering = Callable[[E, OpCall, list[str]], str]  # a scalar opcode: operands to an operand
+Table = Mapping[str, Union[Lowering[E], Unsupported]]  # noqa: UP007 (generic alias)
 
 
 class Emitter:
@@ -70,7 +73,8 @@ def select_tree(em: Emitter, cond: str, a: Tree, b: Tree, t: Type) -> Tree:
     if isinstance(t, TupleType):
         pairs = zip(a, b, t.elems, strict=True)
         return tuple(select_tree(em, cond, x, y, e) for x, y, e in pairs)
-    return em.select(cond, a, b, t)  # type: ignore[arg-type]
+    assert isinstance(a, str) and isinstance(b, str), (a, b)
+    return em.select(cond, a, b, t)
 
 
 # ----------------------------------------------------------------------------- structural ops
@@ -91,7 +95,8 @@ def lower_select(em: Emitter, call: OpCall, args: list[Tree]) -> Tree:
     cond, a, b = args
     if call.consts[0] is not None:
         return a if call.consts[0] else b
-    return select_tree(em, cond, a, b, call.out)  # type: ignore[arg-type]
+    assert isinstance(cond, str), cond
+    return select_tree(em, cond, a, b, call.out)
 
 
 def lower_array(em: Emitter, call: OpCall, args: list[Tree]) -> Tree:
@@ -106,7 +111,9 @@ def lower_tuple(em: Emitter, call: OpCall, args: list[Tree]) -> Tree:
 
 def lower_tuple_get(em: Emitter, call: OpCall, args: list[Tree]) -> Tree:
     """``tuple_get``: one field's tree (no code)."""
-    return args[0][call.attrs["index"]]  # type: ignore[index]
+    fields = args[0]
+    assert isinstance(fields, tuple), fields
+    return fields[call.attrs["index"]]
 
 
 def lower_array_index(em: Emitter, call: OpCall, args: list[Tree]) -> Tree:
@@ -135,7 +142,7 @@ def lower_array_update(em: Emitter, call: OpCall, args: list[Tree]) -> Tree:
             for i, e in enumerate(arr)]  # fmt: skip
 
 
-STRUCTURAL: dict[str, Lowering] = {
+STRUCTURAL: dict[str, Lowering[Emitter]] = {
     "param": lower_param,
     "const": lower_const,
     "select": lower_select,
@@ -147,6 +154,22 @@ STRUCTURAL: dict[str, Lowering] = {
 }
 
 
+
+def scalars(table: Mapping[str, ScalarLowering[E]]) -> dict[str, Lowering[E]]:
+    """Return the table entries of scalar opcodes, whose every operand is one operand text."""
+
+    def entry(op: str, fn: ScalarLowering[E]) -> Lowering[E]:
+        def lower(em: E, call: OpCall, args: list[Tree]) -> Tree:
+            texts = [a for a in args if isinstance(a, str)]
+            if len(texts) != len(args):
+                raise LoweringError(f"scalar opcode `{op}` has an aggregate operand")
+            return fn(em, call, texts)
+
+        return lower
+
+    return {op: entry(op, fn) for op, fn in table.items()}
+
+
 # ----------------------------------------------------------------------------- the walk
 
 
@@ -154,7 +177,7 @@ class LoweringError(Exception):
     """The schedule cannot be lowered (a compiler bug, never the user's program)."""
 
 
-def walk(schedule: Schedule, em: Emitter, table: Table) -> Tree:
+def walk(schedule: Schedule, em: E, table: Table[E]) -> Tree:
     """Lower every node of ``schedule.order`` through ``table``; return the result's tree."""
     graph = schedule.graph
     region = graph.regions[schedule.region]
@@ -216,12 +239,14 @@ __all__ = [
     "Lowering",
     "LoweringError",
     "OpCall",
+    "ScalarLowering",
     "Table",
     "Tree",
     "build_tree",
     "int_type",
     "is_scalar",
     "leaves_of",
+    "scalars",
     "select_tree",
     "walk",
 ]

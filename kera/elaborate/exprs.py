@@ -16,6 +16,8 @@ from kera.check import typeck
 from kera.check.typeck import TypeRuleError
 from kera.diagnostics import Note, Span
 from kera.elaborate import tree as t
+from kera.elaborate.base import BuilderBase
+from kera.elaborate.items import FnItem
 from kera.elaborate.values import POISON, Lit, Val, Value
 from kera.ir.types import BOOL, UNIT, ArrayType, BoolType, IntType, TupleType, Type, uint
 from kera.syntax import SyntaxKind as K
@@ -35,7 +37,7 @@ class ElaborationBug(AssertionError):
     """The elaborator met a tree it has no rule for: a compiler bug, never the user's fault."""
 
 
-class ExprMixin:
+class ExprMixin(BuilderBase):
     """Build one expression into the graph, with an optional expected type as a hint."""
 
     def expr(self, node: SyntaxNode, hint: Type | None) -> Value:
@@ -79,9 +81,10 @@ class ExprMixin:
                span: Span | None = None, what: str | None = None) -> Value:  # fmt: skip
         """Return ``make(vals)``; while some of ``vals`` are pending literals (which must then
         have one type), the result is pending too and builds them at the type it is given."""
+        built = [v for v in vals if isinstance(v, Val)]
+        if len(built) == len(vals):
+            return make(built)
         lits = [v for v in vals if isinstance(v, Lit)]
-        if not lits:
-            return make(vals)  # type: ignore[arg-type]
 
         def build(ty: IntType) -> Val:
             built = [self.materialize(v, ty) if isinstance(v, Lit) else v for v in vals]
@@ -151,7 +154,7 @@ class ExprMixin:
         vals = [self.typed(p, hints[i] if hints else None) for i, p in enumerate(parts)]
         if any(v.poisoned for v in vals):
             return POISON
-        return self.add("tuple", TupleType(tuple(v.type for v in vals)), vals, span=node.span)
+        return self.add("tuple", TupleType(tuple(v.live_type for v in vals)), vals, span=node.span)
 
     def _expr_array_expr(self, node: SyntaxNode, hint: Type | None) -> Value:
         parts = t.exprs(node)
@@ -165,7 +168,7 @@ class ExprMixin:
                 zip(raw, parts, strict=True)]  # fmt: skip
         if any(v.poisoned for v in vals):
             return POISON
-        return self.add("array", ArrayType(vals[0].type, len(vals)), vals, span=node.span)
+        return self.add("array", ArrayType(vals[0].live_type, len(vals)), vals, span=node.span)
 
     def _expr_array_repeat_expr(self, node: SyntaxNode, hint: Type | None) -> Value:
         parts = t.exprs(node)
@@ -178,7 +181,7 @@ class ExprMixin:
         if count < 1:
             self.error(f"array length must be at least 1, not {count}", parts[1].span)
             return POISON
-        return self.add("array", ArrayType(elem.type, count), [elem] * count, span=node.span)
+        return self.add("array", ArrayType(elem.live_type, count), [elem] * count, span=node.span)
 
     def _expr_index_expr(self, node: SyntaxNode, hint: Type | None) -> Value:
         parts = t.exprs(node)
@@ -189,7 +192,7 @@ class ExprMixin:
         if base.poisoned or index.poisoned:
             return POISON
         try:
-            elem = typeck.index_result(base.type, index.type)
+            elem = typeck.index_result(base.live_type, index.live_type)
         except TypeRuleError as e:
             self.error(str(e), node.span)
             return POISON
@@ -207,7 +210,7 @@ class ExprMixin:
             index, suffix = parse_int_literal(tok.text)
             if suffix is not None or not tok.text.isdigit():
                 raise TypeRuleError(f"a tuple field is a plain index like `.0`, not `{tok.text}`")
-            elem = typeck.field_result(base.type, index)
+            elem = typeck.field_result(base.live_type, index)
         except (TypeRuleError, ValueError) as e:
             self.error(str(e), node.span)
             return POISON
@@ -237,7 +240,7 @@ class ExprMixin:
         if value.poisoned:
             return POISON
         try:
-            result = typeck.unary_result(op, value.type)
+            result = typeck.unary_result(op, value.live_type)
         except TypeRuleError as e:
             self.error(str(e), span)
             return POISON
@@ -268,6 +271,7 @@ class ExprMixin:
     def binary(self, op: str, lhs: Value, lhs_node: SyntaxNode, rhs_node: SyntaxNode,
                span: Span) -> Value:  # fmt: skip
         """Type and build ``lhs op rhs`` where ``lhs`` is already built."""
+        b: Value
         if op in typeck.SHIFT_OPS:
             a, b = lhs, self.any_unsigned(rhs_node)
         else:
@@ -280,7 +284,7 @@ class ExprMixin:
         if a.poisoned or b.poisoned:
             return POISON
         try:
-            result = typeck.binary_result(op, a.type, b.type)
+            result = typeck.binary_result(op, a.live_type, b.live_type)
         except TypeRuleError as e:
             self.error(str(e), span)
             return POISON
@@ -316,7 +320,7 @@ class ExprMixin:
         if value.poisoned or target is None:
             return POISON
         try:
-            typeck.cast_result(value.type, target)
+            typeck.cast_result(value.live_type, target)
         except TypeRuleError as e:
             self.error(str(e), node.span)
             return POISON
@@ -379,7 +383,7 @@ class ExprMixin:
         if any(v.poisoned for v in vals):
             return POISON
         try:
-            result = typeck.builtin_result(name, [v.type for v in vals])
+            result = typeck.builtin_result(name, [v.live_type for v in vals])
         except TypeRuleError as e:
             self.error(str(e), span)
             return POISON
@@ -395,13 +399,13 @@ class ExprMixin:
         if lo is None or width is None or x.poisoned:
             return POISON
         try:
-            out = typeck.slice_result(x.type, lo, width)
+            out = typeck.slice_result(x.live_type, lo, width)
         except TypeRuleError as e:
             self.error(str(e), span)
             return POISON
         return self.add("slice", out, [x], {"lo": lo}, span=span)
 
-    def call_user(self, fn, args: list[SyntaxNode], node: SyntaxNode) -> Value:
+    def call_user(self, fn: FnItem, args: list[SyntaxNode], node: SyntaxNode) -> Value:
         """Type-check arguments and inline a user function call."""
         if len(args) != len(fn.params):
             self.error(
@@ -460,6 +464,7 @@ class ExprMixin:
             return self.lifted([a, b], lambda v: self.select(cond, v[0], v[1], a_node, b_node,
                                                              span), span, "this `if`")  # fmt: skip
         if isinstance(a, Lit):
+            assert isinstance(b, Val)  # two pending arms were lifted above
             a = self.expect(a, b.type, a_node) if not b.poisoned else POISON
         if isinstance(b, Lit):
             b = self.expect(b, a.type, b_node or a_node) if not a.poisoned else POISON
@@ -474,7 +479,7 @@ class ExprMixin:
             return POISON
         if a.id == b.id:
             return a
-        return self.add("select", a.type, [cond, a, b], span=span)
+        return self.add("select", a.live_type, [cond, a, b], span=span)
 
     def _expr_for_expr(self, node: SyntaxNode, hint: Type | None) -> Value:
         self.for_loop(node)

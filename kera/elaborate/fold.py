@@ -9,6 +9,7 @@ from __future__ import annotations
 from kera.ir.graph import Graph
 from kera.ir.ops import OPS
 from kera.ir.types import IntType
+from kera.ir.values import Value
 
 _OPEN = object()
 
@@ -18,9 +19,9 @@ class ClosedEvaluator:
 
     def __init__(self, graph: Graph) -> None:
         self.graph = graph
-        self._values: dict[bytes, object] = {}
+        self._values: dict[bytes, Value] = {}  # a batch of one row, or _OPEN
 
-    def value(self, node_id: bytes) -> object:
+    def value(self, node_id: bytes) -> Value:
         """Return the batched value of a closed node, or the ``_OPEN`` marker."""
         nodes, memo = self.graph.nodes, self._values
         stack = [node_id]

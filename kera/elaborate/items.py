@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from kera.diagnostics import Note, Span
 from kera.elaborate import tree as t
+from kera.elaborate.base import BuilderBase
 from kera.ir.types import BOOL, ArrayType, IntType, TupleType, Type, uint
 from kera.syntax import SyntaxKind as K
 from kera.syntax import SyntaxNode
@@ -40,7 +41,7 @@ class ConstItem:
     state: str = "new"  # new | building | done
 
 
-class ItemsMixin:
+class ItemsMixin(BuilderBase):
     """Collect items, resolve type syntax, evaluate `const` items and attributes."""
 
     def collect_items(self, root: SyntaxNode) -> None:
@@ -93,10 +94,10 @@ class ItemsMixin:
             inner = t.types(node)
             if len(inner) == 1 and node.first_token(K.COMMA) is None:
                 return self.resolve_type(inner[0])  # `(T)` is a parenthesised type
-            parts = [self.resolve_type(c) for c in inner]
-            if any(p is None for p in parts):
+            parts = [p for p in [self.resolve_type(c) for c in inner] if p is not None]
+            if len(parts) != len(inner):
                 return None
-            return TupleType(tuple(parts))  # type: ignore[arg-type]
+            return TupleType(tuple(parts))
         return None
 
     def _named_type(self, node: SyntaxNode) -> Type | None:

@@ -6,6 +6,8 @@ from kera.check import typeck
 from kera.check.typeck import TypeRuleError
 from kera.diagnostics import Note, Span
 from kera.elaborate import tree as t
+from kera.elaborate.base import BuilderBase
+from kera.elaborate.items import FnItem
 from kera.elaborate.values import POISON, Binding, Lit, Val, Value
 from kera.ir.types import UNIT, ArrayType, IntType, TupleType, Type, uint
 from kera.syntax import SyntaxKind as K
@@ -13,13 +15,14 @@ from kera.syntax import SyntaxNode
 
 BLOCK_LIKE = frozenset({K.IF_EXPR, K.FOR_EXPR, K.BLOCK_EXPR})
 MAX_UNROLL = 1 << 20  # loop iterations in one program, all loops together
+Step = Val | int  # a step into a place: an index value (array element) or a field number
 COMPOUND = {
     K.PLUSEQ: "+", K.MINUSEQ: "-", K.STAREQ: "*", K.SLASHEQ: "/", K.PERCENTEQ: "%",
     K.AMPEQ: "&", K.PIPEEQ: "|", K.CARETEQ: "^", K.SHLEQ: "<<", K.SHREQ: ">>",
 }  # fmt: skip
 
 
-class StmtMixin:
+class StmtMixin(BuilderBase):
     """Build blocks and statements; keep the variable environment."""
 
     # --- scopes ------------------------------------------------------------------------------
@@ -47,7 +50,8 @@ class StmtMixin:
         for binding, value in saved:
             binding.value = value
 
-    def merge(self, saved, cond: Val, then_vals: list[Val], else_vals: list[Val]) -> None:
+    def merge(self, saved: list[tuple[Binding, Val]], cond: Val, then_vals: list[Val],
+              else_vals: list[Val]) -> None:  # fmt: skip
         """After an `if`, give each variable assigned in a branch a `select` of both arms."""
         for (binding, _), a, b in zip(saved, then_vals, else_vals, strict=True):
             if a.id == b.id:
@@ -55,7 +59,7 @@ class StmtMixin:
             elif a.poisoned or b.poisoned:
                 binding.value = POISON
             else:
-                binding.value = self.add("select", a.type, [cond, a, b], span=binding.span)
+                binding.value = self.add("select", a.live_type, [cond, a, b], span=binding.span)
 
     # --- blocks ------------------------------------------------------------------------------
 
@@ -73,7 +77,8 @@ class StmtMixin:
                         return self._expr_return_expr(inner, hint)
                     values = t.exprs(inner)
                     return self.expr(values[0], hint) if values else self.unit()
-                if last and (item.kind in t.EXPR_KINDS or self._is_tail_stmt(item)):
+                if last and inner is not None and (item.kind in t.EXPR_KINDS
+                                                   or self._is_tail_stmt(item)):  # fmt: skip
                     return self.expr(inner, hint)
                 if item.kind == K.LET_STMT:
                     self.let_stmt(item)
@@ -161,41 +166,44 @@ class StmtMixin:
             return
         binding, path = place
         chain = [binding.value]
-        for kind, key in path:
-            cur = chain[-1]
-            if cur.poisoned:
-                chain.append(POISON)
-            elif kind == "index":
-                chain.append(self.add("array_index", cur.type.elem, [cur, key], span=node.span))
-            else:
-                chain.append(self.add("tuple_get", cur.type.elems[key], [cur], {"index": key},
-                                      span=node.span))  # fmt: skip
+        for key in path:
+            chain.append(self._read_step(chain[-1], key, node.span))
         target = chain[-1]
         if op_tok.kind == K.EQ:
             note = Note(f"expected `{target.type}` because of the assigned place", parts[0].span)
             new = self.expect(self.expr(parts[1], target.type), target.type, parts[1], note) \
                 if not target.poisoned else POISON  # fmt: skip
         else:
-            new = self.binary(COMPOUND[op_tok.kind], target, parts[0], parts[1], node.span)
-            if isinstance(new, Lit):
-                new = POISON
-        for (kind, key), outer in zip(reversed(path), reversed(chain[:-1]), strict=True):
+            built = self.binary(COMPOUND[op_tok.kind], target, parts[0], parts[1], node.span)
+            new = built if isinstance(built, Val) else POISON
+        for key, outer in zip(reversed(path), reversed(chain[:-1]), strict=True):
             if new.poisoned or outer.poisoned:
                 new = POISON
-            elif kind == "index":
-                new = self.add("array_update", outer.type, [outer, key, new], span=node.span)
+            elif isinstance(key, Val):
+                new = self.add("array_update", outer.live_type, [outer, key, new], span=node.span)
             else:
+                ty = outer.type
+                assert isinstance(ty, TupleType)  # reading this field built `new`
                 fields = [
                     new if i == key else
-                    self.add("tuple_get", ty, [outer], {"index": i}, span=node.span)
-                    for i, ty in enumerate(outer.type.elems)
+                    self.add("tuple_get", elem, [outer], {"index": i}, span=node.span)
+                    for i, elem in enumerate(ty.elems)
                 ]  # fmt: skip
-                new = self.add("tuple", outer.type, fields, span=node.span)
+                new = self.add("tuple", ty, fields, span=node.span)
         if not new.poisoned and not binding.value.poisoned and new.type != binding.value.type:
             new = POISON
         binding.value = new
 
-    def place(self, node: SyntaxNode) -> tuple[Binding, list[tuple[str, object]]] | None:
+    def _read_step(self, outer: Val, key: Step, span: Span) -> Val:
+        """Read one step of a place: an element (``key`` is the index) or a field number."""
+        ty = outer.type
+        if isinstance(key, Val) and isinstance(ty, ArrayType):
+            return self.add("array_index", ty.elem, [outer, key], span=span)
+        if isinstance(key, int) and isinstance(ty, TupleType):
+            return self.add("tuple_get", ty.elems[key], [outer], {"index": key}, span=span)
+        return POISON  # a poisoned value, or a step `place` reported as wrong
+
+    def place(self, node: SyntaxNode) -> tuple[Binding, list[Step]] | None:
         """Resolve an assignable place: a `let mut` variable, then indices and fields."""
         if node.kind == K.PAREN_EXPR:
             inner = t.exprs(node)
@@ -228,11 +236,11 @@ class StmtMixin:
                 index = self.any_unsigned(parts[1]) if len(parts) > 1 else POISON
                 if current is not None and not index.poisoned:
                     try:
-                        typeck.index_result(current, index.type)
+                        typeck.index_result(current, index.live_type)
                     except TypeRuleError as e:
                         self.error(str(e), node.span)
                         return None
-                return binding, [*path, ("index", index)]
+                return binding, [*path, index]
             tok = node.first_token(K.INT_LITERAL)
             field = int(tok.text) if tok is not None and tok.text.isdigit() else -1
             if current is not None:
@@ -241,16 +249,14 @@ class StmtMixin:
                 except TypeRuleError as e:
                     self.error(str(e), node.span)
                     return None
-            return binding, [*path, ("field", field)]
+            return binding, [*path, field]
         self.error("this expression cannot be assigned to", node.span)
         return None
 
     @staticmethod
-    def _path_type(ty: Type | None, path) -> Type | None:
-        for kind, key in path:
-            if ty is None:
-                return None
-            if kind == "index":
+    def _path_type(ty: Type | None, path: list[Step]) -> Type | None:
+        for key in path:
+            if isinstance(key, Val):
                 ty = ty.elem if isinstance(ty, ArrayType) else None
             else:
                 ty = ty.elems[key] if isinstance(ty, TupleType) else None
@@ -307,7 +313,7 @@ class StmtMixin:
 
     # --- calls -------------------------------------------------------------------------------
 
-    def inline(self, fn, args: list[Val], span: Span) -> Value:
+    def inline(self, fn: FnItem, args: list[Val], span: Span) -> Val:
         """Build a function body with its parameters bound to ``args`` (calls are inlined)."""
         if fn.name in self.call_stack:
             self.error(

@@ -22,6 +22,12 @@ class Val:
         """Return True for the error value."""
         return self.id is None
 
+    @property
+    def live_type(self) -> Type:
+        """Return the type of a value that is not poisoned (callers check ``poisoned`` first)."""
+        assert self.type is not None, "a poisoned value has no type"
+        return self.type
+
 
 POISON = Val(None, None)
 

@@ -69,23 +69,30 @@ def builtins() -> dict[str, OpDef]:
     return {d.source_name: d for d in OPS.values() if d.source_name is not None}
 
 
+@dataclass(frozen=True, slots=True)
+class _Produced:
+    """The type rule of an opcode whose producer chooses the result type (constants, casts,
+    slices): a check of the chosen type, nothing to infer."""
+
+    check: Check
+
+
 def _op(
     name: str,
     arity: int | None,
-    typing: Infer | Check,
+    typing: Infer | _Produced,
     doc: str,
     attrs: tuple[str, ...] = (),
     *,
-    produced: bool = False,
     builtin: tuple[str, ...] = (),
     commutative: bool = False,
     associative: bool = False,
 ) -> Callable[[Evaluate], Evaluate]:
-    """Register an opcode; ``typing`` infers its result, or checks it when ``produced`` (the
-    producer of the node chooses the result type: constants, casts, slices). ``builtin``, the
-    roles of its arguments, makes it a built-in function of the source under its name."""
-    infer = None if produced else typing
-    check = typing if produced else _comparing(typing)
+    """Register an opcode; ``typing`` infers its result, or (``_Produced``) checks the result
+    type the producer of the node chose. ``builtin``, the roles of its arguments, makes it a
+    built-in function of the source under its name."""
+    infer = None if isinstance(typing, _Produced) else typing
+    check = typing.check if isinstance(typing, _Produced) else _comparing(typing)
 
     def register(fn: Evaluate) -> Evaluate:
         OPS[name] = OpDef(name, arity, tuple(sorted(attrs)), _reported(check), fn, doc,
@@ -265,6 +272,7 @@ def _check_slice(ins: Sequence[Type], attrs: Attrs, out: Type) -> None:
     if msg := _int_attr(attrs, "lo"):
         raise OpTypeError(msg, "attr")
     _require(x, INT, 0)
+    assert isinstance(x, IntType)  # _require checked it
     if not isinstance(out, IntType) or out.signed:
         raise OpTypeError(f"result type must be unsigned, not {out}", "result", need=UNSIGNED)
     lo = attrs["lo"]
@@ -335,15 +343,14 @@ def _infer_tuple_get(ins: Sequence[Type], attrs: Attrs) -> Type:
 # ----------------------------------------------------------------------------- leaves
 
 
-@_op("param", 0, _check_param, "Function parameter number `index`, named `name`; the "
-     "interpreter passes the bound input batch as the single argument.", ("index", "name"),
-     produced=True)
+@_op("param", 0, _Produced(_check_param), "Function parameter number `index`, named `name`; "
+     "the interpreter passes the bound input batch as the single argument.", ("index", "name"))
 def _param(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
     return args[0]
 
 
-@_op("const", 0, _check_const, "Integer or bool constant `value` (canonical, in range; bool 0/1).",
-     ("value",), produced=True)
+@_op("const", 0, _Produced(_check_const),
+     "Integer or bool constant `value` (canonical, in range; bool 0/1).", ("value",))
 def _const(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
     return full(out, attrs["value"])
 
@@ -564,8 +571,8 @@ def _select(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
     return select(*args)
 
 
-@_op("cast", 1, _check_cast, "Convert to the result integer type: truncate, or extend by the "
-     "source's signedness (bool extends as 0/1).", produced=True)
+@_op("cast", 1, _Produced(_check_cast), "Convert to the result integer type: truncate, or extend "
+     "by the source's signedness (bool extends as 0/1).")
 def _cast(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
     return renorm(bits(args[0]), out)
 
@@ -578,8 +585,8 @@ def _concat(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
     return hi << U64(lo_t.width) | _field(args[1], lo_t)
 
 
-@_op("slice", 1, _check_slice, "Unsigned W-bit field of the operand starting at bit `lo`.",
-     ("lo",), produced=True, builtin=("own",))
+@_op("slice", 1, _Produced(_check_slice),
+     "Unsigned W-bit field of the operand starting at bit `lo`.", ("lo",), builtin=("own",))
 def _slice(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
     return renorm(bits(args[0]) >> U64(attrs["lo"]), out)
 

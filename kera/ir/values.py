@@ -205,15 +205,16 @@ def _show(obj: object) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def stack(rows: Sequence[object], t: Type) -> Value:
-    """Return the batch holding ``rows`` (python values as from ``from_json``), row by row."""
+def stack(rows: Sequence[Any], t: Type) -> Value:
+    """Return the batch holding ``rows`` (python values as from ``from_json``: lists for arrays
+    and tuples, shaped like ``t``), row by row."""
     if isinstance(t, ArrayType):
         if isinstance(t.elem, IntType) and rows:
-            table = np.array(rows, dtype=dtype_of(t.elem)).reshape(len(rows), t.length)
+            table: np.ndarray = np.array(rows, dtype=dtype_of(t.elem)).reshape(len(rows), t.length)
             return [np.ascontiguousarray(table[:, i]) for i in range(t.length)]
-        return [stack([r[i] for r in rows], t.elem) for i in range(t.length)]  # type: ignore[index]
+        return [stack([r[i] for r in rows], t.elem) for i in range(t.length)]
     if isinstance(t, TupleType):
-        return tuple(stack([r[i] for r in rows], e) for i, e in enumerate(t.elems))  # type: ignore[index]
+        return tuple(stack([r[i] for r in rows], e) for i, e in enumerate(t.elems))
     return np.array(rows, dtype=dtype_of(t)).reshape(len(rows))
 
 

@@ -6,8 +6,10 @@ import dataclasses
 
 import pytest
 
+from kera.backends.cpu import TABLE as C_TABLE
 from kera.backends.cpu import emit_c
-from kera.backends.lower import LoweringError
+from kera.backends.lower import Emitter, LoweringError, OpCall
+from kera.backends.ptx import TABLE as PTX_TABLE
 from kera.backends.ptx import emit_ptx
 from kera.backends.wasm import emit_wat
 from kera.elaborate import build_program
@@ -49,6 +51,13 @@ def test_an_invalid_order_is_refused() -> None:
     broken = dataclasses.replace(schedule, order=tuple(reversed(schedule.order)))
     with pytest.raises(LoweringError, match="before its inputs"):
         emit_c(broken)
+
+
+@pytest.mark.parametrize("table", [C_TABLE, PTX_TABLE], ids=["cpu", "ptx"])
+def test_a_scalar_lowering_refuses_an_aggregate_operand(table) -> None:  # noqa: ANN001
+    call = OpCall("add", (uint(8), uint(8)), uint(8), {}, (None, None))
+    with pytest.raises(LoweringError, match="scalar opcode `add` has an aggregate operand"):
+        table["add"](Emitter(), call, [["v0"], "v1"])
 
 
 @pytest.mark.parametrize("kernel", kernel_params())

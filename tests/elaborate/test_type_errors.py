@@ -67,6 +67,16 @@ def test_all_errors_in_one_run_with_notes():
     assert "t.kera:3:17: error: literal `999` does not fit in `u8` (0..=255)" in text
 
 
+def test_an_unknown_index_into_a_scalar_place_is_one_error_not_a_crash():
+    # The poisoned index used to reach the assignment, which read `.elem` of `u32`.
+    assert errors("fn f(x: u32) -> u32 { let mut y = x; y[nope] = 1; y }") == [
+        "cannot find `nope` in this scope"
+    ]
+    assert errors("fn f(x: (u8, u8)) -> (u8, u8) { let mut y = x; y.0[nope] = 1; y }") == [
+        "cannot find `nope` in this scope"
+    ]
+
+
 def test_top_selection_errors():
     src = "pub fn a() -> u8 { 0 } pub fn b() -> u8 { 1 }"
     assert "no function is marked `#[top]`; pass --top (candidates: a, b)" in [

@@ -9,10 +9,15 @@ signed order is compared on sign-flipped patterns instead of converting to signe
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kera.backends.layout import word_bits
-from kera.backends.lower import STRUCTURAL, Lowering, OpCall, Tree, int_type
+from kera.backends.lower import STRUCTURAL, Lowering, OpCall, ScalarLowering, int_type, scalars
 from kera.ir.tables import Unsupported
 from kera.ir.types import BoolType, IntType, Type
+
+if TYPE_CHECKING:
+    from kera.backends.cpu.emit import CEmitter
 
 
 def ctype(t: Type) -> str:
@@ -62,40 +67,40 @@ def _w(t: Type) -> int:
     return word_bits(t)
 
 
-def _binary(symbol: str) -> Lowering:
-    def lower(em, call: OpCall, args: list[Tree]) -> Tree:
+def _binary(symbol: str) -> ScalarLowering[CEmitter]:
+    def lower(em: CEmitter, call: OpCall, args: list[str]) -> str:
         a, b = args
         return em.assign(call.out, norm(f"{a} {symbol} {b}", call.out))
 
     return lower
 
 
-def _bitwise(symbol: str) -> Lowering:
+def _bitwise(symbol: str) -> ScalarLowering[CEmitter]:
     # Renormalised (or 0/1) operands give a renormalised result: no fix-up needed.
-    def lower(em, call: OpCall, args: list[Tree]) -> Tree:
+    def lower(em: CEmitter, call: OpCall, args: list[str]) -> str:
         a, b = args
         return em.assign(call.out, f"{a} {symbol} {b}")
 
     return lower
 
 
-def _neg(em, call: OpCall, args: list[Tree]) -> Tree:
+def _neg(em: CEmitter, call: OpCall, args: list[str]) -> str:
     return em.assign(call.out, norm(f"{lit(0, _w(call.out))} - {args[0]}", call.out))
 
 
-def _not(em, call: OpCall, args: list[Tree]) -> Tree:
+def _not(em: CEmitter, call: OpCall, args: list[str]) -> str:
     if isinstance(call.out, BoolType):
         return em.assign(call.out, f"{args[0]} ^ 1u")
     return em.assign(call.out, norm(f"~{args[0]}", call.out))
 
 
-def _div(em, call: OpCall, args: list[Tree]) -> Tree:
+def _div(em: CEmitter, call: OpCall, args: list[str]) -> str:
     t = int_type(call.out)
     kind = "sdiv" if t.signed else "udiv"
     return em.assign(t, norm(f"k_{kind}{_w(t)}({args[0]}, {args[1]})", t))
 
 
-def _rem(em, call: OpCall, args: list[Tree]) -> Tree:
+def _rem(em: CEmitter, call: OpCall, args: list[str]) -> str:
     t = int_type(call.out)
     kind = "srem" if t.signed else "urem"
     return em.assign(t, f"k_{kind}{_w(t)}({args[0]}, {args[1]})")  # |r| < |b|: in range
@@ -109,8 +114,8 @@ def _less(a: str, b: str, t: IntType) -> str:
     return f"(({a} ^ {s}) < ({b} ^ {s}))"
 
 
-def _compare(kind: str) -> Lowering:
-    def lower(em, call: OpCall, args: list[Tree]) -> Tree:
+def _compare(kind: str) -> ScalarLowering[CEmitter]:
+    def lower(em: CEmitter, call: OpCall, args: list[str]) -> str:
         a, b = args
         t = call.ins[0]
         if kind in ("eq", "ne"):
@@ -128,8 +133,8 @@ def _compare(kind: str) -> Lowering:
     return lower
 
 
-def _minmax(smaller: bool) -> Lowering:
-    def lower(em, call: OpCall, args: list[Tree]) -> Tree:
+def _minmax(smaller: bool) -> ScalarLowering[CEmitter]:
+    def lower(em: CEmitter, call: OpCall, args: list[str]) -> str:
         a, b = args
         cond = _less(a, b, int_type(call.out))
         pick = f"{a} : {b}" if smaller else f"{b} : {a}"
@@ -138,21 +143,21 @@ def _minmax(smaller: bool) -> Lowering:
     return lower
 
 
-def _widening_mul(em, call: OpCall, args: list[Tree]) -> Tree:
+def _widening_mul(em: CEmitter, call: OpCall, args: list[str]) -> str:
     a, b = args
     src, out = call.ins[0], call.out
     wa, wb = widen(a, src, _w(out)), widen(b, src, _w(out))
     return em.assign(out, norm(f"{wa} * {wb}", out))
 
 
-def _shl(em, call: OpCall, args: list[Tree]) -> Tree:
+def _shl(em: CEmitter, call: OpCall, args: list[str]) -> str:
     a, n = args
     t = int_type(call.out)
     zero = lit(0, _w(t))
     return em.assign(t, norm(f"({n}) < {t.width}u ? ({ctype(t)})({a} << ({n})) : {zero}", t))
 
 
-def _shr(em, call: OpCall, args: list[Tree]) -> Tree:
+def _shr(em: CEmitter, call: OpCall, args: list[str]) -> str:
     a, n = args
     t = int_type(call.out)
     if t.signed:
@@ -162,8 +167,8 @@ def _shr(em, call: OpCall, args: list[Tree]) -> Tree:
     return em.assign(t, f"({n}) < {t.width}u ? ({a} >> ({n})) : {lit(0, _w(t))}")
 
 
-def _rotate(left: bool) -> Lowering:
-    def lower(em, call: OpCall, args: list[Tree]) -> Tree:
+def _rotate(left: bool) -> ScalarLowering[CEmitter]:
+    def lower(em: CEmitter, call: OpCall, args: list[str]) -> str:
         a, n = args
         t = int_type(call.out)
         w = t.width
@@ -174,29 +179,29 @@ def _rotate(left: bool) -> Lowering:
     return lower
 
 
-def _popcount(em, call: OpCall, args: list[Tree]) -> Tree:
+def _popcount(em: CEmitter, call: OpCall, args: list[str]) -> str:
     t = int_type(call.out)
     return em.assign(t, norm(f"k_pop{_w(t)}({field(args[0], t)})", t))
 
 
-def _clz(em, call: OpCall, args: list[Tree]) -> Tree:
+def _clz(em: CEmitter, call: OpCall, args: list[str]) -> str:
     t = int_type(call.out)
     w = _w(t)
     return em.assign(t, norm(f"k_clz{w}({field(args[0], t)}) - {lit(w - t.width, w)}", t))
 
 
-def _ctz(em, call: OpCall, args: list[Tree]) -> Tree:
+def _ctz(em: CEmitter, call: OpCall, args: list[str]) -> str:
     t = int_type(call.out)
     u = field(args[0], t)
     return em.assign(t, norm(f"{u} ? k_ctz{_w(t)}({u}) : {lit(t.width, _w(t))}", t))
 
 
-def _cast(em, call: OpCall, args: list[Tree]) -> Tree:
+def _cast(em: CEmitter, call: OpCall, args: list[str]) -> str:
     out = call.out
     return em.assign(out, norm(widen(args[0], call.ins[0], _w(out)), out))
 
 
-def _concat(em, call: OpCall, args: list[Tree]) -> Tree:
+def _concat(em: CEmitter, call: OpCall, args: list[str]) -> str:
     hi_t, lo_t = int_type(call.ins[0]), int_type(call.ins[1])
     out = call.out
     r = ctype(out)
@@ -204,43 +209,47 @@ def _concat(em, call: OpCall, args: list[Tree]) -> Tree:
     return em.assign(out, f"(({r})({hi}) << {lo_t.width}) | ({r})({lo})")
 
 
-def _slice(em, call: OpCall, args: list[Tree]) -> Tree:
+def _slice(em: CEmitter, call: OpCall, args: list[str]) -> str:
     out = call.out
     lo = call.attrs["lo"]
     return em.assign(out, norm(f"({ctype(out)})({args[0]} >> {lo})", out))
 
 
-TABLE: dict[str, Lowering | Unsupported] = {
+TABLE: dict[str, Lowering[CEmitter] | Unsupported] = {
     **STRUCTURAL,
-    "add": _binary("+"),
-    "sub": _binary("-"),
-    "mul": _binary("*"),
-    "neg": _neg,
-    "div": _div,
-    "rem": _rem,
-    "min": _minmax(True),
-    "max": _minmax(False),
-    "widening_mul": _widening_mul,
-    "not": _not,
-    "and": _bitwise("&"),
-    "or": _bitwise("|"),
-    "xor": _bitwise("^"),
-    "shl": _shl,
-    "shr": _shr,
-    "rotl": _rotate(True),
-    "rotr": _rotate(False),
-    "popcount": _popcount,
-    "clz": _clz,
-    "ctz": _ctz,
-    "eq": _compare("eq"),
-    "ne": _compare("ne"),
-    "lt": _compare("lt"),
-    "le": _compare("le"),
-    "gt": _compare("gt"),
-    "ge": _compare("ge"),
-    "cast": _cast,
-    "concat": _concat,
-    "slice": _slice,
+    **scalars(
+        {
+            "add": _binary("+"),
+            "sub": _binary("-"),
+            "mul": _binary("*"),
+            "neg": _neg,
+            "div": _div,
+            "rem": _rem,
+            "min": _minmax(True),
+            "max": _minmax(False),
+            "widening_mul": _widening_mul,
+            "not": _not,
+            "and": _bitwise("&"),
+            "or": _bitwise("|"),
+            "xor": _bitwise("^"),
+            "shl": _shl,
+            "shr": _shr,
+            "rotl": _rotate(True),
+            "rotr": _rotate(False),
+            "popcount": _popcount,
+            "clz": _clz,
+            "ctz": _ctz,
+            "eq": _compare("eq"),
+            "ne": _compare("ne"),
+            "lt": _compare("lt"),
+            "le": _compare("le"),
+            "gt": _compare("gt"),
+            "ge": _compare("ge"),
+            "cast": _cast,
+            "concat": _concat,
+            "slice": _slice,
+        }
+    ),
 }
 
 __all__ = ["TABLE", "ctype", "lit", "norm"]

@@ -9,10 +9,15 @@ Integer arithmetic only; no ``.ftz``, no ``.approx`` (and no floats yet).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kera.backends.layout import word_bits
-from kera.backends.lower import STRUCTURAL, Lowering, OpCall, Tree, int_type
+from kera.backends.lower import STRUCTURAL, Lowering, OpCall, ScalarLowering, int_type, scalars
 from kera.ir.tables import Unsupported
 from kera.ir.types import BoolType, IntType, Type
+
+if TYPE_CHECKING:
+    from kera.backends.ptx.emit import PtxEmitter
 
 
 def w(t: Type) -> int:
@@ -25,26 +30,28 @@ def imm(value: int, bits: int) -> str:
     return f"{value & ((1 << bits) - 1):#x}"
 
 
-def norm(em, reg: str, t: Type) -> str:
+def norm(em: PtxEmitter, reg: str, t: Type) -> str:
     """Return a register holding ``reg`` renormalised to ``t``."""
-    if isinstance(t, BoolType) or t.width == w(t):  # type: ignore[union-attr]
+    if isinstance(t, BoolType):
         return reg
     assert isinstance(t, IntType)
     b = w(t)
+    if t.width == b:
+        return reg
     if not t.signed:
         return em.op(t, f"and.b{b} {{d}}, {reg}, {imm(t.mask, b)};")
     up = em.op(t, f"shl.b{b} {{d}}, {reg}, {b - t.width};")
     return em.op(t, f"shr.s{b} {{d}}, {up}, {b - t.width};")
 
 
-def field(em, a: str, t: IntType) -> str:
+def field(em: PtxEmitter, a: str, t: IntType) -> str:
     """Return the N-bit field of a value (masks a sign-extended register)."""
     if t.signed and t.width < w(t):
         return em.op(t, f"and.b{w(t)} {{d}}, {a}, {imm(t.mask, w(t))};")
     return a
 
 
-def convert(em, a: str, src: Type, dst: int, signed: bool | None = None) -> str:
+def convert(em: PtxEmitter, a: str, src: Type, dst: int, signed: bool | None = None) -> str:
     """Return ``a`` moved to a ``dst``-bit register (truncate, or extend by signedness)."""
     have = w(src)
     if have == dst:
@@ -61,35 +68,35 @@ def _kind(t: Type) -> str:
     return "s" if isinstance(t, IntType) and t.signed else "u"
 
 
-def _arith(mnemonic: str) -> Lowering:
-    def lower(em, call: OpCall, args: list[Tree]) -> Tree:
+def _arith(mnemonic: str) -> ScalarLowering[PtxEmitter]:
+    def lower(em: PtxEmitter, call: OpCall, args: list[str]) -> str:
         t = call.out
         return norm(em, em.op(t, f"{mnemonic}.u{w(t)} {{d}}, {args[0]}, {args[1]};"), t)
 
     return lower
 
 
-def _bitwise(mnemonic: str) -> Lowering:
-    def lower(em, call: OpCall, args: list[Tree]) -> Tree:
+def _bitwise(mnemonic: str) -> ScalarLowering[PtxEmitter]:
+    def lower(em: PtxEmitter, call: OpCall, args: list[str]) -> str:
         t = call.out
         return em.op(t, f"{mnemonic}.b{w(t)} {{d}}, {args[0]}, {args[1]};")
 
     return lower
 
 
-def _neg(em, call: OpCall, args: list[Tree]) -> Tree:
+def _neg(em: PtxEmitter, call: OpCall, args: list[str]) -> str:
     t = call.out
     return norm(em, em.op(t, f"neg.s{w(t)} {{d}}, {args[0]};"), t)
 
 
-def _not(em, call: OpCall, args: list[Tree]) -> Tree:
+def _not(em: PtxEmitter, call: OpCall, args: list[str]) -> str:
     t = call.out
     if isinstance(t, BoolType):
         return em.op(t, f"xor.b32 {{d}}, {args[0]}, 1;")
     return norm(em, em.op(t, f"not.b{w(t)} {{d}}, {args[0]};"), t)
 
 
-def _guarded(em, a: str, b: str, t: IntType) -> tuple[str, str]:
+def _guarded(em: PtxEmitter, a: str, b: str, t: IntType) -> tuple[str, str]:
     """Return (predicate b == 0, a divisor that is 1 for 0, and for -1 when a is MIN)."""
     b_ = w(t)
     zero = em.pred(f"setp.eq.u{b_} {{d}}, {b}, 0;")
@@ -102,8 +109,8 @@ def _guarded(em, a: str, b: str, t: IntType) -> tuple[str, str]:
     return zero, em.op(t, f"selp.b{b_} {{d}}, 1, {b}, {bad};")
 
 
-def _divide(remainder: bool) -> Lowering:
-    def lower(em, call: OpCall, args: list[Tree]) -> Tree:
+def _divide(remainder: bool) -> ScalarLowering[PtxEmitter]:
+    def lower(em: PtxEmitter, call: OpCall, args: list[str]) -> str:
         a, b = args
         t = int_type(call.out)
         zero, safe = _guarded(em, a, b, t)
@@ -116,28 +123,28 @@ def _divide(remainder: bool) -> Lowering:
     return lower
 
 
-def _minmax(mnemonic: str) -> Lowering:
-    def lower(em, call: OpCall, args: list[Tree]) -> Tree:
+def _minmax(mnemonic: str) -> ScalarLowering[PtxEmitter]:
+    def lower(em: PtxEmitter, call: OpCall, args: list[str]) -> str:
         t = call.out
         return em.op(t, f"{mnemonic}.{_kind(t)}{w(t)} {{d}}, {args[0]}, {args[1]};")
 
     return lower
 
 
-def _widening_mul(em, call: OpCall, args: list[Tree]) -> Tree:
+def _widening_mul(em: PtxEmitter, call: OpCall, args: list[str]) -> str:
     src, out = call.ins[0], call.out
     if w(out) == 32:
         return norm(em, em.op(out, f"mul.lo.u32 {{d}}, {args[0]}, {args[1]};"), out)
     return norm(em, em.op(out, f"mul.wide.{_kind(src)}32 {{d}}, {args[0]}, {args[1]};"), out)
 
 
-def _amount(em, n: str, nt: Type, t: IntType) -> tuple[str, str]:
+def _amount(em: PtxEmitter, n: str, nt: Type, t: IntType) -> tuple[str, str]:
     """Return (predicate amount < N, the amount as a .u32 register) for a shift of ``t``."""
     small = em.pred(f"setp.lt.u{w(nt)} {{d}}, {n}, {t.width};")
     return small, convert(em, n, nt, 32, signed=False)
 
 
-def _shl(em, call: OpCall, args: list[Tree]) -> Tree:
+def _shl(em: PtxEmitter, call: OpCall, args: list[str]) -> str:
     a, n = args
     t = int_type(call.out)
     small, amt = _amount(em, n, call.ins[1], t)
@@ -145,7 +152,7 @@ def _shl(em, call: OpCall, args: list[Tree]) -> Tree:
     return norm(em, em.op(t, f"selp.b{w(t)} {{d}}, {shifted}, 0, {small};"), t)
 
 
-def _shr(em, call: OpCall, args: list[Tree]) -> Tree:
+def _shr(em: PtxEmitter, call: OpCall, args: list[str]) -> str:
     a, n = args
     t = int_type(call.out)
     small, amt = _amount(em, n, call.ins[1], t)
@@ -156,8 +163,8 @@ def _shr(em, call: OpCall, args: list[Tree]) -> Tree:
     return em.op(t, f"selp.b{w(t)} {{d}}, {shifted}, 0, {small};")
 
 
-def _rotate(left: bool) -> Lowering:
-    def lower(em, call: OpCall, args: list[Tree]) -> Tree:
+def _rotate(left: bool) -> ScalarLowering[PtxEmitter]:
+    def lower(em: PtxEmitter, call: OpCall, args: list[str]) -> str:
         a, n = args
         t = int_type(call.out)
         nt, b = call.ins[1], w(t)
@@ -175,25 +182,25 @@ def _rotate(left: bool) -> Lowering:
     return lower
 
 
-def _count(em, t: IntType, count32: str) -> str:
+def _count(em: PtxEmitter, t: IntType, count32: str) -> str:
     """Return a .u32 bit count moved to ``t``'s register and renormalised."""
     return norm(em, convert(em, count32, BoolType(), w(t), signed=False), t)
 
 
-def _popcount(em, call: OpCall, args: list[Tree]) -> Tree:
+def _popcount(em: PtxEmitter, call: OpCall, args: list[str]) -> str:
     t = int_type(call.out)
     c = em.op(BoolType(), f"popc.b{w(t)} {{d}}, {field(em, args[0], t)};")
     return _count(em, t, c)
 
 
-def _clz(em, call: OpCall, args: list[Tree]) -> Tree:
+def _clz(em: PtxEmitter, call: OpCall, args: list[str]) -> str:
     t = int_type(call.out)
     c = em.op(BoolType(), f"clz.b{w(t)} {{d}}, {field(em, args[0], t)};")  # clz(0) = W
     c = em.op(BoolType(), f"sub.u32 {{d}}, {c}, {w(t) - t.width};")
     return _count(em, t, c)
 
 
-def _ctz(em, call: OpCall, args: list[Tree]) -> Tree:
+def _ctz(em: PtxEmitter, call: OpCall, args: list[str]) -> str:
     t = int_type(call.out)
     u = field(em, args[0], t)
     if t.width < w(t):  # a stop bit at N makes ctz(0) = N
@@ -202,8 +209,8 @@ def _ctz(em, call: OpCall, args: list[Tree]) -> Tree:
     return _count(em, t, em.op(BoolType(), f"clz.b{w(t)} {{d}}, {rev};"))
 
 
-def _compare(kind: str) -> Lowering:
-    def lower(em, call: OpCall, args: list[Tree]) -> Tree:
+def _compare(kind: str) -> ScalarLowering[PtxEmitter]:
+    def lower(em: PtxEmitter, call: OpCall, args: list[str]) -> str:
         t = call.ins[0]
         p = em.pred(f"setp.{kind}.{_kind(t)}{w(t)} {{d}}, {args[0]}, {args[1]};")
         return em.op(BoolType(), f"selp.u32 {{d}}, 1, 0, {p};")
@@ -211,12 +218,12 @@ def _compare(kind: str) -> Lowering:
     return lower
 
 
-def _cast(em, call: OpCall, args: list[Tree]) -> Tree:
+def _cast(em: PtxEmitter, call: OpCall, args: list[str]) -> str:
     out = call.out
     return norm(em, convert(em, args[0], call.ins[0], w(out)), out)
 
 
-def _concat(em, call: OpCall, args: list[Tree]) -> Tree:
+def _concat(em: PtxEmitter, call: OpCall, args: list[str]) -> str:
     hi_t, lo_t = int_type(call.ins[0]), int_type(call.ins[1])
     out = call.out
     b = w(out)
@@ -226,43 +233,47 @@ def _concat(em, call: OpCall, args: list[Tree]) -> Tree:
     return em.op(out, f"or.b{b} {{d}}, {up}, {lo};")
 
 
-def _slice(em, call: OpCall, args: list[Tree]) -> Tree:
+def _slice(em: PtxEmitter, call: OpCall, args: list[str]) -> str:
     src, out = call.ins[0], call.out
     shifted = em.op(src, f"shr.u{w(src)} {{d}}, {args[0]}, {call.attrs['lo']};")
     return norm(em, convert(em, shifted, src, w(out), signed=False), out)
 
 
-TABLE: dict[str, Lowering | Unsupported] = {
+TABLE: dict[str, Lowering[PtxEmitter] | Unsupported] = {
     **STRUCTURAL,
-    "add": _arith("add"),
-    "sub": _arith("sub"),
-    "mul": _arith("mul.lo"),
-    "neg": _neg,
-    "div": _divide(False),
-    "rem": _divide(True),
-    "min": _minmax("min"),
-    "max": _minmax("max"),
-    "widening_mul": _widening_mul,
-    "not": _not,
-    "and": _bitwise("and"),
-    "or": _bitwise("or"),
-    "xor": _bitwise("xor"),
-    "shl": _shl,
-    "shr": _shr,
-    "rotl": _rotate(True),
-    "rotr": _rotate(False),
-    "popcount": _popcount,
-    "clz": _clz,
-    "ctz": _ctz,
-    "eq": _compare("eq"),
-    "ne": _compare("ne"),
-    "lt": _compare("lt"),
-    "le": _compare("le"),
-    "gt": _compare("gt"),
-    "ge": _compare("ge"),
-    "cast": _cast,
-    "concat": _concat,
-    "slice": _slice,
+    **scalars(
+        {
+            "add": _arith("add"),
+            "sub": _arith("sub"),
+            "mul": _arith("mul.lo"),
+            "neg": _neg,
+            "div": _divide(False),
+            "rem": _divide(True),
+            "min": _minmax("min"),
+            "max": _minmax("max"),
+            "widening_mul": _widening_mul,
+            "not": _not,
+            "and": _bitwise("and"),
+            "or": _bitwise("or"),
+            "xor": _bitwise("xor"),
+            "shl": _shl,
+            "shr": _shr,
+            "rotl": _rotate(True),
+            "rotr": _rotate(False),
+            "popcount": _popcount,
+            "clz": _clz,
+            "ctz": _ctz,
+            "eq": _compare("eq"),
+            "ne": _compare("ne"),
+            "lt": _compare("lt"),
+            "le": _compare("le"),
+            "gt": _compare("gt"),
+            "ge": _compare("ge"),
+            "cast": _cast,
+            "concat": _concat,
+            "slice": _slice,
+        }
+    ),
 }
 
 __all__ = ["TABLE", "imm", "norm"]

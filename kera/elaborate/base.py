@@ -1,0 +1,160 @@
+"""The graph builder's shared state and primitives, which its parts (items, statements,
+expressions: one mixin each) derive from.
+
+``BuilderBase`` owns the state (graph, scopes, items, diagnostics) and the primitives every part
+uses (reporting, adding nodes, checking a value against a type). What one mixin calls on another
+is declared here for the type checker only; ``kera.elaborate.Builder`` combines the mixins.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kera.diagnostics import Diagnostic, Note, SourceFile, Span
+from kera.elaborate.fold import ClosedEvaluator
+from kera.elaborate.values import POISON, Binding, Lit, Val, Value
+from kera.ir.graph import Graph
+from kera.ir.types import UNIT, BoolType, IntType, Type
+from kera.syntax import SyntaxNode
+
+if TYPE_CHECKING:
+    from kera.elaborate.items import ConstItem, FnItem
+
+
+class BuilderBase:
+    """State and primitives of the graph builder (see the module docstring)."""
+
+    def __init__(self, source: SourceFile) -> None:
+        self.source = source
+        self.graph = Graph()
+        self.graph.source_path = source.path
+        self._diags: dict[tuple[int, int, str], Diagnostic] = {}
+        self.fns: dict[str, FnItem] = {}
+        self.consts: dict[str, ConstItem] = {}
+        self.aliases: dict[str, SyntaxNode] = {}
+        self._alias_stack: list[str] = []
+        self.scopes: list[dict[str, Binding]] = [{}]
+        self.call_stack: list[str] = []
+        self.unrolled = 0
+        self._depth = 0
+        self._folder = ClosedEvaluator(self.graph)
+
+    # --- diagnostics -------------------------------------------------------------------------
+
+    def error(self, message: str, span: Span, *notes: Note) -> None:
+        """Report an error once (unrolled loops and inlined calls revisit the same code)."""
+        key = (span.start, span.end, message)
+        if key not in self._diags:
+            self._diags[key] = Diagnostic.error(message, span, *notes)
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        """Return the diagnostics in source order."""
+        return sorted(self._diags.values(), key=lambda d: (d.span.start, d.span.end, d.message))
+
+    def enter(self, node: SyntaxNode) -> None:
+        """Guard the walk's depth (the parser already limits nesting)."""
+        self._depth += 1
+
+    def leave(self) -> None:
+        """Leave one level of the walk."""
+        self._depth -= 1
+
+    # --- graph values ------------------------------------------------------------------------
+
+    def add(self, op: str, ty: Type, inputs: list[Val], attrs: dict | None = None,
+            span: Span | None = None) -> Val:  # fmt: skip
+        """Add a node unless an input is poisoned."""
+        ids = tuple(v.id for v in inputs if v.id is not None)
+        if len(ids) != len(inputs):
+            return POISON
+        node_id = self.graph.add(op, ty, ids, attrs, span=span)
+        return Val(node_id, ty)
+
+    def const(self, ty: Type, value: int, span: Span | None = None) -> Val:
+        """Add a constant of a scalar type."""
+        return self.add("const", ty, [], {"value": int(value)}, span=span)
+
+    def unit(self) -> Val:
+        """Return the `()` value."""
+        return self.add("tuple", UNIT, [])
+
+    def materialize(self, lit: Lit, ty: Type | None) -> Val:
+        """Give a pending literal the type ``ty``, checking that it fits."""
+        if not isinstance(ty, IntType):
+            found = "bool" if isinstance(ty, BoolType) else ty
+            self.error(f"expected `{found}`, found an integer literal", lit.span)
+            return POISON
+        if lit.build is not None:
+            return lit.build(ty)
+        if not ty.contains(lit.value):
+            self.error(
+                f"literal `{lit.value}` does not fit in `{ty}` ({ty.min}..={ty.max})", lit.span
+            )
+            return POISON
+        return self.const(ty, lit.value, lit.span)
+
+    def expect(self, value: Value, ty: Type | None, node: SyntaxNode,
+               note: Note | None = None) -> Val:  # fmt: skip
+        """Check that ``value`` has type ``ty`` (a pending literal takes it)."""
+        if ty is None:
+            return POISON
+        if isinstance(value, Lit):
+            return self.materialize(value, ty)
+        if value.poisoned:
+            return POISON
+        if value.type != ty:
+            notes = (note,) if note is not None else ()
+            self.error(f"mismatched types: expected `{ty}`, found `{value.type}`", node.span,
+                       *notes)  # fmt: skip
+            return POISON
+        return value
+
+    def closed_int(self, value: Val) -> int | None:
+        """Return the value as a Python int when it is known at compile time, else None."""
+        return None if value.id is None else self._folder.int_value(value.id)
+
+    if TYPE_CHECKING:
+        # --- provided by ExprMixin (kera.elaborate.exprs) --------------------------------------
+
+        def expr(self, node: SyntaxNode, hint: Type | None) -> Value: ...
+
+        def settle(self, value: Value, ty: Type | None) -> Val: ...
+
+        def any_unsigned(self, node: SyntaxNode) -> Val: ...
+
+        def binary(self, op: str, lhs: Value, lhs_node: SyntaxNode, rhs_node: SyntaxNode,
+                   span: Span) -> Value: ...  # fmt: skip
+
+        def _expr_return_expr(self, node: SyntaxNode, hint: Type | None) -> Value: ...
+
+        # --- provided by StmtMixin (kera.elaborate.stmts) --------------------------------------
+
+        def lookup(self, name: str) -> Binding | None: ...
+
+        def snapshot(self) -> list[tuple[Binding, Val]]: ...
+
+        @staticmethod
+        def snapshot_values(saved: list[tuple[Binding, Val]]) -> list[Val]: ...
+
+        @staticmethod
+        def restore(saved: list[tuple[Binding, Val]]) -> None: ...
+
+        def merge(self, saved: list[tuple[Binding, Val]], cond: Val, then_vals: list[Val],
+                  else_vals: list[Val]) -> None: ...  # fmt: skip
+
+        def block(self, node: SyntaxNode, hint: Type | None, fn_body: bool = False) -> Value: ...
+
+        def assign(self, node: SyntaxNode) -> None: ...
+
+        def for_loop(self, node: SyntaxNode) -> None: ...
+
+        def inline(self, fn: FnItem, args: list[Val], span: Span) -> Val: ...
+
+        # --- provided by ItemsMixin (kera.elaborate.items) -------------------------------------
+
+        def resolve_type(self, node: SyntaxNode | None) -> Type | None: ...
+
+        def const_item_value(self, item: ConstItem, use_span: Span) -> Val: ...
+
+        def const_int(self, node: SyntaxNode, default: IntType, what: str) -> int | None: ...
