@@ -326,8 +326,8 @@ def synthesize(
     check_clock(board, clock_mhz)
     say = progress or (lambda _: None)
     say(f"synthesizing `{loaded.top}` for {board} ...")
-    options = dict(board=board, clock_mhz=clock_mhz, outdir=out, source=loaded.program,
-                   emitters=[_rtl_emitter(loaded.path)])  # fmt: skip
+    options: dict[str, Any] = dict(board=board, clock_mhz=clock_mhz, outdir=out,
+                                   source=loaded.program, emitters=[_rtl_emitter(loaded.path)])
     result = synth(loaded.graph, loaded.top, **options)
     if pnr:
         from kera.hls.pnr import measure_schedule

@@ -175,15 +175,15 @@ def path_to_schedule(verilog: str, spans: list[str], schedule: Any) -> list[dict
     out: list[dict[str, Any]] = []
     seen: set[int] = set()
     for entry in spans:
-        number = _line_of(entry, declared)
-        if number is None or not 1 <= number <= len(lines) or number in seen:
+        at = _line_of(entry, declared)
+        if at is None or not 1 <= at <= len(lines) or at in seen:
             continue
-        stage = stage_at[number - 1]
+        stage = stage_at[at - 1]
         if stage is None:
             continue
-        seen.add(number)
-        out.append({"verilog_line": number, "stage": stage,
-                    "position": _position(lines[number - 1], stage, schedule)})  # fmt: skip
+        seen.add(at)
+        out.append({"verilog_line": at, "stage": stage,
+                    "position": _position(lines[at - 1], stage, schedule)})  # fmt: skip
     return out
 
 

@@ -298,7 +298,7 @@ def _line_texts(source: SourceFile | None) -> dict[int, str]:
 def _resource_table(r: Mapping[str, Any]) -> list[str]:
     est, measured = r["estimate"], r.get("measured") or {}
     caps = r.get("capacities", {})
-    util = measured.get("utilisation") if measured else est.get("utilisation", {})
+    util = (measured.get("utilisation") if measured else est.get("utilisation")) or {}
     err = est.get("expected_error", {})
     head = f"  {'resource':<10} {'estimate':>10} {'expected error':>16}"
     head += f" {'measured':>10}" if measured else ""

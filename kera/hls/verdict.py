@@ -41,7 +41,7 @@ def timing_verdict(
     handshake only, and then the stage is None).
     """
     source = "nextpnr" if measured and measured.get("fmax_mhz") else "estimate"
-    fmax = float(measured["fmax_mhz"]) if source == "nextpnr" else estimated_fmax_mhz
+    fmax = float(measured["fmax_mhz"]) if measured and source == "nextpnr" else estimated_fmax_mhz
     path = measured_path if source == "nextpnr" else estimated_path
     slack = 1000.0 / clock_mhz - 1000.0 / fmax
     stages = [p["stage"] for p in path if p.get("stage") is not None]

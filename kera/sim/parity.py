@@ -88,8 +88,8 @@ def edge_vectors(params: Sequence[tuple[str, Type]], limit: int = 4096) -> Vecto
     edges = [edge_values(leaf.type) for leaf in leaves]
     if math.prod(len(e) for e in edges) <= limit:
         rows = list(itertools.product(*edges))
-        cols = tuple(_column([r[j] for r in rows], leaf.type) for j, leaf in enumerate(leaves))
-        return VectorSet(params, cols, len(rows))
+        table = tuple(_column([r[j] for r in rows], leaf.type) for j, leaf in enumerate(leaves))
+        return VectorSet(params, table, len(rows))
     cores = [_column(_core(leaf.type), leaf.type) for leaf in leaves]
     pairs = []  # (i, j) blocks of len(core_i) * len(core_j) rows, while they fit the limit
     total = sum(len(e) for e in edges)
@@ -242,7 +242,8 @@ def hex_value(value: Value, t: Type, row: int) -> object:
     if isinstance(t, TupleType):
         return [hex_value(v, e, row) for v, e in zip(value, t.elems, strict=True)]
     leaf = int(value[row] if value.shape[0] > 1 else value[0])
-    width = 1 if isinstance(t, BoolType) else t.width  # type: ignore[union-attr]
+    assert isinstance(t, BoolType | IntType), t
+    width = 1 if isinstance(t, BoolType) else t.width
     text = f"0x{leaf & ((1 << width) - 1):0{max(1, -(-width // 4))}x}"
     if isinstance(t, IntType) and not t.contains(leaf):  # a value left un-renormalised
         text += f" (not a {t}: {leaf & ((1 << 64) - 1):#x})"

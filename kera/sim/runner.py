@@ -25,6 +25,7 @@ import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import kera
 from kera import interp
@@ -325,7 +326,7 @@ def _build(schedule: Schedule, text: str, simulator: str, trace: str, root: Path
     return folder
 
 
-def _runtime_reusing(runner: object) -> object:
+def _runtime_reusing(runner: Any) -> Any:  # cocotb_tools ships no types
     """Return a Verilator runner that keeps seeded runtime objects across its build.
 
     Verilator rewrites ``Vtop.mk``, which its runtime objects depend on, so between the

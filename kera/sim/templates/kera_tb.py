@@ -21,6 +21,7 @@ import os
 import random
 import sys
 from pathlib import Path
+from typing import Any
 
 import cocotb
 from cocotb.clock import Clock
@@ -35,26 +36,26 @@ MAX_REPORTED = 20
 # ----------------------------------------------------------------------------- packing
 
 
-def pack(value: object, layout: object) -> int:
+def pack(value: Any, layout: Any) -> int:
     """Return the bits of a JSON value laid out as ``layout`` (element 0 in the LSBs)."""
     if layout == "bool":
         return int(bool(value))
-    kind = layout[0]  # type: ignore[index]
+    kind = layout[0]
     if kind == "int":
-        return int(value) & ((1 << layout[1]) - 1)  # type: ignore[index, call-overload]
+        return int(value) & ((1 << layout[1]) - 1)
     out, shift = 0, 0
-    for v, sub in zip(value, _fields(layout), strict=True):  # type: ignore[call-overload]
+    for v, sub in zip(value, _fields(layout), strict=True):
         out |= pack(v, sub) << shift
         shift += width(sub)
     return out
 
 
-def unpack(bits: int, layout: object) -> object:
+def unpack(bits: int, layout: Any) -> object:
     """Return the JSON value that ``bits`` holds as ``layout``."""
     if layout == "bool":
         return bool(bits & 1)
-    if layout[0] == "int":  # type: ignore[index]
-        _, w, signed = layout  # type: ignore[misc]
+    if layout[0] == "int":
+        _, w, signed = layout
         bits &= (1 << w) - 1
         return bits - (1 << w) if signed and bits >> (w - 1) else bits
     out = []
@@ -64,19 +65,19 @@ def unpack(bits: int, layout: object) -> object:
     return out
 
 
-def width(layout: object) -> int:
+def width(layout: Any) -> int:
     """Return the number of bits of ``layout``."""
     if layout == "bool":
         return 1
-    if layout[0] == "int":  # type: ignore[index]
-        return int(layout[1])  # type: ignore[index]
+    if layout[0] == "int":
+        return int(layout[1])
     return sum(width(sub) for sub in _fields(layout))
 
 
-def _fields(layout: object) -> list[object]:
-    if layout[0] == "array":  # type: ignore[index]
-        return [layout[1]] * int(layout[2])  # type: ignore[index]
-    return list(layout[1])  # type: ignore[index]
+def _fields(layout: Any) -> list[Any]:
+    if layout[0] == "array":
+        return [layout[1]] * int(layout[2])
+    return list(layout[1])
 
 
 # ----------------------------------------------------------------------------- vectors
@@ -114,7 +115,7 @@ def _hex(bits: int | None, w: int) -> str:
 class Stream:
     """Driver, monitor and in-order scoreboard for one run, stepping one clock at a time."""
 
-    def __init__(self, dut: object, d: dict, rows: list[dict], expected: list) -> None:
+    def __init__(self, dut: Any, d: dict, rows: list[dict], expected: list) -> None:
         self.dut, self.d, self.rows, self.expected = dut, d, rows, expected
         self.accepted: list[int] = []
         self.delivered: list[int] = []
@@ -225,12 +226,12 @@ class Stream:
         }  # fmt: skip
 
 
-def _bit(signal: object) -> bool:
-    return str(signal.value) == "1"  # type: ignore[attr-defined]
+def _bit(signal: Any) -> bool:
+    return str(signal.value) == "1"
 
 
-def _bits(signal: object) -> int | None:
-    value = signal.value  # type: ignore[attr-defined]
+def _bits(signal: Any) -> int | None:
+    value = signal.value
     try:
         return value.to_unsigned() if hasattr(value, "to_unsigned") else int(value)
     except ValueError:  # X or Z bits (four-state simulators)
@@ -238,19 +239,19 @@ def _bits(signal: object) -> int | None:
 
 
 @cocotb.test()
-async def kera_stream(dut: object) -> None:
+async def kera_stream(dut: Any) -> None:
     """Stream the vectors through the design; check values, order and cycle timing."""
     d = design()
     rows, expected = load_vectors(os.environ["KERA_SIM_VECTORS"], d)
     backpressure = os.environ.get("KERA_SIM_BACKPRESSURE", "0") == "1"
     seed = int(os.environ.get("KERA_SIM_SEED", "0"))
-    cocotb.start_soon(Clock(dut.clk, PERIOD_NS, unit="ns").start())  # type: ignore[attr-defined]
-    dut.rst.value = 1  # type: ignore[attr-defined]
-    dut.in_valid.value = 0  # type: ignore[attr-defined]
-    dut.out_ready.value = 0  # type: ignore[attr-defined]
+    Clock(dut.clk, PERIOD_NS, unit="ns").start()  # cocotb 2: start() schedules the clock task
+    dut.rst.value = 1
+    dut.in_valid.value = 0
+    dut.out_ready.value = 0
     for _ in range(3):
-        await FallingEdge(dut.clk)  # type: ignore[attr-defined]
-    dut.rst.value = 0  # type: ignore[attr-defined]
+        await FallingEdge(dut.clk)
+    dut.rst.value = 0
     stream = Stream(dut, d, rows, expected)
     cycles = await stream.run(backpressure, seed)
     result = stream.report(cycles, backpressure)
