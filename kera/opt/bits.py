@@ -175,12 +175,12 @@ def _pieces(rw: Rewriter, t: Term, d: int, ka: Known, kb: Known) -> bytes:
     return rw.cast(out, t.type)
 
 
-def bit_test(rw: Rewriter, x: bytes, k: int) -> bytes:
-    """Return the bool ``bit k of x is 1``."""
+def bit_test(rw: Rewriter, x: bytes, k: int, one: bool = True) -> bytes:
+    """Return the bool ``bit k of x is 1`` (``is 0`` without ``one``)."""
     node = rw.node(x)
-    if k == 0 and node.op == "cast" and isinstance(rw.type(node.inputs[0]), BoolType):
+    if one and k == 0 and node.op == "cast" and isinstance(rw.type(node.inputs[0]), BoolType):
         return node.inputs[0]
-    return rw.emit("ne", BOOL, (bit_slice(rw, x, k, 1), rw.const(uint(1), 0)))
+    return rw.emit("ne" if one else "eq", BOOL, (bit_slice(rw, x, k, 1), rw.const(uint(1), 0)))
 
 
 def _compare(rw: Rewriter, t: Term) -> bytes | None:
@@ -195,8 +195,7 @@ def _compare(rw: Rewriter, t: Term) -> bytes | None:
         sign = neg.get((t.op, c))
         if sign is None:
             return None
-        test = bit_test(rw, x, ty.width - 1)
-        return test if sign else rw.emit("not", BOOL, (test,))
+        return bit_test(rw, x, ty.width - 1, sign)
     k = {"lt": c, "ge": c, "le": c + 1, "gt": c + 1}.get(t.op)
     if k is None or k <= 1 or k & (k - 1) or k > ty.mask:
         return None
