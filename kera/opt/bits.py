@@ -8,7 +8,9 @@ users are rewritten under the same rule. The rules, in order:
 * all demanded bits known → a constant;
 * an ``and``/``or``/``xor`` whose other operand changes no demanded bit → that operand;
 * an ``or``/``xor``/``add`` of operands with no 1 bit in common (below the top demanded bit,
-  for ``add``: no carry) → a ``concat`` of ``slice``s, i.e. wires;
+  for ``add``: no carry) → a ``concat`` of ``slice``s, i.e. wires; an ``or``/``xor`` where
+  that holds for at least ``max(2, N/8)`` bits → wires there, and the
+  op on just the runs of bits where both operands may be 1;
 * a sign test (``x < 0``, ``x >= 0`` on ``iN``) → the sign bit; ``x < 2**k`` / ``x >= 2**k``
   on ``uN`` → whether the bits from ``k`` up are all 0;
 * a product with an operand that is 0 or ``2**k`` → a ``select``;
@@ -114,6 +116,15 @@ def _bit_slice(rw: Rewriter, x: bytes, lo: int, w: int) -> bytes:
 
 def _join(rw: Rewriter, hi: bytes, lo: bytes) -> bytes:
     """Return ``concat(hi, lo)``, merging adjacent slices of one value into one slice."""
+    out = _joined(rw, hi, lo)
+    if out is None:
+        wh, wl = width_of(rw.type(hi)), width_of(rw.type(lo))
+        return rw.raw(Term("concat", uint(wh + wl), (hi, lo)))  # type: ignore[operator]
+    return out
+
+
+def _joined(rw: Rewriter, hi: bytes, lo: bytes) -> bytes | None:
+    """Return a simpler form of ``concat(hi, lo)`` (None when there is none)."""
     nh, nl = rw.node(hi), rw.node(lo)
     wh, wl = width_of(nh.type), width_of(nl.type)
     assert wh is not None and wl is not None
@@ -125,7 +136,7 @@ def _join(rw: Rewriter, hi: bytes, lo: bytes) -> bytes:
         return rw.const(uint(wh + wl), int(nh.attr("value")) << wl | int(nl.attr("value")))
     if nh.op == "const" and nh.attr("value") == 0:  # lo is unsigned: a zero-extension
         return rw.cast(lo, uint(wh + wl))
-    return rw.emit("concat", uint(wh + wl), (hi, lo))
+    return None
 
 
 def _as_slice(rw: Rewriter, x: bytes) -> tuple[bytes | None, int]:
@@ -149,27 +160,35 @@ def _known(rw: Rewriter, x: bytes) -> Known:
 
 
 def _pieces(rw: Rewriter, t: Term, d: int, ka: Known, kb: Known) -> bytes:
-    """Return the bits of an operation whose operands have no 1 bit in common, as wires."""
+    """Return an ``or``/``xor``/``add`` as wires where at most one operand may have a 1 bit,
+    and the op itself only on the runs of bits where both may (never for ``add``)."""
     a, b = t.args
-    n = ka.width
     srcs: list[str] = []
-    for i in range(n):
-        if ka.maybe >> i & 1:
+    for i in range(ka.width):
+        if not d >> i & 1:
+            srcs.append("*")  # not read: anything
+        elif ka.maybe & kb.maybe >> i & 1:
+            srcs.append("ab")
+        elif ka.maybe >> i & 1:
             srcs.append("a")
         elif kb.maybe >> i & 1:
             srcs.append("b")
-        else:  # 0 in both: any of them; not read: anything
-            srcs.append("ab0" if d >> i & 1 else "*")
-    runs: list[tuple[str, int, int]] = []  # (source, lo, width), low bits first
-    for i, s in enumerate(srcs):
-        if runs and (runs[-1][0] in s or s == "*"):
-            runs[-1] = (runs[-1][0], runs[-1][1], runs[-1][2] + 1)
         else:
-            runs.append(({"*": "0", "ab0": "0"}.get(s, s), i, 1))
+            srcs.append("a|b|0")  # 0 in both: any of them
+    runs: list[list] = []  # [source, lo, width], low bits first
+    for i, s in enumerate(srcs):
+        if runs and runs[-1][0] in (s.split("|") if s != "*" else ("a", "b", "0")):
+            runs[-1][2] += 1  # bits not read go with the run below unless that is logic
+        else:
+            runs.append([s if s in ("a", "b", "ab") else "0", i, 1])
     out: bytes | None = None
     for src, lo, w in runs:
-        piece = (rw.const(uint(w), 0) if src == "0"
-                 else bit_slice(rw, a if src == "a" else b, lo, w))  # fmt: skip
+        if src == "0":
+            piece = rw.const(uint(w), 0)
+        elif src == "ab":
+            piece = rw.emit(t.op, uint(w), (bit_slice(rw, a, lo, w), bit_slice(rw, b, lo, w)))
+        else:
+            piece = bit_slice(rw, a if src == "a" else b, lo, w)
         out = piece if out is None else _join(rw, piece, out)
     assert out is not None
     return rw.cast(out, t.type)
@@ -259,6 +278,8 @@ def bits_rule(rw: Rewriter, t: Term, demand: dict[bytes, int]) -> bytes | None:
         return rw.const(t.type, k.one & d if isinstance(t.type, IntType) else k.one)
     if t.op in ("eq", "ne", "lt", "le", "gt", "ge"):
         return _compare(rw, t)
+    if t.op == "concat":
+        return _joined(rw, *t.args)
     if not isinstance(t.type, IntType):
         return None
     ks = [kbits(a) for a in t.args] if t.op != "select" else []
@@ -272,8 +293,12 @@ def bits_rule(rw: Rewriter, t: Term, demand: dict[bytes, int]) -> bytes | None:
             return t.args[1]
     if t.op in ("or", "xor", "add"):
         ka, kb = ks
-        reach = d if t.op != "add" else (1 << d.bit_length()) - 1
-        if ka.maybe & kb.maybe & reach == 0:
+        n = ka.width
+        if t.op == "add":  # a carry may come from any bit below the top demanded one
+            wired = ka.maybe & kb.maybe & ((1 << d.bit_length()) - 1) == 0
+        else:  # wires except where both may be 1: worth it when that spares enough bits
+            wired = n - bin(ka.maybe & kb.maybe & d).count("1") >= max(2, n // 8)
+        if wired:
             return _pieces(rw, t, d, ka, kb)
     if t.op == "mul":
         prod = _one_bit_product(rw, t, ks)  # type: ignore[arg-type]
