@@ -167,7 +167,7 @@ def _pieces(rw: Rewriter, t: Term, d: int, ka: Known, kb: Known) -> bytes:
     for i in range(ka.width):
         if not d >> i & 1:
             srcs.append("*")  # not read: anything
-        elif ka.maybe & kb.maybe >> i & 1:
+        elif (ka.maybe & kb.maybe) >> i & 1:
             srcs.append("ab")
         elif ka.maybe >> i & 1:
             srcs.append("a")

@@ -155,6 +155,24 @@ def test_bits_not_demanded_change_no_result(seed):
                 assert results(graph, "f", flipped, n) == want, (op, ts, attrs, i, bit, dem[p])
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_the_bits_pass_is_exact_on_every_input(seed):
+    """Each case, its result partly read (a mask) and fed to a second op, before and after."""
+    rng = random.Random(200 + seed)
+    for op, ts, attrs, out in _cases(seed):
+        b, ps, node = _build(op, ts, attrs, out, rng, None)
+        rt = b.g.nodes[node].type
+        if isinstance(rt, IntType):
+            node = b.op("and", node, b.c(rt, rng.getrandbits(rt.width)))
+            other = rng.choice(("add", "xor", "or", "sub", "mul"))
+            node = b.op(other, node, _masked(b, b.c(rt, rng.getrandbits(rt.width)), rt, rng,
+                                             False))  # fmt: skip
+        graph = b.finish(node)
+        after = bits(graph)
+        inputs, n, _ = _rows(graph, ts)
+        assert results(after, "f", inputs, n) == results(graph, "f", inputs, n), (op, ts, attrs)
+
+
 def _flip(v: object, bit: int, t: Type) -> object:
     if isinstance(t, BoolType):
         return not v
