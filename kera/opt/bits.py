@@ -39,6 +39,7 @@ BITS = NARROWED | frozenset({
 })  # fmt: skip
 """The opcodes the rule looks at."""
 
+_WITH_OPERAND_BITS = frozenset({"and", "or", "xor", "add", "mul"})
 MAX_WALKS = 8
 _AMOUNT = uint(32)  # constant shift amounts, as the front end's literals
 
@@ -282,7 +283,9 @@ def bits_rule(rw: Rewriter, t: Term, demand: dict[bytes, int]) -> bytes | None:
         return _joined(rw, *t.args)
     if not isinstance(t.type, IntType):
         return None
-    ks = [kbits(a) for a in t.args] if t.op != "select" else []
+    if t.op not in _WITH_OPERAND_BITS:
+        return _narrowed(rw, t, d, k) if t.op in NARROWED else None
+    ks = [kbits(a) for a in t.args]
     if t.op in ("and", "or", "xor"):
         ka, kb = ks
         wrong_a = {"and": ka.maybe & ~kb.one, "or": kb.maybe & ~ka.one, "xor": kb.maybe}[t.op]

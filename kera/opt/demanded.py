@@ -11,6 +11,7 @@ tests check that exhaustively on widths 1–6. Aggregates are demanded whole or 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 
 from kera.ir.graph import Graph, Node
 from kera.ir.types import IntType, Type
@@ -29,38 +30,41 @@ def low_bits(d: int) -> int:
     return (1 << d.bit_length()) - 1
 
 
-Demand = Callable[[int, Node, list[Type], list["Known | None"]], Sequence[int]]
+Known_ = Callable[[int], "Known | None"]
+"""The known bits of operand ``i`` (computed only when a rule asks)."""
+
+Demand = Callable[[int, Node, list[Type], Known_], Sequence[int]]
 
 
-def _same(d: int, node: Node, ins: list[Type], kb: list[Known | None]) -> Sequence[int]:
+def _same(d: int, node: Node, ins: list[Type], kb: Known_) -> Sequence[int]:
     return [d] * len(ins)
 
 
-def _carry(d: int, node: Node, ins: list[Type], kb: list[Known | None]) -> Sequence[int]:
+def _carry(d: int, node: Node, ins: list[Type], kb: Known_) -> Sequence[int]:
     return [low_bits(d)] * len(ins)
 
 
-def _and(d: int, node: Node, ins: list[Type], kb: list[Known | None]) -> Sequence[int]:
-    a, b = kb
+def _and(d: int, node: Node, ins: list[Type], kb: Known_) -> Sequence[int]:
+    a, b = kb(0), kb(1)
     assert a is not None and b is not None
     # Where the other operand is 0 this one is not read; where both are, one of them still is
     # (else both could change there), as in LLVM.
     return [d & ~b.zero, d & ~(a.zero & ~b.zero)]
 
 
-def _or(d: int, node: Node, ins: list[Type], kb: list[Known | None]) -> Sequence[int]:
-    a, b = kb
+def _or(d: int, node: Node, ins: list[Type], kb: Known_) -> Sequence[int]:
+    a, b = kb(0), kb(1)
     assert a is not None and b is not None
     return [d & ~b.one, d & ~(a.one & ~b.one)]  # where the other is 1, this one is not read
 
 
-def _shift_amount(node: Node, kb: list[Known | None], width: int) -> list[int]:
-    n = kb[1]
+def _shift_amount(node: Node, kb: Known_, width: int) -> list[int]:
+    n = kb(1)
     assert n is not None
     return amounts(n, width)
 
 
-def _shl(d: int, node: Node, ins: list[Type], kb: list[Known | None]) -> Sequence[int]:
+def _shl(d: int, node: Node, ins: list[Type], kb: Known_) -> Sequence[int]:
     w = width_of(ins[0])
     assert w is not None
     m = (1 << w) - 1
@@ -70,7 +74,7 @@ def _shl(d: int, node: Node, ins: list[Type], kb: list[Known | None]) -> Sequenc
     return [x, full(ins[1])]
 
 
-def _shr(d: int, node: Node, ins: list[Type], kb: list[Known | None]) -> Sequence[int]:
+def _shr(d: int, node: Node, ins: list[Type], kb: Known_) -> Sequence[int]:
     t = ins[0]
     assert isinstance(t, IntType)
     w, m = t.width, t.mask
@@ -86,9 +90,9 @@ def _shr(d: int, node: Node, ins: list[Type], kb: list[Known | None]) -> Sequenc
     return [x, full(ins[1])]
 
 
-def _rotate(d: int, node: Node, ins: list[Type], kb: list[Known | None]) -> Sequence[int]:
+def _rotate(d: int, node: Node, ins: list[Type], kb: Known_) -> Sequence[int]:
     w = width_of(ins[0])
-    n = kb[1]
+    n = kb(1)
     assert w is not None and n is not None
     m = (1 << w) - 1
     if n.is_const():
@@ -99,7 +103,7 @@ def _rotate(d: int, node: Node, ins: list[Type], kb: list[Known | None]) -> Sequ
     return [m if d else 0, full(ins[1])]
 
 
-def _cast(d: int, node: Node, ins: list[Type], kb: list[Known | None]) -> Sequence[int]:
+def _cast(d: int, node: Node, ins: list[Type], kb: Known_) -> Sequence[int]:
     src = ins[0]
     w = width_of(src)
     assert w is not None
@@ -109,24 +113,24 @@ def _cast(d: int, node: Node, ins: list[Type], kb: list[Known | None]) -> Sequen
     return [x]
 
 
-def _slice(d: int, node: Node, ins: list[Type], kb: list[Known | None]) -> Sequence[int]:
+def _slice(d: int, node: Node, ins: list[Type], kb: Known_) -> Sequence[int]:
     return [d << int(node.attr("lo"))]
 
 
-def _concat(d: int, node: Node, ins: list[Type], kb: list[Known | None]) -> Sequence[int]:
+def _concat(d: int, node: Node, ins: list[Type], kb: Known_) -> Sequence[int]:
     lw = width_of(ins[1])
     assert lw is not None
     return [d >> lw, d & ((1 << lw) - 1)]
 
 
-def _select(d: int, node: Node, ins: list[Type], kb: list[Known | None]) -> Sequence[int]:
-    c = kb[0]
+def _select(d: int, node: Node, ins: list[Type], kb: Known_) -> Sequence[int]:
+    c = kb(0)
     if c is not None and c.is_const():  # only the chosen arm is read
         return [1, d, 0] if c.one else [1, 0, d]
     return [1, d, d]
 
 
-def _widening_mul(d: int, node: Node, ins: list[Type], kb: list[Known | None]) -> Sequence[int]:
+def _widening_mul(d: int, node: Node, ins: list[Type], kb: Known_) -> Sequence[int]:
     w = width_of(ins[0])
     assert w is not None
     if d >> w:
@@ -142,6 +146,10 @@ DEMAND: dict[str, Demand] = {
     "widening_mul": _widening_mul,
 }  # fmt: skip
 """Opcode -> the demand on each operand, given the node's own demand (scalar results only)."""
+
+
+def _operand(known: KnownBits, inputs: tuple[bytes, ...], i: int) -> Known | None:
+    return known(inputs[i])
 
 
 def demanded(graph: Graph, known: KnownBits | None = None) -> dict[bytes, int]:
@@ -162,7 +170,7 @@ def demanded(graph: Graph, known: KnownBits | None = None) -> dict[bytes, int]:
         if rule is None or any(width_of(t) is None for t in ins):
             wants: Sequence[int] = [full(t) for t in ins]
         else:
-            wants = rule(d, node, ins, [known(i) for i in node.inputs])
+            wants = rule(d, node, ins, partial(_operand, known, node.inputs))
         for i, want in zip(node.inputs, wants, strict=True):
             out[i] |= want & full(nodes[i].type)
     return out

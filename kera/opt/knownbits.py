@@ -405,8 +405,9 @@ class KnownBits:
         if op == "tuple_get":
             src = nodes[inputs[0]]
             return self(src.inputs[int(attrs["index"])]) if src.op == "tuple" else unknown(w)
-        ins = [self(i) for i in inputs]
-        if any(k is None for k in ins):
+        memo = self.memo
+        ins = [memo[i] if i in memo else self(i) for i in inputs]
+        if None in ins:
             return unknown(w)
         if op == "cast":
             src = nodes[inputs[0]].type
