@@ -102,7 +102,8 @@ def strength_rule(rw: Rewriter, t: Term, ranges: Ranges | None = None) -> bytes 
     """Return the cheaper equivalent of a multiply, divide or remainder by a constant.
 
     With ``ranges`` (intervals of ``rw.new``) an unsigned division is planned for the
-    dividend's known range only, which narrows the multiply-high.
+    dividend's known range only, which narrows the multiply-high; a signed one whose dividend
+    is known to be non-negative is planned as an unsigned one.
     """
     if t.op not in ("mul", "div", "rem") or not isinstance(t.type, IntType):
         return None
@@ -114,9 +115,15 @@ def strength_rule(rw: Rewriter, t: Term, ranges: Ranges | None = None) -> bytes 
         return None if c is None else _mul(rw, a, c, t.type)
     if c is None or c in (0, 1) or (c == -1 and t.type.signed):
         return None
+    rem = t.op == "rem"
+    if t.type.signed and ranges is not None and c != t.type.min and ranges(a)[0] >= 0:  # type: ignore[index]
+        # A dividend known to be >= 0 truncates like an unsigned one: plan for |d|, then the
+        # quotient takes the divisor's sign (the remainder takes the dividend's: >= 0).
+        q = _udiv(rw, a, abs(c), t.type, rem, ranges)
+        return q if q is None or rem or c > 0 else rw.emit("neg", t.type, (q,))
     if t.type.signed:
-        return _sdiv(rw, a, c, t.type, t.op == "rem")
-    return _udiv(rw, a, c, t.type, t.op == "rem", ranges)
+        return _sdiv(rw, a, c, t.type, rem)
+    return _udiv(rw, a, c, t.type, rem, ranges)
 
 
 def _amount(rw: Rewriter, k: int) -> bytes:

@@ -98,6 +98,25 @@ def test_division_is_planned_for_the_dividends_known_range():
     assert after.nodes[res].op == "const" and after.nodes[res].attr("value") == 0
 
 
+@pytest.mark.parametrize("divisors", [range(-40, 41), range(-32768, 32768, 997)])
+def test_signed_division_of_a_non_negative_dividend_is_planned_unsigned(divisors):
+    """Every byte, extended to i16 (so >= 0), divided by each divisor, both ops."""
+    i16 = IntType(16, True)
+    b = B()
+    x = b.op("cast", b.param("x", U8), t=i16)
+    fields = [b.op(op, x, b.c(i16, d)) for d in divisors if d not in (0, 1, -1)
+              for op in ("div", "rem")]  # fmt: skip
+    g = b.finish(b.op("tuple", *fields, t=TupleType(tuple(i16 for _ in fields))))
+    after = strength(g)
+    xs = all_values(U8)
+    inputs = {"x": values.stack(xs, U8)}
+    assert same_arrays(evaluate(after, "f", inputs, rows=256), evaluate(g, "f", inputs, rows=256))
+    muls = [n for n in after.nodes.values() if n.op == "widening_mul"]
+    assert all(after.nodes[n.inputs[0]].type.flat_width <= 9 for n in muls)
+    assert muls or min(abs(d) for d in divisors if d) > 127  # above 127: a comparison or 0
+    assert not [n for n in after.nodes.values() if n.op in ("div", "rem")]
+
+
 @pytest.mark.parametrize("width", range(1, 11))
 def test_the_narrowest_magic_numbers_are_exact_for_every_input_and_divisor(width):
     xs = np.arange(1 << width, dtype=np.int64)
