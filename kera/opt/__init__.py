@@ -3,12 +3,14 @@
 ``optimize(graph, level)`` returns a new graph that computes the same bits (SEMANTICS.md) for
 every input; the invariant validator runs after every pass. Passes: ``fold`` (constant
 folding), ``simplify`` (algebraic identities), ``strength`` (cheaper multiply/divide by
-constants), ``balance`` (tree-height reduction), ``narrow`` (bit-width narrowing), ``dce``
-(dead nodes); ``fold+simplify`` joins local-rule passes into one walk (``kera.opt.local``).
+constants), ``balance`` (tree-height reduction), ``narrow`` (bit-width narrowing), ``bits``
+(known and demanded bits: every node on its live bits), ``dce`` (dead nodes);
+``fold+simplify`` joins local-rule passes into one walk (``kera.opt.local``).
 See docs/opt.md.
 """
 
 from kera.opt.balance import balance
+from kera.opt.bits import bits
 from kera.opt.dce import dce
 from kera.opt.dump import format_graph
 from kera.opt.fold import fold
@@ -34,6 +36,7 @@ __all__ = [
     "PassStats",
     "Step",
     "balance",
+    "bits",
     "dce",
     "fold",
     "format_graph",

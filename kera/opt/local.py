@@ -14,7 +14,7 @@ from kera.opt.fold import FOLDED, fold_rule
 from kera.opt.narrow import COMPARISONS, NARROWED, narrow_rules
 from kera.opt.rewrite import Rewriter, Rule, Term
 from kera.opt.simplify import SIMPLIFIED, simplify_rule
-from kera.opt.strength import STRENGTHENED, strength_rule
+from kera.opt.strength import STRENGTHENED, strength_rules
 
 RuleMaker = Callable[[Graph], Rule]
 """Return a pass's rule for one walk, given the graph that walk builds (for analyses)."""
@@ -22,7 +22,7 @@ RuleMaker = Callable[[Graph], Rule]
 LOCAL_RULES: dict[str, tuple[RuleMaker, frozenset[str]]] = {
     "fold": (lambda new: fold_rule, FOLDED),
     "simplify": (lambda new: simplify_rule, SIMPLIFIED),
-    "strength": (lambda new: strength_rule, STRENGTHENED),
+    "strength": (strength_rules, STRENGTHENED),
     "narrow": (narrow_rules, NARROWED | COMPARISONS),
 }
 """Each local-rule pass: how to make its rule for a walk, and the opcodes the rule looks at."""

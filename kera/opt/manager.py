@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass
 from kera.ir.graph import Graph
 from kera.ir.validate import InvariantError, check
 from kera.opt.balance import balance
+from kera.opt.bits import bits
 from kera.opt.dce import dce
 from kera.opt.dump import format_graph
 from kera.opt.fold import fold
@@ -38,6 +39,7 @@ PASSES: dict[str, Pass] = {
     "strength": strength,
     "balance": balance,
     "narrow": narrow,
+    "bits": bits,
     "dce": dce,
 }
 
@@ -54,14 +56,15 @@ Step = str | Fixpoint
 # Balance runs once, between the algebraic rounds and narrowing: narrowing puts casts between
 # the links of a chain (each link as wide as its partial sum), so chains are balanced while they
 # are whole, and narrowing then sizes each level of the balanced tree. Rounds that mixed the two
-# re-grouped and re-narrowed the same chains a little more each round.
+# re-grouped and re-narrowed the same chains a little more each round. ``bits`` (known and
+# demanded bits) needs the whole graph for its backward analysis, so it is its own walk.
 PIPELINES: dict[str, tuple[Step, ...]] = {
     "O0": (),
     "O1": ("fold", "simplify", "dce"),
     "O2": (
         Fixpoint(("fold+simplify+strength",)),
         "balance",
-        Fixpoint(("narrow+fold+simplify",)),
+        Fixpoint(("narrow+fold+simplify", "bits")),
         "dce",
     ),
 }

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 from kera.ir.graph import Graph
 from kera.ir.types import BOOL, IntType, sint, uint
-from kera.opt.rewrite import Rewriter, Term, rewrite
+from kera.opt.ranges import Ranges
+from kera.opt.rewrite import Rewriter, Rule, Term
 
 STRENGTHENED = frozenset({"mul", "div", "rem"})
 AMOUNT = uint(32)  # the type of the constant shift amounts it emits (as the front end's literals)
@@ -57,6 +58,28 @@ def unsigned_magic(width: int, d: int) -> Magic | None:
         pre += 1
 
 
+def narrowest_unsigned_magic(width: int, d: int) -> Magic | None:
+    """Return the exact plan for ``x // d`` over ``0 <= x < 2**width`` with the narrowest factors.
+
+    Each candidate (every pre-shift of an even divisor's factors of two, each with its smallest
+    ``s`` meeting ``unsigned_magic``'s bound, so each exact) is ranked by the wider of its two
+    factors (``width - pre`` bits and the multiplier's), then by the product's width.
+    """
+    best: tuple[tuple[int, int], Magic] | None = None
+    for pre in range((d & -d).bit_length()):
+        bits, dd = width - pre, d >> pre
+        for s in range(bits + 1):
+            p = bits + s
+            m = -(-(1 << p) // dd)
+            if m * dd - (1 << p) <= 1 << s:
+                plan = Magic(pre, m, p, bits + m.bit_length())
+                rank = (max(bits, m.bit_length()), plan.width)
+                if plan.width <= 64 and (best is None or rank < best[0]):
+                    best = rank, plan
+                break
+    return None if best is None else best[1]
+
+
 def signed_magic(width: int, a: int) -> Magic | None:
     """Return an exact plan for dividing ``-2**(width-1) <= x < 2**(width-1)`` by ``a >= 3``.
 
@@ -75,8 +98,13 @@ def signed_magic(width: int, a: int) -> Magic | None:
     return None
 
 
-def strength_rule(rw: Rewriter, t: Term) -> bytes | None:
-    """Return the cheaper equivalent of a multiply, divide or remainder by a constant."""
+def strength_rule(rw: Rewriter, t: Term, ranges: Ranges | None = None) -> bytes | None:
+    """Return the cheaper equivalent of a multiply, divide or remainder by a constant.
+
+    With ``ranges`` (intervals of ``rw.new``) an unsigned division is planned for the
+    dividend's known range only, which narrows the multiply-high; a signed one whose dividend
+    is known to be non-negative is planned as an unsigned one.
+    """
     if t.op not in ("mul", "div", "rem") or not isinstance(t.type, IntType):
         return None
     a, b = t.args
@@ -87,9 +115,15 @@ def strength_rule(rw: Rewriter, t: Term) -> bytes | None:
         return None if c is None else _mul(rw, a, c, t.type)
     if c is None or c in (0, 1) or (c == -1 and t.type.signed):
         return None
+    rem = t.op == "rem"
+    if t.type.signed and ranges is not None and c != t.type.min and ranges(a)[0] >= 0:  # type: ignore[index]
+        # A dividend known to be >= 0 truncates like an unsigned one: plan for |d|, then the
+        # quotient takes the divisor's sign (the remainder takes the dividend's: >= 0).
+        q = _udiv(rw, a, abs(c), t.type, rem, ranges)
+        return q if q is None or rem or c > 0 else rw.emit("neg", t.type, (q,))
     if t.type.signed:
-        return _sdiv(rw, a, c, t.type, t.op == "rem")
-    return _udiv(rw, a, c, t.type, t.op == "rem")
+        return _sdiv(rw, a, c, t.type, rem)
+    return _udiv(rw, a, c, t.type, rem, ranges)
 
 
 def _amount(rw: Rewriter, k: int) -> bytes:
@@ -111,23 +145,34 @@ def _mul(rw: Rewriter, x: bytes, c: int, ty: IntType) -> bytes | None:
     return None
 
 
-def _udiv(rw: Rewriter, x: bytes, d: int, ty: IntType, rem: bool) -> bytes | None:
+def _udiv(rw: Rewriter, x: bytes, d: int, ty: IntType, rem: bool,
+          ranges: Ranges | None) -> bytes | None:  # fmt: skip
     k = _pow2(d)
     if k is not None:
         if rem:
             return rw.emit("and", ty, (x, rw.const(ty, d - 1)))
         return rw.emit("shr", ty, (x, _amount(rw, k)))
-    if 2 * d > ty.max:  # the quotient is 0 or 1
+    top = ty.max if ranges is None else ranges(x)[1]  # type: ignore[index]
+    if d > top:  # the quotient is 0
+        return x if rem else rw.const(ty, 0)
+    if 2 * d > top:  # the quotient is 0 or 1
         big = rw.emit("ge", BOOL, (x, rw.const(ty, d)))
         if rem:
             return rw.emit("select", ty, (big, rw.emit("sub", ty, (x, rw.const(ty, d))), x))
         return rw.emit("cast", ty, (big,))
-    plan = unsigned_magic(ty.width, d)
+    plan = narrowest_unsigned_magic(max(1, top.bit_length()), d)
     if plan is None:
         return None
-    wide = uint(plan.width)
     xs = rw.emit("shr", ty, (x, _amount(rw, plan.pre))) if plan.pre else x
-    prod = rw.emit("mul", wide, (rw.cast(xs, wide), rw.const(wide, plan.multiplier)))
+    factor = max(plan.width - plan.multiplier.bit_length(), plan.multiplier.bit_length())
+    if factor <= 32:  # a multiply-high: the exact product of two narrow factors
+        f = uint(factor)
+        prod = rw.emit("widening_mul", uint(2 * factor),
+                       (rw.cast(xs, f), rw.const(f, plan.multiplier)))
+        wide = uint(2 * factor)
+    else:
+        wide = uint(plan.width)
+        prod = rw.emit("mul", wide, (rw.cast(xs, wide), rw.const(wide, plan.multiplier)))
     q = rw.cast(rw.emit("shr", wide, (prod, _amount(rw, plan.shift))), ty)
     return _remainder(rw, x, q, d, ty) if rem else q
 
@@ -163,17 +208,27 @@ def _remainder(rw: Rewriter, x: bytes, q: bytes, d: int, ty: IntType) -> bytes:
     return rw.emit("sub", ty, (x, rw.emit("mul", ty, (q, rw.const(ty, d)))))
 
 
+def strength_rules(new: Graph) -> Rule:
+    """Return the strength rule for a walk building ``new`` (intervals follow it as it grows)."""
+    ranges = Ranges(new)
+    return lambda rw, t: strength_rule(rw, t, ranges)
+
+
 def strength(graph: Graph) -> Graph:
     """Return ``graph`` with multiplications and divisions by constants made cheaper."""
-    return rewrite(graph, strength_rule, ops=STRENGTHENED)
+    rw = Rewriter(graph, lambda rw, t: None, STRENGTHENED)
+    rw.rule = strength_rules(rw.new)
+    return rw.run()
 
 
 __all__ = [
     "AMOUNT",
     "STRENGTHENED",
     "Magic",
+    "narrowest_unsigned_magic",
     "signed_magic",
     "strength",
     "strength_rule",
+    "strength_rules",
     "unsigned_magic",
 ]

@@ -11,6 +11,7 @@ from kera.interp import evaluate
 from kera.ir import values
 from kera.ir.graph import Graph, Region
 from kera.ir.types import BOOL, ArrayType, BoolType, IntType, TupleType, Type
+from kera.opt.rewrite import live
 
 _BOOL_RESULT = {"eq", "ne", "lt", "le", "gt", "ge"}
 
@@ -95,6 +96,28 @@ def assert_same_bits(before: Graph, after: Graph, rows: int = 48, seed: int = 0)
         want, got = results(before, name, inputs, rows), results(after, name, inputs, rows)
         bad = [(i, w, g) for i, (w, g) in enumerate(zip(want, got, strict=True)) if w != g]
         assert not bad, f"region {name}: first mismatches (row, before, after): {bad[:3]}"
+
+
+WIRING = frozenset({"param", "const", "cast", "slice", "concat", "tuple", "tuple_get", "array"})
+"""Ops that are only wires: they compute nothing."""
+
+
+def logic_bits(graph: Graph) -> int:
+    """Return the total result width of the live nodes that compute (not wiring, not a shift
+    or rotate by a constant): the bits of logic the graph asks for."""
+    nodes, total = graph.nodes, 0
+    for nid in live(graph):
+        node = nodes[nid]
+        if node.op in WIRING or (node.op in ("shl", "shr", "rotl", "rotr")
+                                 and nodes[node.inputs[1]].op == "const"):  # fmt: skip
+            continue
+        total += node.type.flat_width
+    return total
+
+
+def total_bits(graph: Graph) -> int:
+    """Return the total result width of the live nodes."""
+    return sum(graph.nodes[n].type.flat_width for n in live(graph))
 
 
 def depth(graph: Graph, nid: bytes, ops: set[str]) -> int:

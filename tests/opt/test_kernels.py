@@ -1,4 +1,5 @@
-"""The shared kernels under -O1/-O2: still exact on their vectors, never larger, fir8 balanced."""
+"""The shared kernels under -O1/-O2: still exact on their vectors, never more logic (-O1: never
+more nodes; -O2 adds wires: the slices and concats of bit-level narrowing), fir8 balanced."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from kera.elaborate import build_program
 from kera.interp import run_jsonl
 from kera.opt import optimize
 from tests.conftest import SHARED_KERNELS, kernel_params
-from tests.opt.kit import assert_same_bits, depth
+from tests.opt.kit import assert_same_bits, depth, logic_bits
 
 
 def _build(kernel):
@@ -24,7 +25,9 @@ def _build(kernel):
 def test_kernel_matches_its_vectors_and_does_not_grow(kernel, level):
     program = _build(kernel)
     out = optimize(program.graph, level)
-    assert len(out) <= len(program.graph)
+    assert logic_bits(out) <= logic_bits(program.graph)
+    if level == 1:
+        assert len(out) <= len(program.graph)
     lines = kernel.with_suffix(".vectors.jsonl").read_text().splitlines()
     expected = [json.loads(line)["expected"] for line in lines]
     assert run_jsonl(out, program.top, lines) == expected

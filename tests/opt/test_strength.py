@@ -13,7 +13,7 @@ from kera.interp import evaluate
 from kera.ir import values
 from kera.ir.types import IntType, TupleType, sint, uint
 from kera.opt import strength
-from kera.opt.strength import AMOUNT, signed_magic, unsigned_magic
+from kera.opt.strength import AMOUNT, narrowest_unsigned_magic, signed_magic, unsigned_magic
 from tests.opt.kit import (
     B,
     all_values,
@@ -60,14 +60,71 @@ def test_signed_divide_by_a_power_of_two_rounds_toward_zero():
     assert res == expected(S8, want)
 
 
-def test_unsigned_divide_by_seven_is_a_multiply_high_in_a_wider_type():
+def test_unsigned_divide_by_seven_is_a_multiply_high_of_two_narrow_factors():
     def want(g: B, p: list[bytes]) -> bytes:
-        wide = uint(17)
-        prod = g.op("mul", g.op("cast", p[0], t=wide), g.c(wide, 293))
+        f = uint(9)  # x is 8 bits, the multiplier 293 is 9: a 9x9 product
+        prod = g.op("widening_mul", g.op("cast", p[0], t=f), g.c(f, 293), t=uint(18))
         return g.op("cast", g.op("shr", prod, g.c(AMOUNT, 11)), t=U8)
 
     _, res = result_after(strength, X8, lambda g, p: g.op("div", p[0], g.c(U8, 7)))
     assert res == expected(X8, want)
+
+
+def test_u32_divide_by_ten_is_a_31_by_31_multiply_high():
+    u32, f = uint(32), uint(31)
+    params = [("x", u32)]
+
+    def want(g: B, p: list[bytes]) -> bytes:  # x/10 = (x>>1)/5: 31-bit factors, not 64-bit ones
+        half = g.op("cast", g.op("shr", p[0], g.c(AMOUNT, 1)), t=f)
+        prod = g.op("widening_mul", half, g.c(f, 0x6666_6667), t=uint(62))
+        return g.op("cast", g.op("shr", prod, g.c(AMOUNT, 33)), t=u32)
+
+    _, res = result_after(strength, params, lambda g, p: g.op("div", p[0], g.c(u32, 10)))
+    assert res == expected(params, want)
+
+
+def test_division_is_planned_for_the_dividends_known_range():
+    u32 = uint(32)
+    params = [("x", U8)]
+
+    def build(g: B, p: list[bytes]) -> bytes:  # (x as u32) / 10 = (x >> 1) / 5 on 7 bits
+        return g.op("div", g.op("cast", p[0], t=u32), g.c(u32, 10))
+
+    after, res = result_after(strength, params, build)
+    muls = [n for n in after.nodes.values() if n.op in ("mul", "widening_mul")]
+    assert [(n.op, str(after.nodes[n.inputs[0]].type)) for n in muls] == [("widening_mul", "u7")]
+    small = lambda g, p: g.op("div", g.op("cast", p[0], t=u32), g.c(u32, 300))  # noqa: E731
+    after, res = result_after(strength, params, small)
+    assert after.nodes[res].op == "const" and after.nodes[res].attr("value") == 0
+
+
+@pytest.mark.parametrize("divisors", [range(-40, 41), range(-32768, 32768, 997)])
+def test_signed_division_of_a_non_negative_dividend_is_planned_unsigned(divisors):
+    """Every byte, extended to i16 (so >= 0), divided by each divisor, both ops."""
+    i16 = IntType(16, True)
+    b = B()
+    x = b.op("cast", b.param("x", U8), t=i16)
+    fields = [b.op(op, x, b.c(i16, d)) for d in divisors if d not in (0, 1, -1)
+              for op in ("div", "rem")]  # fmt: skip
+    g = b.finish(b.op("tuple", *fields, t=TupleType(tuple(i16 for _ in fields))))
+    after = strength(g)
+    xs = all_values(U8)
+    inputs = {"x": values.stack(xs, U8)}
+    assert same_arrays(evaluate(after, "f", inputs, rows=256), evaluate(g, "f", inputs, rows=256))
+    muls = [n for n in after.nodes.values() if n.op == "widening_mul"]
+    assert all(after.nodes[n.inputs[0]].type.flat_width <= 9 for n in muls)
+    assert muls or min(abs(d) for d in divisors if d) > 127  # above 127: a comparison or 0
+    assert not [n for n in after.nodes.values() if n.op in ("div", "rem")]
+
+
+@pytest.mark.parametrize("width", range(1, 11))
+def test_the_narrowest_magic_numbers_are_exact_for_every_input_and_divisor(width):
+    xs = np.arange(1 << width, dtype=np.int64)
+    for d in range(3, 1 << width):
+        plan = narrowest_unsigned_magic(width, d)
+        assert plan is not None
+        assert ((((xs >> plan.pre) * plan.multiplier) >> plan.shift) == xs // d).all(), d
+        assert plan.width <= unsigned_magic(width, d).width  # type: ignore[union-attr]
 
 
 def test_division_by_a_variable_or_a_64_bit_odd_constant_stays():

@@ -1,0 +1,333 @@
+"""Bit-level rewriting: every node computed on its live bits, wiring where no logic is left.
+
+Guarantees, for every input (SEMANTICS.md): with ``KnownBits`` (forward) and ``demanded``
+(backward), a node is replaced only by one that agrees with it on every bit some user reads.
+That is exact for the results: a bit no user reads cannot reach a region's result, and the
+users are rewritten under the same rule. The rules, in order:
+
+* all demanded bits known → a constant;
+* an ``and``/``or``/``xor`` whose other operand changes no demanded bit → that operand;
+* an ``or``/``xor``/``add`` of operands with no 1 bit in common (below the top demanded bit,
+  for ``add``: no carry) → a ``concat`` of ``slice``s, i.e. wires; an ``or``/``xor`` where
+  that holds for at least ``max(2, N/8)`` bits → wires there, and the
+  op on just the runs of bits where both operands may be 1;
+* a sign test (``x < 0``, ``x >= 0`` on ``iN``) → the sign bit; ``x < 2**k`` / ``x >= 2**k``
+  on ``uN`` → whether the bits from ``k`` up are all 0;
+* a product with an operand that is 0 or ``2**k`` → a ``select``;
+* ``add``/``sub``/``mul``/``neg``/``and``/``or``/``xor``/``not``/``select``/``shl`` by a
+  constant whose live bits (demanded, not known) end at bit ``h`` → computed in ``u(h+1)`` on
+  the operands' low bits, then extended (the known high bits put back with a ``concat``).
+
+Operands are cut with ``bit_slice``, which looks through wiring (casts, slices, concats, shifts
+by constants, masks) to the bits' source. ``bits`` repeats its walk until the graph stops
+changing (a rewrite can leave an operand less demanded), so it is idempotent.
+"""
+
+from __future__ import annotations
+
+from kera.ir.graph import Graph
+from kera.ir.types import BOOL, BoolType, IntType, sint, uint
+from kera.opt.demanded import demanded, full
+from kera.opt.knownbits import Known, KnownBits, width_of
+from kera.opt.narrow import worth_it
+from kera.opt.rewrite import Rewriter, Term
+
+NARROWED = frozenset({"add", "sub", "mul", "neg", "and", "or", "xor", "not", "select", "shl"})
+BITS = NARROWED | frozenset({
+    "shr", "rotl", "rotr", "div", "rem", "min", "max", "widening_mul", "popcount", "clz", "ctz",
+    "eq", "ne", "lt", "le", "gt", "ge", "cast", "slice", "concat", "array_index", "tuple_get",
+})  # fmt: skip
+"""The opcodes the rule looks at."""
+
+_WITH_OPERAND_BITS = frozenset({"and", "or", "xor", "add", "mul"})
+MAX_WALKS = 8
+_AMOUNT = uint(32)  # constant shift amounts, as the front end's literals
+
+
+def _mask(w: int) -> int:
+    return (1 << w) - 1
+
+
+def bit_slice(rw: Rewriter, x: bytes, lo: int, w: int) -> bytes:
+    """Return a ``u{w}`` node holding bits ``lo .. lo+w-1`` of ``x``, read at their source."""
+    key = ("bit_slice", x, lo, w)
+    hit = rw.memo.get(key)
+    if hit is None:
+        hit = rw.memo[key] = _bit_slice(rw, x, lo, w)
+    return hit  # type: ignore[return-value]
+
+
+def _bit_slice(rw: Rewriter, x: bytes, lo: int, w: int) -> bytes:
+    node = rw.node(x)
+    t = node.type
+    n = width_of(t)
+    assert n is not None and lo + w <= n
+    out = uint(w)
+    if lo == 0 and w == n and isinstance(t, IntType) and not t.signed:
+        return x
+    op, ins = node.op, node.inputs
+    if op == "const":
+        return rw.const(out, (int(node.attr("value")) >> lo) & _mask(w))
+    if op == "cast":
+        src = rw.type(ins[0])
+        sw = width_of(src)
+        assert sw is not None
+        if lo + w <= sw:
+            return bit_slice(rw, ins[0], lo, w)
+        if lo >= sw and not (isinstance(src, IntType) and src.signed):
+            return rw.const(out, 0)
+    elif op == "slice":
+        return bit_slice(rw, ins[0], lo + int(node.attr("lo")), w)
+    elif op == "concat":
+        lw = width_of(rw.type(ins[1]))
+        assert lw is not None
+        if lo + w <= lw:
+            return bit_slice(rw, ins[1], lo, w)
+        if lo >= lw:
+            return bit_slice(rw, ins[0], lo - lw, w)
+        return _join(rw, bit_slice(rw, ins[0], 0, lo + w - lw), bit_slice(rw, ins[1], lo, lw - lo))
+    elif op in ("shl", "shr") and rw.const_value(ins[1]) is not None:
+        k = int(rw.const_value(ins[1]))  # type: ignore[arg-type]
+        if k < n and op == "shl":
+            if lo >= k:
+                return bit_slice(rw, ins[0], lo - k, w)
+            if lo + w <= k:
+                return rw.const(out, 0)
+            return _join(rw, bit_slice(rw, ins[0], 0, lo + w - k), rw.const(uint(k - lo), 0))
+        if k < n and lo + k + w <= n:
+            return bit_slice(rw, ins[0], lo + k, w)
+        if k < n and isinstance(t, IntType) and not t.signed:
+            if lo + k >= n:
+                return rw.const(out, 0)
+            have = n - lo - k
+            return _join(rw, rw.const(uint(w - have), 0), bit_slice(rw, ins[0], lo + k, have))
+    elif op in ("and", "or"):
+        part = _mask(w) << lo
+        for mine, other in ((ins[0], ins[1]), (ins[1], ins[0])):
+            k = _known(rw, other)
+            neutral = k.one if op == "and" else k.zero
+            if part & ~neutral == 0:  # the other operand lets these bits through unchanged
+                return bit_slice(rw, mine, lo, w)
+    if isinstance(t, BoolType):
+        return rw.emit("cast", out, (x,))
+    if lo == 0:
+        return rw.emit("cast", out, (x,))
+    return rw.emit("slice", out, (x,), {"lo": lo})
+
+
+def _join(rw: Rewriter, hi: bytes, lo: bytes) -> bytes:
+    """Return ``concat(hi, lo)``, merging adjacent slices of one value into one slice."""
+    out = _joined(rw, hi, lo)
+    if out is None:
+        wh, wl = width_of(rw.type(hi)), width_of(rw.type(lo))
+        return rw.raw(Term("concat", uint(wh + wl), (hi, lo)))  # type: ignore[operator]
+    return out
+
+
+def _joined(rw: Rewriter, hi: bytes, lo: bytes) -> bytes | None:
+    """Return a simpler form of ``concat(hi, lo)`` (None when there is none)."""
+    nh, nl = rw.node(hi), rw.node(lo)
+    wh, wl = width_of(nh.type), width_of(nl.type)
+    assert wh is not None and wl is not None
+    src_h, lo_h = _as_slice(rw, hi)
+    src_l, lo_l = _as_slice(rw, lo)
+    if src_h is not None and src_h == src_l and lo_h == lo_l + wl:
+        return bit_slice(rw, src_l, lo_l, wh + wl)
+    if nh.op == "const" and nl.op == "const":
+        return rw.const(uint(wh + wl), int(nh.attr("value")) << wl | int(nl.attr("value")))
+    if nh.op == "const" and nh.attr("value") == 0:  # lo is unsigned: a zero-extension
+        return rw.cast(lo, uint(wh + wl))
+    return None
+
+
+def _as_slice(rw: Rewriter, x: bytes) -> tuple[bytes | None, int]:
+    """Return (source, lo) when ``x`` is a slice of (or the low bits of) another node."""
+    node = rw.node(x)
+    if node.op == "slice":
+        return node.inputs[0], int(node.attr("lo"))
+    if node.op == "cast" and isinstance(rw.type(node.inputs[0]), IntType):
+        src_w = width_of(rw.type(node.inputs[0]))
+        if src_w is not None and src_w >= width_of(node.type):  # type: ignore[operator]
+            return node.inputs[0], 0
+    return None, 0
+
+
+def _known(rw: Rewriter, x: bytes) -> Known:
+    kb = rw.memo.get("known")
+    assert isinstance(kb, KnownBits)
+    k = kb(x)
+    assert k is not None
+    return k
+
+
+def _pieces(rw: Rewriter, t: Term, d: int, ka: Known, kb: Known) -> bytes:
+    """Return an ``or``/``xor``/``add`` as wires where at most one operand may have a 1 bit,
+    and the op itself only on the runs of bits where both may (never for ``add``)."""
+    a, b = t.args
+    srcs: list[str] = []
+    for i in range(ka.width):
+        if not d >> i & 1:
+            srcs.append("*")  # not read: anything
+        elif (ka.maybe & kb.maybe) >> i & 1:
+            srcs.append("ab")
+        elif ka.maybe >> i & 1:
+            srcs.append("a")
+        elif kb.maybe >> i & 1:
+            srcs.append("b")
+        else:
+            srcs.append("a|b|0")  # 0 in both: any of them
+    runs: list[list] = []  # [source, lo, width], low bits first
+    for i, s in enumerate(srcs):
+        if runs and runs[-1][0] in (s.split("|") if s != "*" else ("a", "b", "0")):
+            runs[-1][2] += 1  # bits not read go with the run below unless that is logic
+        else:
+            runs.append([s if s in ("a", "b", "ab") else "0", i, 1])
+    out: bytes | None = None
+    for src, lo, w in runs:
+        if src == "0":
+            piece = rw.const(uint(w), 0)
+        elif src == "ab":
+            piece = rw.emit(t.op, uint(w), (bit_slice(rw, a, lo, w), bit_slice(rw, b, lo, w)))
+        else:
+            piece = bit_slice(rw, a if src == "a" else b, lo, w)
+        out = piece if out is None else _join(rw, piece, out)
+    assert out is not None
+    return rw.cast(out, t.type)
+
+
+def bit_test(rw: Rewriter, x: bytes, k: int, one: bool = True) -> bytes:
+    """Return the bool ``bit k of x is 1`` (``is 0`` without ``one``)."""
+    node = rw.node(x)
+    if one and k == 0 and node.op == "cast" and isinstance(rw.type(node.inputs[0]), BoolType):
+        return node.inputs[0]
+    return rw.emit("ne" if one else "eq", BOOL, (bit_slice(rw, x, k, 1), rw.const(uint(1), 0)))
+
+
+def _compare(rw: Rewriter, t: Term) -> bytes | None:
+    """Return a sign test or a power-of-two threshold as a test of the high bits."""
+    x, c_id = t.args
+    ty = rw.type(x)
+    c = rw.const_value(c_id)
+    if c is None or not isinstance(ty, IntType) or ty.width < 2:
+        return None
+    if ty.signed:
+        neg = {("lt", 0): True, ("le", -1): True, ("ge", 0): False, ("gt", -1): False}
+        sign = neg.get((t.op, c))
+        if sign is None:
+            return None
+        return bit_test(rw, x, ty.width - 1, sign)
+    k = {"lt": c, "ge": c, "le": c + 1, "gt": c + 1}.get(t.op)
+    if k is None or k <= 1 or k & (k - 1) or k > ty.mask:
+        return None
+    lo = k.bit_length() - 1
+    high = bit_slice(rw, x, lo, ty.width - lo)
+    zero = rw.const(uint(ty.width - lo), 0)
+    return rw.emit("eq" if t.op in ("lt", "le") else "ne", BOOL, (high, zero))
+
+
+def _one_bit_product(rw: Rewriter, t: Term, ks: list[Known]) -> bytes | None:
+    """Return ``a * b`` with ``b`` either 0 or ``2**k`` as ``select(bit k of b, a << k, 0)``."""
+    for (a, b), kb in zip((t.args, t.args[::-1]), ks[::-1], strict=True):
+        p = kb.maybe
+        if p and p & (p - 1) == 0:
+            k = p.bit_length() - 1
+            shifted = a if k == 0 else rw.emit("shl", t.type, (a, rw.const(_AMOUNT, k)))
+            return rw.emit("select", t.type, (bit_test(rw, b, k), shifted, rw.const(t.type, 0)))
+    return None
+
+
+def _narrowed(rw: Rewriter, t: Term, d: int, k: Known) -> bytes | None:
+    """Return the op computed on its live low bits only, then extended to its type."""
+    assert isinstance(t.type, IntType)
+    live = d & ~k.known
+    h = live.bit_length()
+    small = uint(max(h, 1))
+    if not worth_it(small, t.type):
+        return None
+    if t.op == "shl":
+        amount = rw.const_value(t.args[1])
+        if amount is None:
+            return None
+        args = (bit_slice(rw, t.args[0], 0, small.width), t.args[1])
+    elif t.op == "select":
+        c, a, b = t.args
+        args = (c, bit_slice(rw, a, 0, small.width), bit_slice(rw, b, 0, small.width))
+    else:
+        args = tuple(bit_slice(rw, a, 0, small.width) for a in t.args)
+    if t.op == "neg":  # neg is signed; the low bits are the same either way
+        value = rw.cast(rw.emit("neg", sint(small.width), (rw.cast(args[0], sint(small.width)),)),
+                        small)
+    else:
+        value = rw.emit(t.op, small, args)
+    high = (k.one & d) >> small.width
+    if high:
+        value = _join(rw, rw.const(uint(t.type.width - small.width), high), value)
+    return rw.cast(value, t.type)
+
+
+def bits_rule(rw: Rewriter, t: Term, demand: dict[bytes, int]) -> bytes | None:
+    """Return the bit-level replacement of one term (None to keep it)."""
+    w = width_of(t.type)
+    if w is None:
+        return None
+    kbits = rw.memo["known"]
+    assert isinstance(kbits, KnownBits)
+    k = kbits.compute(t.op, t.type, t.args, dict(t.attrs))
+    assert k is not None
+    d = demand.get(rw.current, full(t.type)) if rw.current is not None else full(t.type)
+    if d & ~k.known == 0:
+        return rw.const(t.type, k.one & d if isinstance(t.type, IntType) else k.one)
+    if t.op in ("eq", "ne", "lt", "le", "gt", "ge"):
+        return _compare(rw, t)
+    if t.op == "concat":
+        return _joined(rw, *t.args)
+    if not isinstance(t.type, IntType):
+        return None
+    if t.op not in _WITH_OPERAND_BITS:
+        return _narrowed(rw, t, d, k) if t.op in NARROWED else None
+    ks = [kbits(a) for a in t.args]
+    if t.op in ("and", "or", "xor"):
+        ka, kb = ks
+        wrong_a = {"and": ka.maybe & ~kb.one, "or": kb.maybe & ~ka.one, "xor": kb.maybe}[t.op]
+        wrong_b = {"and": kb.maybe & ~ka.one, "or": ka.maybe & ~kb.one, "xor": ka.maybe}[t.op]
+        if d & wrong_a == 0:  # b changes no demanded bit of a
+            return t.args[0]
+        if d & wrong_b == 0:
+            return t.args[1]
+    if t.op in ("or", "xor", "add"):
+        ka, kb = ks
+        n = ka.width
+        if t.op == "add":  # a carry may come from any bit below the top demanded one
+            wired = ka.maybe & kb.maybe & ((1 << d.bit_length()) - 1) == 0
+        else:  # wires except where both may be 1: worth it when that spares enough bits
+            wired = n - bin(ka.maybe & kb.maybe & d).count("1") >= max(2, n // 8)
+        if wired:
+            return _pieces(rw, t, d, ka, kb)
+    if t.op == "mul":
+        prod = _one_bit_product(rw, t, ks)  # type: ignore[arg-type]
+        if prod is not None:
+            return prod
+    if t.op in NARROWED:
+        return _narrowed(rw, t, d, k)
+    return None
+
+
+def bits_walk(graph: Graph) -> Graph:
+    """Return ``graph`` after one walk of the bit-level rule (demand taken from ``graph``)."""
+    demand = demanded(graph)
+    rw = Rewriter(graph, lambda rw, t: bits_rule(rw, t, demand), BITS)
+    rw.memo["known"] = KnownBits(rw.new)
+    return rw.run()
+
+
+def bits(graph: Graph) -> Graph:
+    """Return ``graph`` with every node computed on its live bits (walks until nothing changes)."""
+    for _ in range(MAX_WALKS):
+        out = bits_walk(graph)
+        if out.fingerprint() == graph.fingerprint():
+            return out
+        graph = out
+    return graph
+
+
+__all__ = ["BITS", "NARROWED", "bit_slice", "bit_test", "bits", "bits_rule", "bits_walk"]
