@@ -1,0 +1,1 @@
+"""Put a scheduled core on a board: the UART frame format, the Amaranth shell, the bitstream."""
