@@ -38,7 +38,7 @@ async def shell_stream(dut: object) -> None:
         await ReadOnly()
         level = str(dut.tx.value)  # type: ignore[attr-defined]
         tx.append(level)
-        quiet = quiet + 1 if level == "1" else 0
+        quiet = quiet + 1 if level == "1" and cycle >= len(wave) else 0
         await FallingEdge(dut.clk)  # type: ignore[attr-defined]
         cycle += 1
     result = {"tx": "".join(tx), "cycles": cycle, "finished": cycle < max_cycles}
