@@ -118,6 +118,10 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
         verilog = result.paths["verilog"].read_text(encoding="utf-8")
         measured = measure_schedule(verilog, result.schedule, result.board.family)
         result = synthesize(loaded.graph, loaded.top, measured=measured, **options)
+    if args.bitstream:
+        from kera.board.build import synthesize_bitstream
+
+        synthesize_bitstream(result, args.output, progress=_err)
     _err((Path(args.output) / "report.txt").read_text(encoding="utf-8").rstrip())
     for key in sorted(result.paths):
         print(result.paths[key])
@@ -236,6 +240,8 @@ def _parser() -> argparse.ArgumentParser:
     sp.add_argument("-o", "--output", required=True, metavar="DIR")
     sp.add_argument("--pnr", action="store_true",
                     help="also run yosys + nextpnr and fill `measured` in the report")
+    sp.add_argument("--bitstream", action="store_true",
+                    help="also build the board's bitstream with the UART shell (docs/board.md)")
 
     sp = command("sim", cmd_sim, "simulate the RTL with cocotb and check cycle-exactness")
     program_args(sp, board=True)

@@ -10,7 +10,6 @@ does (sampling the middle of each bit).
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import tempfile
 from collections.abc import Sequence

@@ -1,0 +1,81 @@
+"""The boards a bitstream can be built for: their amaranth-boards platforms and UART.
+
+amaranth-boards knows each board's pins, oscillator and I/O standards; our board TOML
+(``kera.hls.boards``) knows the family, device and capacities the scheduler uses. A board gets a
+bitstream when amaranth-boards has its platform with a UART resource; the others are refused
+with a one-line error naming the boards that work.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+from amaranth import Elaboratable, Module
+
+from kera.board.shell import Shell
+from kera.diagnostics import KeraError
+from kera.hls.boards import Board
+
+#: The UART's baud rate (docs/board.md).
+DEFAULT_BAUD = 115200
+
+
+@dataclass(frozen=True)
+class BoardPlatform:
+    """Where a board's amaranth-boards platform lives, and its UART."""
+
+    module: str
+    cls: str
+    baud: int = DEFAULT_BAUD
+    uart: str = "uart"
+
+
+#: Boards with a bitstream flow (the board name of ``kera.hls.boards``).
+PLATFORMS = {
+    "icebreaker": BoardPlatform("amaranth_boards.icebreaker", "ICEBreakerPlatform"),
+    "ulx3s": BoardPlatform("amaranth_boards.ulx3s", "ULX3S_85F_Platform"),
+}
+
+
+def platform_for(board: Board):  # type: ignore[no-untyped-def]
+    """Return a fresh amaranth-boards platform instance for ``board``; raise ``KeraError``."""
+    entry = PLATFORMS.get(board.name)
+    if entry is None:
+        raise KeraError(f"no bitstream flow for board `{board.name}` yet (supported: "
+                        f"{', '.join(sorted(PLATFORMS))})", exit_code=2)
+    try:
+        module = importlib.import_module(entry.module)
+    except ImportError:
+        raise KeraError("amaranth-boards is not installed: install the tools with "
+                        "`pip install -e '.[tools]'`", exit_code=3) from None
+    return getattr(module, entry.cls)()
+
+
+def oscillator_mhz(platform) -> float:  # type: ignore[no-untyped-def]
+    """Return the frequency of the platform's default clock in MHz."""
+    return float(platform.default_clk_frequency) / 1e6
+
+
+def check_clock(board: Board, platform, clock_mhz: float) -> None:  # type: ignore[no-untyped-def]
+    """Raise ``KeraError`` unless the core's clock target is the board's oscillator (no PLL)."""
+    osc = oscillator_mhz(platform)
+    if abs(clock_mhz - osc) > 1e-9 * osc:
+        raise KeraError(f"board `{board.name}`: the clock target {clock_mhz:g} MHz is not the "
+                        f"{osc:g} MHz oscillator, and no PLL is generated yet; synthesize with "
+                        f"--clock-mhz {osc:g} for a bitstream")
+
+
+class BoardTop(Elaboratable):
+    """The shell with its ``rx``/``tx`` on the board's UART pins, clocked by the oscillator."""
+
+    def __init__(self, shell: Shell, uart: str = "uart") -> None:
+        self.shell = shell
+        self.uart = uart
+
+    def elaborate(self, platform) -> Module:  # type: ignore[no-untyped-def]
+        m = Module()
+        m.submodules.shell = self.shell
+        uart = platform.request(self.uart, 0)
+        m.d.comb += [self.shell.rx.eq(uart.rx.i), uart.tx.o.eq(self.shell.tx)]
+        return m
