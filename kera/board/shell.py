@@ -101,7 +101,12 @@ class Shell(Elaboratable):
         out = Signal(core.out_width)
         err_code = Signal(8)
         err_pending = Signal()
-        ports = [("i", "clk", ClockSignal()), ("i", "rst", ResetSignal()),
+        # Some platforms (ECP5) give a reset-less domain: a power-on count resets the core too.
+        power_on = Signal(range(16), init=15, reset_less=True)
+        with m.If(power_on != 0):
+            m.d.sync += power_on.eq(power_on - 1)
+        core_rst = ResetSignal(allow_reset_less=True) | (power_on != 0)
+        ports = [("i", "clk", ClockSignal()), ("i", "rst", core_rst),
                  ("i", "in_valid", pending), ("o", "in_ready", in_ready),
                  ("o", "out_valid", out_valid), ("i", "out_ready", ~result_full),
                  ("o", "out", out)]
