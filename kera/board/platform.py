@@ -12,6 +12,7 @@ import importlib
 from dataclasses import dataclass
 
 from amaranth import Elaboratable, Module
+from amaranth.lib import io
 
 from kera.board.shell import Shell
 from kera.diagnostics import KeraError
@@ -76,6 +77,8 @@ class BoardTop(Elaboratable):
     def elaborate(self, platform) -> Module:  # type: ignore[no-untyped-def]
         m = Module()
         m.submodules.shell = self.shell
-        uart = platform.request(self.uart, 0)
-        m.d.comb += [self.shell.rx.eq(uart.rx.i), uart.tx.o.eq(self.shell.tx)]
+        uart = platform.request(self.uart, 0, dir="-")
+        m.submodules.rx_buffer = rx = io.Buffer("i", uart.rx)
+        m.submodules.tx_buffer = tx = io.Buffer("o", uart.tx)
+        m.d.comb += [self.shell.rx.eq(rx.i), tx.o.eq(self.shell.tx)]
         return m
