@@ -128,6 +128,15 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_board_run(args: argparse.Namespace) -> int:
+    """Send vectors to the core on a board over its UART; print the results as `run` does."""
+    from kera.board.run import board_run
+
+    for result in board_run(args.dir, args.port, args.inputs, timeout=args.timeout):
+        print(json.dumps(result), flush=True)
+    return EXIT_OK
+
+
 def cmd_sim(args: argparse.Namespace) -> int:
     """Simulate the RTL with cocotb; check values and cycle-exactness against the report."""
     from kera.flow import plan
@@ -242,6 +251,12 @@ def _parser() -> argparse.ArgumentParser:
                     help="also run yosys + nextpnr and fill `measured` in the report")
     sp.add_argument("--bitstream", action="store_true",
                     help="also build the board's bitstream with the UART shell (docs/board.md)")
+
+    sp = command("board-run", cmd_board_run, "send vectors to a board over its UART")
+    sp.add_argument("dir", metavar="DIR", help="what `synthesize --bitstream -o DIR` wrote")
+    sp.add_argument("--port", required=True, help="the board's serial port, e.g. /dev/ttyUSB1")
+    sp.add_argument("--inputs", required=True, metavar="IN.jsonl")
+    sp.add_argument("--timeout", type=float, default=2.0, help="seconds to wait for a reply")
 
     sp = command("sim", cmd_sim, "simulate the RTL with cocotb and check cycle-exactness")
     program_args(sp, board=True)
