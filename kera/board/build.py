@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shlex
 import subprocess
 import time
@@ -131,6 +132,46 @@ def _timing(report: dict[str, Any]) -> tuple[str, float, float]:
     return net, float(fmax["achieved"]), float(fmax["constraint"])
 
 
+def _place(cell: str) -> str:
+    """Return where a netlist cell of the board design lives: the shell, or a core stage."""
+    if not cell.startswith("shell.core."):
+        return "the shell"
+    name = cell.removeprefix("shell.core.")
+    stage = re.match(r"(?:valid_)?s(\d+)_", name) or re.match(r"valid_s(\d+)", name)
+    if stage:
+        return f"core stage {stage.group(1)}"
+    if name.startswith("out"):
+        return "the core's output"
+    return "the core"
+
+
+def failing_path(report: dict[str, Any], net: str) -> dict[str, Any] | None:
+    """Return nextpnr's worst path on clock ``net``: its ends (cells and where they live) and
+    its delay; None when the report has none."""
+    for path in report.get("critical_paths", []):
+        if path["from"].endswith(net) and path["to"].endswith(net) and path["path"]:
+            start, end = path["path"][0]["from"]["cell"], path["path"][-1]["to"]["cell"]
+            return {"from": start, "to": end, "from_place": _place(start),
+                    "to_place": _place(end),
+                    "delay_ns": round(sum(float(seg["delay"]) for seg in path["path"]), 3)}
+    return None
+
+
+def timing_miss(top: str, section: dict[str, Any], critical_path: list[dict[str, Any]]) -> str:
+    """Return the one line that says a build misses its clock, mapped back to the pipeline."""
+    line = (f"timing: {top} on {section['board']} misses {section['clock_mhz']:g} MHz: nextpnr's "
+            f"Fmax is {section['fmax_mhz']:.2f} MHz")
+    path = section.get("critical_path")
+    if path:
+        line += (f"; the failing path ({path['delay_ns']:.1f} ns) runs from {path['from_place']} "
+                 f"to {path['to_place']}")
+    if critical_path and path and "core" in path["from_place"] + path["to_place"]:
+        stage = critical_path[0].get("stage")
+        sources = " → ".join(dict.fromkeys(f"{p['op']} {p['source']}" for p in critical_path))
+        line += f"; the schedule's critical path (stage {stage}): {sources}"
+    return line
+
+
 def build_bitstream(schedule: Schedule, board: Board, verilog: str, outdir: Path | str, *,
                     progress: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
     """Build the bitstream of ``schedule``'s core (``verilog``) in the shell for ``board``.
@@ -170,23 +211,22 @@ def build_bitstream(schedule: Schedule, board: Board, verilog: str, outdir: Path
         progress(f"[{i}/{len(steps)}] {stage.name} ({stage.tool}) ...")
         seconds[stage.name] = round(_run(stage, work), 2)
     report = json.loads((work / "nextpnr.json").read_text(encoding="utf-8"))
-    net, fmax, target = _timing(report)
+    net, fmax, _ = _timing(report)
+    target = clock_hz / 1e6 if pll else schedule.clock_mhz  # nextpnr rounds its constraint
     bitfile = out / f"{top}.{'bin' if board.family == 'ice40' else 'bit'}"
     data = bitfile.read_bytes()
     used = {bel: {"used": u["used"], "available": u["available"]}
             for bel, u in sorted(report.get("utilization", {}).items()) if u["used"]}
     section = {
         "file": bitfile.name, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(),
-        "board": board.name, "clock_net": net, "clock_mhz": round(target, 3),
+        "board": board.name, "clock_net": net, "clock_mhz": round(target, 6),
         "fmax_mhz": round(fmax, 3), "timing_met": fmax >= target,
         "uart": {"baud": baud, "divisor": divisor, "idle_bits": IDLE_BITS},
         "pll": None if pll is None else {"divr": pll.divr, "divf": pll.divf, "divq": pll.divq,
                                           "filter_range": pll.filter_range, "mhz": pll.f_out},
+        "critical_path": failing_path(report, net),
         "utilization": used, "seed": SEED, "tools": _versions(steps), "seconds": seconds,
     }
-    if fmax < target:
-        progress(f"timing: {top} on {board.name} misses {target:g} MHz: nextpnr's Fmax is "
-                 f"{fmax:.2f} MHz on clock {net} (see {work / 'nextpnr.log'})")
     return section
 
 
@@ -207,6 +247,8 @@ def synthesize_bitstream(result: Any, outdir: Path | str, *,
     report_path = out / "report.json"
     report = json.loads(report_path.read_text(encoding="utf-8"))
     report["bitstream"] = section
+    if not section["timing_met"]:
+        progress(timing_miss(result.schedule.region, section, report.get("critical_path", [])))
     report_path.write_text(dumps(report), encoding="utf-8")
     result.report = report
     path = out / section["file"]
