@@ -183,3 +183,21 @@ def test_fir8_at_60_mhz_uses_the_pll_and_says_it_misses(tmp_path: Path,
     assert misses[0].startswith(f"timing: fir8 on icebreaker misses 60 MHz: nextpnr's Fmax is "
                                 f"{section['fmax_mhz']:.2f} MHz; the failing path")
     assert "fir8.kera:9:" in misses[0]
+
+
+def test_a_failing_path_is_placed_in_the_shell_or_a_core_stage() -> None:
+    seg = {"delay": 1.5, "type": "logic"}
+    report = {"critical_paths": [{
+        "from": "posedge cd_sync.clk", "to": "posedge cd_sync.clk",
+        "path": [{**seg, "from": {"cell": "shell.uart_rx.timer_DFF"}, "to": {"cell": "x"}},
+                 {**seg, "from": {"cell": "x"}, "to": {"cell": "shell.core.s1_acc_DFF"}}]}]}
+    path = build.failing_path(report, "cd_sync.clk")
+    assert path == {"from": "shell.uart_rx.timer_DFF", "to": "shell.core.s1_acc_DFF",
+                    "from_place": "the shell", "to_place": "core stage 1", "delay_ns": 3.0}
+    section = {"board": "icebreaker", "clock_mhz": 48.0, "fmax_mhz": 40.5, "critical_path": path}
+    critical = [{"op": "mul", "source": "a.kera:3:5", "stage": 1},
+                {"op": "add", "source": "a.kera:4:9", "stage": 1}]
+    assert build.timing_miss("f", section, critical) == (
+        "timing: f on icebreaker misses 48 MHz: nextpnr's Fmax is 40.50 MHz; the failing path "
+        "(3.0 ns) runs from the shell to core stage 1; the schedule's critical path (stage 1): "
+        "mul a.kera:3:5 → add a.kera:4:9")
