@@ -223,8 +223,8 @@ def build_bitstream(schedule: Schedule, board: Board, verilog: str, outdir: Path
         "board": board.name, "clock_net": net, "clock_mhz": round(target, 6),
         "fmax_mhz": round(fmax, 3), "timing_met": fmax >= target,
         "uart": {"baud": baud, "divisor": divisor, "idle_bits": IDLE_BITS},
-        "pll": None if pll is None else {"divr": pll.divr, "divf": pll.divf, "divq": pll.divq,
-                                          "filter_range": pll.filter_range, "mhz": pll.f_out},
+        "pll": None if pll is None else {"primitive": pll.primitive, "mhz": pll.f_out,
+                                          "dividers": pll.dividers()},
         "critical_path": failing_path(report, net),
         "utilization": used, "seed": SEED, "tools": _versions(steps),
     }

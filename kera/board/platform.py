@@ -15,7 +15,7 @@ from amaranth import ClockDomain, ClockSignal, Const, Elaboratable, Instance, Mo
 from amaranth.lib import io
 from amaranth.lib.cdc import ResetSynchronizer
 
-from kera.board.pll import Ice40Pll, ice40_pll
+from kera.board.pll import Ecp5Pll, Ice40Pll, ecp5_pll, ice40_pll
 from kera.board.shell import Shell
 from kera.diagnostics import KeraError
 from kera.hls.boards import Board
@@ -60,18 +60,20 @@ def oscillator_mhz(platform) -> float:  # type: ignore[no-untyped-def]
     return float(platform.default_clk_frequency) / 1e6
 
 
-def clock_plan(board: Board, platform, clock_mhz: float) -> Ice40Pll | None:  # type: ignore[no-untyped-def]
+def clock_plan(board: Board, platform,  # type: ignore[no-untyped-def]
+               clock_mhz: float) -> Ice40Pll | Ecp5Pll | None:
     """Return the PLL that makes the core's clock target from the oscillator, or None when the
     target is the oscillator; raise ``KeraError`` when it cannot be made."""
     osc = oscillator_mhz(platform)
     if abs(clock_mhz - osc) <= 1e-9 * osc:
         return None
-    if board.family != "ice40":
+    make = {"ice40": ice40_pll, "ecp5": ecp5_pll}.get(board.family)
+    if make is None:
         raise KeraError(f"board `{board.name}`: the clock target {clock_mhz:g} MHz is not the "
                         f"{osc:g} MHz oscillator, and no {board.family} PLL is generated yet; "
                         f"synthesize with --clock-mhz {osc:g} for a bitstream")
     try:
-        return ice40_pll(osc, clock_mhz)
+        return make(osc, clock_mhz)
     except ValueError as e:
         raise KeraError(f"board `{board.name}`: {e}") from None
 
@@ -80,7 +82,8 @@ class BoardTop(Elaboratable):
     """The shell with its ``rx``/``tx`` on the board's UART pins, clocked by the oscillator or
     by the PLL (held in reset until it locks)."""
 
-    def __init__(self, shell: Shell, uart: str = "uart", pll: Ice40Pll | None = None) -> None:
+    def __init__(self, shell: Shell, uart: str = "uart",
+                 pll: Ice40Pll | Ecp5Pll | None = None) -> None:
         self.shell = shell
         self.uart = uart
         self.pll = pll
@@ -96,17 +99,32 @@ class BoardTop(Elaboratable):
             self._pll(m, platform, self.pll)
         return m
 
-    def _pll(self, m: Module, platform, pll: Ice40Pll) -> None:  # type: ignore[no-untyped-def]
-        """Drive the ``sync`` domain from an SB_PLL40_PAD on the oscillator's pin (the UP5K's
-        PLL sits on that pin's I/O tile, so the CORE variant cannot be placed)."""
+    def _pll(self, m: Module, platform, pll: Ice40Pll | Ecp5Pll) -> None:  # type: ignore[no-untyped-def]
+        """Drive the ``sync`` domain from the PLL, held in reset until it locks.
+
+        On iCE40 it is an SB_PLL40_PAD on the oscillator's pin (the UP5K's PLL sits on that
+        pin's I/O tile, so the CORE variant cannot be placed); on ECP5 an EHXPLLL fed through
+        an input buffer, with ecppll's parameters and attributes.
+        """
         osc = platform.request(platform.default_clk, dir="-")
         m.domains.sync = ClockDomain("sync")
         locked, pll_clk = Signal(), Signal()
         m.d.comb += ClockSignal("sync").eq(pll_clk)
-        m.submodules.pll = Instance(
-            "SB_PLL40_PAD", p_FEEDBACK_PATH="SIMPLE", p_DIVR=pll.divr, p_DIVF=pll.divf,
-            p_DIVQ=pll.divq, p_FILTER_RANGE=pll.filter_range, i_PACKAGEPIN=osc.io,
-            i_RESETB=Const(1), i_BYPASS=Const(0), o_PLLOUTGLOBAL=pll_clk,
-            o_LOCK=locked)
+        if isinstance(pll, Ice40Pll):
+            m.submodules.pll = Instance(
+                "SB_PLL40_PAD", p_FEEDBACK_PATH="SIMPLE", p_DIVR=pll.divr, p_DIVF=pll.divf,
+                p_DIVQ=pll.divq, p_FILTER_RANGE=pll.filter_range, i_PACKAGEPIN=osc.io,
+                i_RESETB=Const(1), i_BYPASS=Const(0), o_PLLOUTGLOBAL=pll_clk, o_LOCK=locked)
+        else:
+            m.submodules.osc_buffer = osc_buffer = io.Buffer("i", osc)
+            zero, one = Const(0), Const(1)
+            m.submodules.pll = Instance(
+                "EHXPLLL", *(("a", k, v) for k, v in pll.attrs),
+                *(("p", k, v) for k, v in pll.params),
+                ("i", "RST", zero), ("i", "STDBY", zero), ("i", "CLKI", osc_buffer.i),
+                ("o", "CLKOP", pll_clk), ("i", "CLKFB", pll_clk), ("i", "PHASESEL0", zero),
+                ("i", "PHASESEL1", zero), ("i", "PHASEDIR", one), ("i", "PHASESTEP", one),
+                ("i", "PHASELOADREG", one), ("i", "PLLWAKESYNC", zero), ("i", "ENCLKOP", zero),
+                ("o", "LOCK", locked))
         m.submodules.reset_sync = ResetSynchronizer(~locked, domain="sync")
         platform.add_clock_constraint(pll_clk, pll.f_out * 1e6)

