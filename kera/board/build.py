@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import kera
+from kera.board.frame import IDLE_BITS
 from kera.board.platform import PLATFORMS, BoardTop, clock_plan, platform_for
-from kera.board.shell import IDLE_BITS, Shell, core_ports
+from kera.board.shell import Shell, core_ports
 from kera.board.sim import layout_of
 from kera.board.uart import divisor_for
 from kera.diagnostics import KeraError

@@ -26,6 +26,10 @@ KIND_RESULT = 0x81
 #: An error reply: a one-byte payload naming what was wrong with the frame received.
 KIND_ERROR = 0xEE
 HEADER_BYTES = 4  # sync, kind, length (2)
+#: The UART's baud rate.
+DEFAULT_BAUD = 115200
+#: Idle time, in bit times, after which the board counts a frame in progress as truncated.
+IDLE_BITS = 32
 CRC_POLY = 0x07
 
 #: Error codes carried by an error reply (and by ``FrameError.code``).

@@ -15,13 +15,11 @@ from amaranth import ClockDomain, ClockSignal, Const, Elaboratable, Instance, Mo
 from amaranth.lib import io
 from amaranth.lib.cdc import ResetSynchronizer
 
+from kera.board import frame
 from kera.board.pll import Ecp5Pll, Ice40Pll, ecp5_pll, ice40_pll
 from kera.board.shell import Shell
 from kera.diagnostics import KeraError
 from kera.hls.boards import Board
-
-#: The UART's baud rate (docs/board.md).
-DEFAULT_BAUD = 115200
 
 
 @dataclass(frozen=True)
@@ -30,7 +28,7 @@ class BoardPlatform:
 
     module: str
     cls: str
-    baud: int = DEFAULT_BAUD
+    baud: int = frame.DEFAULT_BAUD
     uart: str = "uart"
 
 

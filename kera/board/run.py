@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kera.board import frame
-from kera.board.platform import DEFAULT_BAUD
-from kera.board.shell import IDLE_BITS
+from kera.board.frame import DEFAULT_BAUD, IDLE_BITS
 from kera.diagnostics import KeraError
 from kera.ir import values
 

@@ -26,9 +26,6 @@ from amaranth import (
 from kera.board import frame
 from kera.board.uart import UARTReceiver, UARTTransmitter
 
-#: Idle time, in bit times, after which a frame in progress counts as truncated.
-IDLE_BITS = 32
-
 
 @dataclass(frozen=True)
 class CorePorts:
@@ -77,7 +74,7 @@ def crc8_step(crc: Value, byte: Value) -> Value:
 class Shell(Elaboratable):
     """The UART shell around ``core``: ports ``rx`` (in) and ``tx`` (out), domain ``sync``."""
 
-    def __init__(self, core: CorePorts, divisor: int, idle_bits: int = IDLE_BITS) -> None:
+    def __init__(self, core: CorePorts, divisor: int, idle_bits: int = frame.IDLE_BITS) -> None:
         if core.in_bytes > 0xFFFF or core.out_bytes > 0xFFFF:
             raise ValueError("a frame carries at most 65535 payload bytes")
         self.core = core

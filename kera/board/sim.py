@@ -21,7 +21,8 @@ from amaranth.back import rtlil
 
 import kera
 from kera.board import frame
-from kera.board.shell import IDLE_BITS, Shell, core_ports
+from kera.board.frame import IDLE_BITS
+from kera.board.shell import Shell, core_ports
 from kera.diagnostics import KeraError
 from kera.hls.characterize.tools import tool_path
 from kera.hls.pipeline import Schedule
