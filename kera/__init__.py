@@ -32,6 +32,7 @@ _EXPORTS = {
     ),
     **dict.fromkeys(["ExitCode", "KeraError"], "kera.diagnostics"),
     **dict.fromkeys(["ParityReport"], "kera.sim.parity"),
+    **dict.fromkeys(["board_run"], "kera.board.run"),
 }
 
 
@@ -47,7 +48,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = ["MIN_CLOCK_MHZ", "Compiled", "ExitCode", "KeraError", "Loaded", "ParityReport",
-           "Report", "Simulation", "Synthesis", "Target", "__version__", "check_clock",
+           "Report", "Simulation", "Synthesis", "Target", "__version__", "board_run", "check_clock",
            "check_output", "check_source", "compile", "get_target", "load", "parity", "plan",
            "read_file", "register_target", "registered_targets", "run", "simulate", "synthesize",
            "unregister_target"]  # fmt: skip

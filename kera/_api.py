@@ -313,12 +313,15 @@ def synthesize(
     outdir: str | os.PathLike[str],
     clock_mhz: float | None = None,
     pnr: bool = False,
+    bitstream: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> Synthesis:
     """Schedule for ``board``; write Verilog, testbench, ``report.json``/``.txt`` and the `.keg`.
 
     With ``pnr``, yosys + nextpnr place and route the Verilog and the report's ``measured``
-    holds their figures (slow: minutes for a large design).
+    holds their figures (slow: minutes for a large design). With ``bitstream``, the core is
+    put in the board's UART shell and built into a bitstream (docs/board.md; `.bin`/`.bit`,
+    ``build.sh`` and the report's ``bitstream`` section).
     """
     from kera.hls.synth import synthesize as synth
 
@@ -336,6 +339,10 @@ def synthesize(
         verilog = result.paths["verilog"].read_text(encoding="utf-8")
         measured = measure_schedule(verilog, result.schedule, result.board.family)
         result = synth(loaded.graph, loaded.top, measured=measured, **options)
+    if bitstream:
+        from kera.board.build import synthesize_bitstream
+
+        synthesize_bitstream(result, out, progress=say)
     return Synthesis(Report.from_json(result.report), dict(result.paths), result.schedule,
                      result.board)  # fmt: skip
 

@@ -89,12 +89,20 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
     """Schedule for a board; write Verilog, testbench, reports and the .keg into DIR."""
     kera.check_output(args.output, directory=True)
     result = kera.synthesize(_load(args), args.board, outdir=args.output,
-                             clock_mhz=args.clock_mhz, pnr=args.pnr, progress=_err)  # fmt: skip
+                             clock_mhz=args.clock_mhz, pnr=args.pnr, bitstream=args.bitstream,
+                             progress=_err)  # fmt: skip
     _err((result.paths["report.txt"]).read_text(encoding="utf-8").rstrip())
     for key in sorted(result.paths):
         print(result.paths[key])
     if args.strict and not result.timing_met:
         return ExitCode.CHECK
+    return ExitCode.OK
+
+
+def cmd_board_run(args: argparse.Namespace) -> int:
+    """Send vectors to the core on a board over its UART; print the results as `run` does."""
+    for result in kera.board_run(args.dir, args.port, args.inputs, timeout=args.timeout):
+        print(json.dumps(result), flush=True)
     return ExitCode.OK
 
 
@@ -239,6 +247,16 @@ def _parser(characterize: bool = False) -> argparse.ArgumentParser:
                     help="also run yosys + nextpnr and fill `measured` in the report (slow)")
     sp.add_argument("--strict", action="store_true",
                     help="exit 4 when the clock target is not met (measured with --pnr)")
+    sp.add_argument("--bitstream", action="store_true",
+                    help="also build the board's bitstream with the UART shell (docs/board.md)")
+
+    sp = command("board-run", cmd_board_run, "send vectors to a board over its UART")
+    sp.add_argument("dir", metavar="DIR", help="what `synthesize --bitstream -o DIR` wrote")
+    sp.add_argument("--port", required=True, help="the board's serial port, e.g. /dev/ttyUSB1")
+    sp.add_argument("--inputs", required=True, metavar="IN.jsonl",
+                    help="the input vectors, one JSON object per line ({param: value, ...})")
+    sp.add_argument("--timeout", type=float, default=2.0,
+                    help="seconds to wait for each reply (default: 2.0)")
 
     sp = command("sim", cmd_sim, "simulate the RTL with cocotb and check cycle-exactness")
     program_args(sp, board=True)
