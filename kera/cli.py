@@ -109,7 +109,8 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
     loaded = _load(args)
     _err(f"synthesizing `{loaded.top}` for {args.board} ...")
     options = dict(board=args.board, clock_mhz=args.clock_mhz, outdir=args.output,
-                   source=loaded.program, emitters=[rtl_emitter(args.file)])  # fmt: skip
+                   source=loaded.program, emitters=[rtl_emitter(args.file)],
+                   allow_overfull=args.allow_overfull)  # fmt: skip
     result = synthesize(loaded.graph, loaded.top, **options)
     if args.pnr:
         from kera.hls.pnr import measure_schedule
@@ -236,6 +237,8 @@ def _parser() -> argparse.ArgumentParser:
     sp.add_argument("-o", "--output", required=True, metavar="DIR")
     sp.add_argument("--pnr", action="store_true",
                     help="also run yosys + nextpnr and fill `measured` in the report")
+    sp.add_argument("--allow-overfull", action="store_true",
+                    help="emit the design even when it needs more than the board has")
 
     sp = command("sim", cmd_sim, "simulate the RTL with cocotb and check cycle-exactness")
     program_args(sp, board=True)

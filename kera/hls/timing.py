@@ -7,7 +7,12 @@ the flat width of the value for ``select``. Wiring costs nothing: ``param``, ``c
 ``cast``, ``concat``, ``slice``, ``tuple``, ``tuple_get``, ``array``; ``array_index``,
 ``array_update``, shifts and rotates by a constant; ``and``/``or`` with a constant operand.
 ``CostModel`` wraps a model with a cache and the derived costs of ops the model does not
-measure (``array_update``, and ``div``/``rem`` that were not lowered).
+measure (``array_update``, and ``div``/``rem`` that were not lowered). It also sees LUTs, not
+words, where yosys does: the bitwise nodes of a graph (``kera.hls.lutmap``) are costed as
+LUT levels (each level one LUT and one net, ``model.lut_network``) and LUTs of the network
+their bits form; multiplies beyond the device's DSPs (``dsp_budget``) become LUT multipliers
+or shift-and-add networks (canonical signed digits), whichever is smaller; and a DSP multiply
+the tools do not time (``model.dsp_timing``) is costed at the LUT multiplier's delay.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from kera.diagnostics import KeraError, SourceFile, Span
+from kera.hls.lutmap import BitNetwork, is_bitwise, network
 from kera.hls.pipeline import Schedule
 from kera.ir.graph import Graph, Node
 from kera.ir.types import ArrayType, IntType
@@ -94,13 +100,110 @@ def display_width(graph: Graph, node: Node) -> int:
     return q[1] if q is not None else node.type.flat_width
 
 
-class CostModel:
-    """A delay/area model with a per-query cache and the derived costs of unmeasured ops."""
+#: Multiplies that a DSP block may take.
+MUL_OPS = frozenset({"mul", "widening_mul"})
 
-    def __init__(self, model: DelayAreaModel) -> None:
+
+def csd_digits(value: int) -> int:
+    """Return the non-zero digits of ``value``'s canonical signed-digit form (NAF)."""
+    value, digits = abs(value), 0
+    while value:
+        if value & 1:
+            digits += 1
+            value -= 2 - (value & 3)  # digit +1 when ...01, -1 when ...11
+        value >>= 1
+    return digits
+
+
+class CostModel:
+    """A delay/area model with a per-query cache and the derived costs of unmeasured ops.
+
+    ``dsp_budget`` is the device's DSP count (None: unbounded): multiplies take DSPs in the
+    graph's canonical order while they last, and the rest are built from LUTs.
+    """
+
+    def __init__(self, model: DelayAreaModel, dsp_budget: int | None = None) -> None:
         self.model = model
+        self.dsp_budget = dsp_budget
         self._delay: dict[Query, float] = {}
         self._area: dict[Query, dict[str, float]] = {}
+        self._networks: dict[int, tuple[Graph, BitNetwork, dict[bytes, int]]] = {}
+        self._lut_muls: dict[int, tuple[Graph, dict[bytes, Query | int]]] = {}
+
+    @property
+    def lut_k(self) -> int:
+        """Inputs per LUT of the family (``model.lut_network["k"]``; 4 when absent)."""
+        return int(getattr(self.model, "lut_network", {}).get("k", 4))
+
+    @property
+    def level_ns(self) -> float:
+        """Delay of one LUT level and the net after it, in ns."""
+        return float(getattr(self.model, "lut_network", {}).get("level_ns", 0.5))
+
+    def network(self, graph: Graph) -> BitNetwork:
+        """Return (and cache) the bit network of ``graph`` without registers."""
+        return self._network(graph)[0]
+
+    def _network(self, graph: Graph) -> tuple[BitNetwork, dict[bytes, int]]:
+        hit = self._networks.get(id(graph))
+        if hit is None or hit[0] is not graph or len(hit[1].bits) != len(graph.nodes):
+            net = network(graph, self.lut_k, order=list(graph.nodes))  # insertion: topological
+            hit = self._networks[id(graph)] = (graph, net, net.luts_by_node())
+        return hit[1], hit[2]
+
+    def lut_multipliers(self, graph: Graph) -> dict[bytes, Query | int]:
+        """Return the multiplies that get no DSP: node -> LUT-multiplier query, or the CSD
+        digit count of its constant operand when shift-and-add is the smaller circuit."""
+        hit = self._lut_muls.get(id(graph))
+        if hit is not None and hit[0] is graph:
+            return hit[1]
+        out: dict[bytes, Query | int] = {}
+        left = self.dsp_budget
+        nodes = graph.nodes
+        for nid in graph.canonical_order():
+            node = nodes[nid]
+            q = model_query(graph, node) if node.op in MUL_OPS else None
+            if q is None:
+                continue
+            need = self._query_area(q)["dsp"]
+            if left is None or need <= left:
+                left = None if left is None else left - int(math.ceil(need))
+                continue
+            consts = [v for v in (self._known(graph, i) for i in node.inputs) if v is not None]
+            lut_q: Query = (f"{q[0]}_lut", q[1], None)
+            digits = csd_digits(consts[0]) if consts else 0
+            lut_area = self._lut_area(lut_q)
+            if consts and (lut_area is None or self._csd_area(digits, node)["lut"] <= lut_area):
+                out[nid] = digits
+            elif lut_area is not None:
+                out[nid] = lut_q  # else the model has no LUT multiplier: it stays a DSP one
+        self._lut_muls[id(graph)] = (graph, out)
+        return out
+
+    def _known(self, graph: Graph, nid: bytes) -> int | None:
+        """Return the value of a node whose bits are all known constants (signed), or None."""
+        bits = self.network(graph).bits[nid]
+        if any(b[0] for b in bits):
+            return None
+        value = sum(b[1] << i for i, b in enumerate(bits))
+        t = graph.nodes[nid].type
+        if isinstance(t, IntType) and t.signed and value >> (t.width - 1):
+            value -= 1 << t.width
+        return value
+
+    def _lut_area(self, q: Query) -> float | None:
+        try:
+            return self._query_area(q)["lut"]
+        except (KeyError, LookupError, ValueError, KeraError):
+            return None
+
+    def _csd_area(self, digits: int, node: Node) -> dict[str, float]:
+        one = self._query_area(("add", node.type.flat_width, None))
+        return {k: v * max(0, digits - 1) for k, v in one.items()}
+
+    def _csd_delay(self, digits: int, node: Node) -> float:
+        depth = max(0, digits - 1).bit_length()  # a balanced tree of digits - 1 adders
+        return depth * self._query_delay(("add", node.type.flat_width, None))
 
     @property
     def overhead_ns(self) -> float:
@@ -109,24 +212,50 @@ class CostModel:
         return float(value() if callable(value) else value)
 
     def delay(self, graph: Graph, node: Node) -> float:
-        """Return the combinational delay of ``node`` in ns (0 for wiring)."""
+        """Return the combinational delay of ``node`` in ns (0 for wiring).
+
+        A bitwise node costs the LUT levels it adds to its deepest bitwise input.
+        """
+        if is_bitwise(graph, node):
+            return self.network(graph).increment(node.id) * self.level_ns
         q = model_query(graph, node)
         if q is None:
             return 0.0
+        if node.op in MUL_OPS:
+            lut = self.lut_multipliers(graph).get(node.id)
+            if isinstance(lut, int):
+                return self._csd_delay(lut, node)
+            q = lut or q
         hit = self._delay.get(q)
         if hit is None:
             hit = self._delay[q] = max(0.0, float(self._query_delay(q)))
         return hit
 
     def area(self, graph: Graph, node: Node) -> dict[str, float]:
-        """Return ``{lut, ff, carry, dsp}`` for ``node`` (all 0 for wiring)."""
+        """Return ``{lut, ff, carry, dsp}`` for ``node`` (all 0 for wiring).
+
+        A bitwise node costs the LUTs its materialised bits take in the graph's bit network
+        (without pipeline registers; ``kera.hls.resources`` recounts them with the stages).
+        """
+        if is_bitwise(graph, node):
+            return _area_dict({"lut": self._network(graph)[1].get(node.id, 0)})
         q = model_query(graph, node)
         if q is None:
             return dict.fromkeys(AREA_KEYS, 0.0)
+        if node.op in MUL_OPS:
+            lut = self.lut_multipliers(graph).get(node.id)
+            if isinstance(lut, int):
+                return self._sites(self._csd_area(lut, node))
+            q = lut or q
         hit = self._area.get(q)
         if hit is None:
-            hit = self._area[q] = _area_dict(self._query_area(q))
+            hit = self._area[q] = self._sites(_area_dict(self._query_area(q)))
         return dict(hit)
+
+    def _sites(self, area: dict[str, float]) -> dict[str, float]:
+        """Count LUT sites as nextpnr does: carry cells that fill LUT sites are added."""
+        area["lut"] += float(getattr(self.model, "carry_lut_sites", 0.0)) * area["carry"]
+        return area
 
     def register_area(self, bits: int) -> dict[str, float]:
         """Return the area of ``bits`` pipeline flip-flops (``model.reg_cost``; else 1 FF/bit)."""
@@ -152,6 +281,11 @@ class CostModel:
 
     def _query_delay(self, q: Query) -> float:
         got = self._ask("delay_ns", q)
+        timing = getattr(self.model, "dsp_timing", {})
+        if (got is not None and q[0] in MUL_OPS and timing.get("untimed")
+                and self._query_area(q)["dsp"] > 0):  # fmt: skip
+            lut_q = (f"{q[0]}{timing['delay_from']}", q[1], q[2])
+            return max(float(got), float(self._ask("delay_ns", lut_q)))
         if got is not None:
             return float(got)
         op, width, n = q
@@ -212,6 +346,8 @@ class SimpleModel:
             return 0.8 + 0.05 * width + (0.4 if op in ("min", "max") else 0.0)
         if op in ("mul", "widening_mul"):
             return 2.0 + 0.25 * width
+        if op in ("mul_lut", "widening_mul_lut"):  # a LUT array multiplier
+            return 2.0 * (2.0 + 0.25 * width)
         if op in ("shl", "shr", "shr_signed", "rotl", "rotr"):
             return 0.5 + 0.4 * lg
         if op in ("popcount", "clz", "ctz"):
@@ -228,6 +364,8 @@ class SimpleModel:
         carry = width if op in ("add", "sub", "neg", "min", "max", "lt", "lt_signed") else 0
         if op in ("mul", "widening_mul"):
             return {"lut": 0, "ff": 0, "carry": 0, "dsp": math.ceil(width / 16) ** 2}
+        if op in ("mul_lut", "widening_mul_lut"):
+            return {"lut": width * width, "ff": 0, "carry": 0, "dsp": 0}
         lut = width * (n or 1) if op == "array_index" else width
         return {"lut": lut, "ff": 0, "carry": carry, "dsp": 0}
 
@@ -335,8 +473,8 @@ def critical_path(schedule: Schedule, locator: Locator) -> list[PathOp]:
     for nid in reversed(chain):
         node = graph.nodes[nid]
         delay = finish[nid] - start[nid]
-        if is_wiring(graph, node):
-            continue
+        if is_wiring(graph, node) or delay <= EPS_NS:
+            continue  # wires, and bitwise ops folded into the LUTs of their inputs
         out.append(PathOp(nid, node.op, display_width(graph, node), stage[nid], start[nid],
                           delay, locate(graph, nid, locator)))  # fmt: skip
     return out
@@ -351,6 +489,7 @@ def analyse(schedule: Schedule, costs: CostModel, locator: Locator) -> Timing:
 __all__ = [
     "AREA_KEYS",
     "DERIVED_OPS",
+    "MUL_OPS",
     "EPS_NS",
     "WIRING_OPS",
     "CostModel",
@@ -360,6 +499,7 @@ __all__ = [
     "Timing",
     "analyse",
     "critical_path",
+    "csd_digits",
     "display_width",
     "is_wiring",
     "locate",
