@@ -117,7 +117,8 @@ def one(path: Path, family: str, seeds: tuple[int, ...], do_measure: bool,
     meas = (cache or {}).get(key) or measure(verilog, sched, family, seeds)
     if cache is not None:
         cache[key] = meas
-    sites = float(getattr(model, "carry_lut_sites", 0.0) or 0.0)
+    sites = float(json.loads((ROOT / "kera" / "hls" / "models" / f"{family}.json").read_text())
+                  .get("carry_lut_sites", 0))  # the data's, also when run against older code
     meas_lut = meas["lut"] + sites * meas["carry"]  # LUT sites, as nextpnr counts them
     row["measured"] = {"lut": meas_lut, "ff": meas["ff"], "dsp": meas["dsp"],
                        "fmax_mhz": meas["fmax_mhz"], "lut_cells": meas["lut"],

@@ -1,0 +1,174 @@
+"""The hardware model sees LUTs: bit networks, LUT-site counting, DSP budgets, device limits."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kera.diagnostics import KeraError
+from kera.elaborate import build_program
+from kera.hls.lower import lower_for_hardware
+from kera.hls.lutmap import lut_count, lut_levels, network
+from kera.hls.models import load_model
+from kera.hls.report import build_report
+from kera.hls.resources import check_fits, estimate
+from kera.hls.schedule import schedule
+from kera.hls.timing import CostModel, SimpleModel, csd_digits
+
+ROOT = Path(__file__).resolve().parents[2]
+CRC = """\
+#[top]
+pub fn crc(w: u32) -> u32 {
+    let mut crc = 0xFFFFFFFFu32 ^ w;
+    for _bit in 0..32 {
+        crc = if (crc & 1) == 1 { (crc >> 1u32) ^ 0xEDB88320u32 } else { crc >> 1u32 };
+    }
+    crc ^ 0xFFFFFFFF
+}
+"""
+
+
+def _graph(src: str):
+    p = build_program("t.kera", src)
+    assert p.graph is not None and p.top is not None, p.diagnostics
+    return lower_for_hardware(p.graph), p.top
+
+
+def test_lut_tree_formulas() -> None:
+    assert [lut_levels(s, 4) for s in (0, 1, 2, 4, 5, 16, 17, 64, 65)] == [0, 0, 1, 1, 2, 2, 3,
+                                                                          3, 4]  # fmt: skip
+    assert [lut_count(s, 4) for s in (1, 2, 4, 5, 7, 8, 64)] == [0, 1, 1, 2, 2, 3, 21]
+    assert lut_levels(36, 6) == 2 and lut_count(36, 6) == 7
+    assert [csd_digits(v) for v in (0, 1, 3, 7, 10, -7, 0xEDB88320)] == [0, 1, 2, 2, 2, 2, 9]
+
+
+def test_crc_is_a_few_lut_levels_not_32_adders() -> None:
+    g, top = _graph(CRC)
+    net = network(g, 4)
+    # every output bit is an xor of at most the 32 input bits: ceil(log4 32) = 3 levels
+    assert max(net.levels.values()) == 3
+    costs = CostModel(load_model("ice40"))
+    s = schedule(g, top, family="ice40", clock_mhz=50.0, model=load_model("ice40"))
+    assert s.latency == 1  # was 10+ stages when each step was costed as a word-level op
+    total = sum(costs.delay(g, g.nodes[n]) for n in s.order)
+    assert total == pytest.approx(3 * costs.level_ns)
+    # the LUT count follows the shared cover: near the 157 LUTs nextpnr reports, not 32 * 32
+    luts = sum(net.luts_by_node().values())
+    assert 100 <= luts <= 220
+
+
+def test_constant_and_duplicate_bits_cost_nothing() -> None:
+    g, top = _graph("#[top] pub fn f(x: u8) -> u32 { ((x & 15u8) as u32) | 0xF0000000u32 }")
+    s = schedule(g, top, family="simple", clock_mhz=50.0, model=SimpleModel())
+    res = estimate(s, CostModel(SimpleModel()))
+    assert res.total["lut"] == 0  # masks and constant bits are wires
+    assert res.kept_bits == 4 and res.register_bits == 32  # only x[3:0] is a live result bit
+
+
+def test_select_of_inverted_wires_is_an_xor_gate() -> None:
+    g, _ = _graph("#[top] pub fn f(c: bool, x: u8) -> u8 { if c { x ^ 255u8 } else { x } }")
+    net = network(g, 4)
+    sel = next(n for n in g.nodes if g.nodes[n].op == "select")
+    assert net.levels[sel] == 1 and len({b[2] for b in net.bits[sel]}) == 8
+
+
+def test_ecp5_counts_carry_cells_in_lut_sites() -> None:
+    g, top = _graph("#[top] pub fn f(a: u32, b: u32) -> u32 { a + b }")
+    ecp5, ice40 = load_model("ecp5"), load_model("ice40")
+    add = next(g.nodes[n] for n in g.nodes if g.nodes[n].op == "add")
+    fitted = ecp5.area("add", 32)
+    assert fitted["lut"] == 0 and fitted["carry"] == 16  # CCU2C cells, as yosys counts them
+    assert CostModel(ecp5).area(g, add)["lut"] == 32  # 2 LUT4 sites per CCU2C, as nextpnr
+    assert CostModel(ice40).area(g, add)["lut"] == ice40.area("add", 32)["lut"]
+    s = schedule(g, top, family="ecp5", clock_mhz=25.0, model=ecp5)
+    res = estimate(s, CostModel(ecp5))
+    assert res.total["lut"] == 32 and "CCU2C" in res.notes["lut"]
+
+
+def test_untimed_ice40_dsp_costs_the_lut_multiplier_delay() -> None:
+    ice40 = load_model("ice40")
+    g, _ = _graph("#[top] pub fn f(a: u16, b: u16) -> u16 { a * b }")
+    mul = next(g.nodes[n] for n in g.nodes if g.nodes[n].op == "mul")
+    costs = CostModel(ice40)
+    assert costs.area(g, mul)["dsp"] == 1
+    assert ice40.delay_ns("mul", 16) < 0.1  # what nextpnr-ice40 reports for an SB_MAC16
+    assert costs.delay(g, mul) == pytest.approx(ice40.delay_ns("mul_lut", 16))
+
+
+MULS = "#[top] pub fn m(a: [u16; 12], b: u16) -> [u16; 12] {\n    [" + ", ".join(
+    f"a[{i}] * b" for i in range(12)) + "]\n}\n"
+
+
+def test_multiplies_over_the_dsp_budget_become_lut_multipliers() -> None:
+    ice40 = load_model("ice40")
+    g, top = _graph(MULS)
+    s = schedule(g, top, family="ice40", clock_mhz=12.0, model=ice40, dsp_budget=8)
+    costs = CostModel(ice40, dsp_budget=8)
+    on_luts = costs.lut_multipliers(g)
+    assert len(on_luts) == 4  # 12 multiplies of one SB_MAC16 each: 8 DSPs, 4 LUT multipliers
+    res = estimate(s, CostModel(ice40), load_board_caps("icebreaker"))
+    assert res.total["dsp"] == 8
+    lut_mul = ice40.area("mul_lut", 16)["lut"]
+    assert res.by_op["mul"]["lut"] >= 4 * lut_mul - 1
+    assert not res.overfull
+    unbounded = estimate(s, CostModel(ice40), None)
+    assert unbounded.total["dsp"] == 12
+
+
+def test_constant_multiplies_over_budget_are_shift_and_add() -> None:
+    ice40 = load_model("ice40")
+    src = "#[top] pub fn m(a: [u16; 10]) -> [u16; 10] {\n    [" + ", ".join(
+        f"a[{i}] * 10u16" for i in range(10)) + "]\n}\n"
+    g, _ = _graph(src)
+    costs = CostModel(ice40, dsp_budget=8)
+    plan = costs.lut_multipliers(g)
+    assert sorted(plan.values()) == [2, 2]  # 10 = 8 + 2: two digits, one adder
+    node = g.nodes[next(iter(plan))]
+    assert costs.area(g, node) == {**ice40.area("add", 16), "dsp": 0.0}  # (a << 3) + (a << 1)
+    assert costs.delay(g, node) == ice40.delay_ns("add", 16)
+
+
+def load_board_caps(name: str):
+    from kera.hls.boards import load_board
+
+    return load_board(name).capacities
+
+
+def test_overfull_design_is_a_one_line_error() -> None:
+    ice40 = load_model("ice40")
+    g, top = _graph(MULS.replace("[u16; 12]", "[u32; 12]").replace("b: u16", "b: u32"))
+    s = schedule(g, top, family="ice40", clock_mhz=12.0, model=ice40, dsp_budget=0)
+    res = estimate(s, CostModel(ice40), {"lut": 1000, "ff": 5280, "dsp": 0, "bram": 30})
+    assert res.overfull["lut"][1] == 1000
+    with pytest.raises(KeraError) as info:
+        check_fits(res, "tiny", "m.kera:1:1")
+    msg = info.value.message
+    assert msg.startswith("m.kera:1:1: the design needs ") and " LUT but tiny has 1000" in msg
+    assert "--allow-overfull" in msg and "\n" not in msg and info.value.exit_code == 1
+
+
+def test_matmul4_at_ii1_does_not_fit_an_icebreaker(tmp_path: Path) -> None:
+    cmd = [sys.executable, "-m", "kera.cli", "synthesize", str(ROOT / "examples" / "matmul4.kera"),
+           "-o", str(tmp_path / "out")]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1, proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert "matmul4.kera:" in last and "LUT but icebreaker has 5280" in last, last
+    assert "Traceback" not in proc.stderr
+    proc = subprocess.run([*cmd, "--allow-overfull"], capture_output=True, text=True,
+                          timeout=300)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "out" / "report.json").is_file()
+    report = (tmp_path / "out" / "report.json").read_text()
+    assert "will not fit" in report
+
+
+def test_report_of_an_over_budget_design_counts_dsps_as_the_board_allows() -> None:
+    g, top = _graph(MULS)
+    ice40 = load_model("ice40")
+    s = schedule(g, top, family="ice40", clock_mhz=12.0, model=ice40, dsp_budget=8)
+    r = build_report(s, "icebreaker", model=ice40)
+    assert r["estimate"]["dsp"] == 8 and r["capacities"]["dsp"] == 8
