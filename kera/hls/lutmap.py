@@ -92,6 +92,7 @@ class BitNetwork:
     _fanin: dict[int, tuple[tuple[Bit, ...], bytes]] = field(default_factory=dict)
     _node: bytes = b""
     _registered: dict[bytes, list[Bit]] = field(default_factory=dict)
+    _luts: dict[bytes, int] = field(default_factory=dict)
 
     def build(self, order: Iterable[bytes], results: Iterable[bytes]) -> BitNetwork:
         """Evaluate the nodes of ``order`` (topological) and materialise what leaves read."""
@@ -101,7 +102,7 @@ class BitNetwork:
             if is_bitwise(self.graph, node):
                 self._node = nid
                 self.bits[nid] = self._evaluate(nid, node)
-                self.levels[nid] = max((b[1] for b in self.bits[nid] if b[0]), default=0)
+                self.levels[nid] = 0  # set by ``cover``
             else:
                 for u in node.inputs:
                     if u in self.bits:
@@ -111,6 +112,7 @@ class BitNetwork:
         for nid in results:
             if nid in self.bits:
                 self.materialise(nid)
+        self.cover()
         return self
 
     def increment(self, nid: bytes) -> int:
@@ -129,29 +131,27 @@ class BitNetwork:
                 self.roots[gate] = (mask.bit_count(), nid)
 
     def luts_by_node(self) -> dict[bytes, int]:
-        """Return the LUTs of the cheaper of two covers, charged to the nodes of its LUTs.
+        """Return the LUTs of the network's cover, charged to the node each LUT belongs to."""
+        return dict(self._luts)
 
-        The *tree* cover builds each materialised bit as its own LUT tree over its support
-        (logic duplicated, as abc does for depth); the *shared* cover (``shared_cover``) keeps
-        every gate read more than once as a LUT of its own.
+    def cover(self) -> None:
+        """Cover the gates with LUTs, as abc's area-recovering mapping does, roughly.
+
+        A gate read by exactly one gate (and not materialised) folds into its reader, unless
+        the reader would then read more than K signals (the largest folded cones are given
+        LUTs of their own until it does not, or none is left); any other gate is a LUT output
+        of its own, a tree of ``lut_count(c)`` LUTs over the ``c`` signals
+        (leaf bits and LUT outputs) its folded cone reads, ``lut_levels(c)`` levels above the
+        deepest of them. A node's ``levels`` is the depth of its deepest bit.
         """
-        tree: dict[bytes, int] = {}
-        for size, nid in self.roots.values():
-            tree[nid] = tree.get(nid, 0) + lut_count(size, self.k)
-        shared = self.shared_cover()
-        return tree if sum(tree.values()) <= sum(shared.values()) else shared
-
-    def shared_cover(self) -> dict[bytes, int]:
-        """Return the LUTs of a structural cover: a gate folds into its only reader while the
-        reader's LUT inputs stay within K; gates read twice or more, and materialised ones,
-        are LUT outputs of their own (a tree of LUTs when more than K signals feed them)."""
         k = self.k
         readers: dict[int, int] = {}
         for ins, _ in self._fanin.values():
             for g in {b[2] for b in ins if b[2] >= 0}:
                 readers[g] = readers.get(g, 0) + 1
         cuts: dict[int, set[tuple[int, int]]] = {}
-        kept: set[int] = set(g for g in self.roots if g in self._fanin)
+        depth: dict[int, int] = {}
+        kept: set[int] = {g for g in self.roots if g in self._fanin}
         for g, (ins, _) in self._fanin.items():
             cut: set[tuple[int, int]] = set()
             folded: list[int] = []
@@ -161,20 +161,25 @@ class BitNetwork:
                     cut.add((0, b[0]))
                 elif readers.get(h, 0) == 1 and h not in self.roots:
                     folded.append(h)
-                    cut |= cuts[h]
-                else:
+                    cut |= cuts[h]  # folds into this gate's LUT
+                else:  # read twice or more, or materialised: a LUT output of its own
+                    kept.add(h)
                     cut.add((1, h))
-            for h in sorted(folded, key=lambda h: -len(cuts[h])):
+            for h in sorted(folded, key=lambda h: (-len(cuts[h]), h)):
                 if len(cut) <= k:
                     break
-                kept.add(h)  # too many inputs: the folded gate becomes a LUT of its own
+                kept.add(h)  # more than K inputs: the largest folded cone gets its own LUT
                 cut = (cut - cuts[h]) | {(1, h)}
             cuts[g] = cut
-        out: dict[bytes, int] = {}
-        for g in kept:
+            depth[g] = max((depth[m] for kind, m in cut if kind), default=0) + lut_levels(
+                len(cut), k)  # fmt: skip
+        self._luts = {}
+        for g in sorted(kept):
             nid = self._fanin[g][1]
-            out[nid] = out.get(nid, 0) + lut_count(len(cuts[g]), k)
-        return out
+            self._luts[nid] = self._luts.get(nid, 0) + lut_count(len(cuts[g]), k)
+        for nid, bits in self.bits.items():
+            if nid in self.levels and self.levels[nid] is not None:
+                self.levels[nid] = max((depth[b[2]] for b in bits if b[2] >= 0), default=0)
 
     def live_bits(self, nid: bytes) -> int:
         """Return how many distinct non-constant bits ``nid`` has (what a register keeps)."""
@@ -274,10 +279,18 @@ def _select(net: BitNetwork, node: Node, ins: list[list[Bit]], types: list[Type]
     (c,), a, b = ins
     if not c[0]:
         return list(a if c[1] else b)
-    out = []
-    for x, y in zip(a, b, strict=True):
-        out.append(x if x == y else net._gate([c, x, y]))
-    return out
+    return [_mux(net, c, x, y) for x, y in zip(a, b, strict=True)]
+
+
+def _mux(net: BitNetwork, c: Bit, x: Bit, y: Bit) -> Bit:
+    """Return ``c ? x : y`` for one bit, simplified where an arm is constant."""
+    if x == y:
+        return x
+    if not x[0]:  # c ? 1 : y = c | y;  c ? 0 : y = ~c & y
+        return _logic(net, "or", c, y) if x[1] else _logic(net, "and", _not(c), y)
+    if not y[0]:  # c ? x : 1 = ~c | x;  c ? x : 0 = c & x
+        return _logic(net, "or", _not(c), x) if y[1] else _logic(net, "and", c, x)
+    return net._gate([c, x, y])
 
 
 def _extend(bits: list[Bit], t: Type, width: int) -> list[Bit]:
