@@ -114,9 +114,16 @@ def one(path: Path, family: str, seeds: tuple[int, ...], do_measure: bool,
         return row
     verilog = emit_verilog(sched, board=board.name, version="bench")
     key = f"{family}/{','.join(map(str, seeds))}/{hashlib.sha256(verilog.encode()).hexdigest()}"
-    meas = (cache or {}).get(key) or measure(verilog, sched, family, seeds)
+    meas = (cache or {}).get(key)
+    if meas is None:
+        try:
+            meas = measure(verilog, sched, family, seeds)
+        except (RuntimeError, KeraError) as e:  # e.g. nextpnr runs out of DSP sites
+            meas = {"error": str(e).splitlines()[0][:300]}
     if cache is not None:
         cache[key] = meas
+    if "error" in meas:
+        return {**row, "measure_error": meas["error"]}
     sites = float(json.loads((ROOT / "kera" / "hls" / "models" / f"{family}.json").read_text())
                   .get("carry_lut_sites", 0))  # the data's, also when run against older code
     meas_lut = meas["lut"] + sites * meas["carry"]  # LUT sites, as nextpnr counts them
