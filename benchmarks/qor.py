@@ -8,7 +8,8 @@ Default designs: examples/*.kera, ../shared/kernels/*.kera and ../shared/kernels
 family's reference board at the board's clock (``plan_schedule``, as ``synthesize`` does), its
 Verilog is placed and routed out of context with the serial shell of ``kera.hls.pnr`` (the
 shell's own cost measured and subtracted), and the estimate of the report is compared with the
-measurement. Resources are compared as nextpnr counts them: on ECP5 the measured LUTs are LUT4
+measurement (``core``: flip-flops minus the shell's IW + OW, the rest minus a pass-through
+shell's). Resources are compared as nextpnr counts them: on ECP5 the measured LUTs are LUT4
 sites (LUT4 cells + 2 per CCU2C), as the estimate counts them. A design that does not fit the
 board is not placed (``"fits": false``). Prints per-design errors and, per family and metric,
 the MAPE and the worst error. It runs the real tools: minutes per design on a busy machine;
@@ -55,7 +56,8 @@ def default_files() -> list[Path]:
 
 
 def measure(verilog: str, sched: Any, family: str, seeds: tuple[int, ...]) -> dict[str, Any]:
-    """Place and route the design in the serial shell; return the core's figures."""
+    """Place and route the design in the serial shell; return the raw figures of the design
+    and of the shell around a pass-through core (``core`` turns them into the core's)."""
     from kera.hls.characterize.designs import Design, Point
     from kera.hls.characterize.tools import FLOWS
     from kera.hls.characterize.tools import measure as run_flow
@@ -69,8 +71,22 @@ def measure(verilog: str, sched: Any, family: str, seeds: tuple[int, ...]) -> di
     full = run_flow(flow, Design(point, shell_verilog(verilog, sched.region, inputs, out_bits),
                                  in_bits, out_bits), seeds=seeds)  # fmt: skip
     ref = _shell(flow, inputs, out_bits, point, run_flow, _passthrough, shell_verilog)
-    core = {k: max(0, full[k] - ref[k]) for k in ("lut", "ff", "carry", "dsp")}
-    return {**core, "fmax_mhz": full["fmax_mhz"], "seconds": full["seconds"]}
+    keys = ("lut", "ff", "carry", "dsp", "fmax_mhz", "seconds")
+    return {"full": {k: full[k] for k in keys}, "shell": {k: ref[k] for k in keys},
+            "in_bits": in_bits, "out_bits": out_bits}
+
+
+def core(raw: dict[str, Any]) -> dict[str, Any]:
+    """Return the core's figures from ``measure``'s raw ones.
+
+    LUTs, carries and DSPs: the design's minus the pass-through shell's. Flip-flops: the
+    design's minus IW + OW (TOOLS.md); the pass-through shell is not used for them, because
+    with IW > OW yosys trims its unread top input bits, which the real core reads.
+    """
+    full, shell = raw["full"], raw["shell"]
+    out = {k: max(0, full[k] - shell[k]) for k in ("lut", "carry", "dsp")}
+    out["ff"] = max(0, full["ff"] - raw["in_bits"] - raw["out_bits"])
+    return {**out, "fmax_mhz": full["fmax_mhz"], "seconds": full["seconds"]}
 
 
 _SHELLS: dict[tuple[str, tuple, int], dict] = {}
@@ -124,6 +140,7 @@ def one(path: Path, family: str, seeds: tuple[int, ...], do_measure: bool,
         cache[key] = meas
     if "error" in meas:
         return {**row, "measure_error": meas["error"]}
+    meas = core(meas)
     sites = float(json.loads((ROOT / "kera" / "hls" / "models" / f"{family}.json").read_text())
                   .get("carry_lut_sites", 0))  # the data's, also when run against older code
     meas_lut = meas["lut"] + sites * meas["carry"]  # LUT sites, as nextpnr counts them

@@ -162,7 +162,7 @@ class CostModel:
         nodes = graph.nodes
         for nid in graph.canonical_order():
             node = nodes[nid]
-            q = model_query(graph, node) if node.op in MUL_OPS else None
+            q = self.mul_query(graph, node) if node.op in MUL_OPS else None
             if q is None:
                 continue
             need = self._query_area(q)["dsp"]
@@ -179,6 +179,27 @@ class CostModel:
                 out[nid] = lut_q  # else the model has no LUT multiplier: it stays a DSP one
         self._lut_muls[id(graph)] = (graph, out)
         return out
+
+    def mul_query(self, graph: Graph, node: Node) -> Query | None:
+        """Return the model query of a multiply at its operands' significant width.
+
+        yosys drops an operand's constant top bits and repeated sign bits before it maps a
+        product (``wreduce``), so ``x * 3`` of a sign-extended i16 is a 16-bit product on one
+        DSP, not an 18-bit one on three: a product of narrower operands is costed as the
+        cheaper (fewer DSPs, then fewer LUTs) of the full-width ``mul`` and a ``widening_mul``
+        of the operands' significant width.
+        """
+        q = model_query(graph, node)
+        if q is None:
+            return None
+        net = self.network(graph)
+        nodes = graph.nodes
+        eff = max(1, max(_significant(net.bits[i], nodes[i].type) for i in node.inputs))
+        narrow: Query = ("widening_mul", min(eff, q[1]), None)
+        if eff >= q[1] or narrow == q:
+            return q
+        return min((q, narrow), key=lambda c: (self._query_area(c)["dsp"],
+                                               self._query_area(c)["lut"]))  # fmt: skip
 
     def _known(self, graph: Graph, nid: bytes) -> int | None:
         """Return the value of a node whose bits are all known constants (signed), or None."""
@@ -225,7 +246,7 @@ class CostModel:
             lut = self.lut_multipliers(graph).get(node.id)
             if isinstance(lut, int):
                 return self._csd_delay(lut, node)
-            q = lut or q
+            q = lut or self.mul_query(graph, node) or q
         hit = self._delay.get(q)
         if hit is None:
             hit = self._delay[q] = max(0.0, float(self._query_delay(q)))
@@ -246,7 +267,7 @@ class CostModel:
             lut = self.lut_multipliers(graph).get(node.id)
             if isinstance(lut, int):
                 return self._sites(self._csd_area(lut, node))
-            q = lut or q
+            q = lut or self.mul_query(graph, node) or q
         hit = self._area.get(q)
         if hit is None:
             hit = self._area[q] = self._sites(_area_dict(self._query_area(q)))
@@ -312,6 +333,17 @@ class CostModel:
                         self._query_area(("eq", _index_bits(count), None)
                                          if op == "array_update" else ("sub", width, None)))
         return {k: v * count for k, v in one.items()}
+
+
+def _significant(bits: list[Any], t: Any) -> int:
+    """Return the width of a value without its constant-0 top bits (and, when signed, its
+    repeated sign bits): what yosys's ``wreduce`` leaves of a multiplier operand."""
+    n = len(bits)
+    signed = isinstance(t, IntType) and t.signed
+    while n > 1 and ((not bits[n - 1][0] and bits[n - 1][1] == 0)
+                     or (signed and bits[n - 1] == bits[n - 2])):  # fmt: skip
+        n -= 1
+    return n
 
 
 def _index_bits(n: int) -> int:
