@@ -129,6 +129,7 @@ class CostModel:
         self._area: dict[Query, dict[str, float]] = {}
         self._networks: dict[int, tuple[Graph, BitNetwork, dict[bytes, int]]] = {}
         self._lut_muls: dict[int, tuple[Graph, dict[bytes, Query | int]]] = {}
+        self._merged: dict[int, tuple[Graph, dict[bytes, dict[str, float]]]] = {}
 
     @property
     def lut_k(self) -> int:
@@ -201,6 +202,40 @@ class CostModel:
         return min((q, narrow), key=lambda c: (self._query_area(c)["dsp"],
                                                self._query_area(c)["lut"]))  # fmt: skip
 
+    def merged_area(self, graph: Graph) -> dict[bytes, dict[str, float]]:
+        """Return the area of carry-chain ops that yosys merges into an earlier one.
+
+        ``alumacc`` builds every comparison of two operands and their subtraction as one ALU:
+        a comparison whose operands are also subtracted (or compared before) costs one LUT
+        for its flag. The comparator of ``min(a, b)`` and ``max(a, b)`` is built once: the
+        second costs only its multiplexer (``min`` minus ``lt``). First is canonical order.
+        """
+        hit = self._merged.get(id(graph))
+        if hit is not None and hit[0] is graph:
+            return hit[1]
+        nodes = graph.nodes
+        order = graph.canonical_order()
+        subs = {frozenset(nodes[n].inputs) for n in order if nodes[n].op == "sub"}
+        seen: set[tuple[str, frozenset[bytes]]] = set()
+        out: dict[bytes, dict[str, float]] = {}
+        for nid in order:
+            node = nodes[nid]
+            if node.op not in ("lt", "le", "gt", "ge", "min", "max") or is_bitwise(graph, node):
+                continue
+            pair = frozenset(node.inputs)
+            kind = "minmax" if node.op in ("min", "max") else "compare"
+            q = model_query(graph, node)
+            assert q is not None
+            if kind == "compare" and (pair in subs or (kind, pair) in seen):
+                out[nid] = _area_dict({"lut": 1.0})
+            elif kind == "minmax" and (kind, pair) in seen:
+                whole = self._query_area(q)
+                cmp = self._query_area(("lt", q[1], None))
+                out[nid] = {k: max(0.0, whole[k] - cmp[k]) for k in AREA_KEYS}
+            seen.add((kind, pair))
+        self._merged[id(graph)] = (graph, out)
+        return out
+
     def _known(self, graph: Graph, nid: bytes) -> int | None:
         """Return the value of a node whose bits are all known constants (signed), or None."""
         bits = self.network(graph).bits[nid]
@@ -263,6 +298,9 @@ class CostModel:
         q = model_query(graph, node)
         if q is None:
             return dict.fromkeys(AREA_KEYS, 0.0)
+        merged = self.merged_area(graph).get(node.id)
+        if merged is not None:
+            return self._sites(dict(merged))
         if node.op in MUL_OPS:
             lut = self.lut_multipliers(graph).get(node.id)
             if isinstance(lut, int):
