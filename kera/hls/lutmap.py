@@ -142,17 +142,21 @@ class BitNetwork:
         LUTs of their own until it does not, or none is left); any other gate is a LUT output
         of its own, a tree of ``lut_count(c)`` LUTs over the ``c`` signals
         (leaf bits and LUT outputs) its folded cone reads, ``lut_levels(c)`` levels above the
-        deepest of them. A node's ``levels`` is the depth of its deepest bit.
+        deepest of them. Gates no materialised bit depends on are dead (yosys trims them). A
+        node's ``levels`` is the depth of its deepest live bit.
         """
         k = self.k
+        live = self._live()
         readers: dict[int, int] = {}
-        for ins, _ in self._fanin.values():
-            for g in {b[2] for b in ins if b[2] >= 0}:
-                readers[g] = readers.get(g, 0) + 1
+        for g in live:
+            for h in {b[2] for b in self._fanin[g][0] if b[2] >= 0}:
+                readers[h] = readers.get(h, 0) + 1
         cuts: dict[int, set[tuple[int, int]]] = {}
         depth: dict[int, int] = {}
         kept: set[int] = {g for g in self.roots if g in self._fanin}
         for g, (ins, _) in self._fanin.items():
+            if g not in live:
+                continue
             cut: set[tuple[int, int]] = set()
             folded: list[int] = []
             for b in ins:
@@ -178,8 +182,19 @@ class BitNetwork:
             nid = self._fanin[g][1]
             self._luts[nid] = self._luts.get(nid, 0) + lut_count(len(cuts[g]), k)
         for nid, bits in self.bits.items():
-            if nid in self.levels and self.levels[nid] is not None:
-                self.levels[nid] = max((depth[b[2]] for b in bits if b[2] >= 0), default=0)
+            self.levels[nid] = max((depth[b[2]] for b in bits if b[2] in depth), default=0)
+
+    def _live(self) -> set[int]:
+        """Return the gates a materialised bit depends on (the others are trimmed)."""
+        live: set[int] = set()
+        stack = [g for g in self.roots if g in self._fanin]
+        while stack:
+            g = stack.pop()
+            if g in live:
+                continue
+            live.add(g)
+            stack.extend(b[2] for b in self._fanin[g][0] if b[2] >= 0 and b[2] not in live)
+        return live
 
     def live_bits(self, nid: bytes) -> int:
         """Return how many distinct non-constant bits ``nid`` has (what a register keeps)."""
