@@ -95,10 +95,13 @@ class BitNetwork:
     _luts: dict[bytes, int] = field(default_factory=dict)
 
     def build(self, order: Iterable[bytes], results: Iterable[bytes]) -> BitNetwork:
-        """Evaluate the nodes of ``order`` (topological) and materialise what leaves read."""
+        """Evaluate the nodes of ``order`` (topological); materialise what leaf-producing
+        nodes read, the ``results`` and the nodes nothing reads; cover the gates with LUTs."""
         nodes = self.graph.nodes
+        read: set[bytes] = set()
         for nid in order:
             node = nodes[nid]
+            read.update(node.inputs)
             if is_bitwise(self.graph, node):
                 self._node = nid
                 self.bits[nid] = self._evaluate(nid, node)
@@ -109,7 +112,7 @@ class BitNetwork:
                         self.materialise(u)
                 self.bits[nid] = self._fresh(node.type.flat_width)
                 self.levels[nid] = 0
-        for nid in results:
+        for nid in [*results, *(n for n in self.bits if n not in read)]:  # results and sinks
             if nid in self.bits:
                 self.materialise(nid)
         self.cover()
