@@ -93,6 +93,7 @@ class BitNetwork:
     _node: bytes = b""
     _registered: dict[bytes, list[Bit]] = field(default_factory=dict)
     _luts: dict[bytes, int] = field(default_factory=dict)
+    _borrows: dict[tuple[bytes, bytes], Bit] = field(default_factory=dict)
 
     def build(self, order: Iterable[bytes], results: Iterable[bytes]) -> BitNetwork:
         """Evaluate the nodes of ``order`` (topological); materialise what leaf-producing
@@ -110,7 +111,7 @@ class BitNetwork:
                 for u in node.inputs:
                     if u in self.bits:
                         self.materialise(u)
-                self.bits[nid] = self._fresh(node.type.flat_width)
+                self.bits[nid] = self._leaf_bits(nid, node)
                 self.levels[nid] = 0
         for nid in [*results, *(n for n in self.bits if n not in read)]:  # results and sinks
             if nid in self.bits:
@@ -217,10 +218,49 @@ class BitNetwork:
         if self._reads_comb(u, v):
             return self.bits[u]
         hit = self._registered.get(u)
-        if hit is None:  # a register: constant bits stay constant, the others are new leaves
+        if hit is None:  # a register: constant bits stay constant, each signal one new leaf
             self.materialise(u)
-            hit = self._registered[u] = [b if not b[0] else self._fresh(1)[0]
-                                         for b in self.bits[u]]  # fmt: skip
+            flops: dict[tuple[int, int], Bit] = {}
+            hit = []
+            for b in self.bits[u]:
+                if not b[0]:
+                    hit.append(b)
+                    continue
+                q = flops.setdefault((b[0], b[2]), self._fresh(1)[0])
+                hit.append(q if b[3] == 0 else _not(q))
+            self._registered[u] = hit
+        return hit
+
+    def _leaf_bits(self, nid: bytes, node: Node) -> list[Bit]:
+        """Return the bits of a non-bitwise node: fresh leaves, except the top bits yosys
+        knows (``wreduce``): an add, subtract, min/max or product of narrower operands leaves
+        its top bits 0 or copies of its sign, and a subtraction's sign is the borrow that every
+        comparison of the same operands reads (``alumacc`` builds them as one ALU)."""
+        t, w = node.type, node.type.flat_width
+        op = node.op
+        if op in ("lt", "le", "gt", "ge"):
+            a, b = node.inputs if op in ("lt", "ge") else node.inputs[::-1]
+            borrow = self._borrow(a, b)
+            return [borrow if op in ("lt", "gt") else _not(borrow)]
+        if not isinstance(t, IntType) or op not in ("add", "sub", "neg", "min", "max", "mul"):
+            return self._fresh(w)
+        ins = [self._input(u, nid) for u in node.inputs]
+        eff = [significant_width(bits, t.signed) for bits in ins]
+        n = {"add": max(eff) + 1, "sub": max(eff) + 1, "neg": eff[0] + 1, "min": max(eff),
+             "max": max(eff), "mul": sum(eff)}[op]  # fmt: skip
+        if n >= w:
+            return self._fresh(w)
+        low = self._fresh(n)
+        if op == "sub":
+            low[-1] = self._borrow(node.inputs[0], node.inputs[1])
+        fill = low[-1] if t.signed or op in ("sub", "neg") else ZERO
+        return low + [fill] * (w - n)
+
+    def _borrow(self, a: bytes, b: bytes) -> Bit:
+        """Return the leaf bit that is 1 when ``a < b`` (the sign of ``a - b``)."""
+        hit = self._borrows.get((a, b))
+        if hit is None:
+            hit = self._borrows[(a, b)] = self._fresh(1)[0]
         return hit
 
     def _gate(self, ins: list[Bit]) -> Bit:
@@ -241,6 +281,16 @@ class BitNetwork:
         ins = [self._input(u, nid) for u in node.inputs]
         types = [nodes[u].type for u in node.inputs]
         return _RULES[node.op](self, node, ins, types)
+
+
+def significant_width(bits: list[Bit], signed: bool) -> int:
+    """Return the width of a value without its constant-0 top bits or, when ``signed``, its
+    repeated sign bits (what yosys's ``wreduce`` leaves of an arithmetic operand)."""
+    n = len(bits)
+    while n > 1 and ((signed and bits[n - 1] == bits[n - 2])
+                     or (not signed and bits[n - 1] == ZERO)):  # fmt: skip
+        n -= 1
+    return n
 
 
 def _const_bits(node: Node) -> list[Bit]:
@@ -423,4 +473,5 @@ def network(graph: Graph, k: int, cut: Callable[[bytes, bytes], bool] | None = N
     return BitNetwork(graph, k, cut).build(ids, results)
 
 
-__all__ = ["BitNetwork", "Bit", "is_bitwise", "lut_count", "lut_levels", "network"]
+__all__ = ["BitNetwork", "Bit", "is_bitwise", "lut_count", "lut_levels", "network",
+           "significant_width"]

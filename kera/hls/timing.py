@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from kera.diagnostics import KeraError, SourceFile, Span
-from kera.hls.lutmap import BitNetwork, is_bitwise, network
+from kera.hls.lutmap import BitNetwork, is_bitwise, network, significant_width
 from kera.hls.pipeline import Schedule
 from kera.ir.graph import Graph, Node
 from kera.ir.types import ArrayType, IntType
@@ -102,6 +102,8 @@ def display_width(graph: Graph, node: Node) -> int:
 
 #: Multiplies that a DSP block may take.
 MUL_OPS = frozenset({"mul", "widening_mul"})
+#: Carry-chain ops costed at their operands' significant width (``CostModel.narrow_query``).
+_NARROWED = frozenset({"add", "sub", "neg", "min", "max", "lt", "le", "gt", "ge"})
 
 
 def csd_digits(value: int) -> int:
@@ -181,6 +183,18 @@ class CostModel:
         self._lut_muls[id(graph)] = (graph, out)
         return out
 
+    def narrow_query(self, graph: Graph, node: Node) -> Query | None:
+        """Return the model query of a carry-chain op at its operands' significant width:
+        yosys's ``wreduce`` builds ``a + b`` of 8-bit values held in u32 as a 9-bit adder."""
+        q = model_query(graph, node)
+        if q is None or node.op not in _NARROWED or not isinstance(
+                graph.nodes[node.inputs[0]].type, IntType):  # fmt: skip
+            return q
+        net = self.network(graph)
+        eff = max(_significant(net.bits[i], graph.nodes[i].type) for i in node.inputs)
+        extra = 1 if node.op in ("add", "sub", "neg") else 0
+        return (q[0], max(1, min(q[1], eff + extra)), q[2])
+
     def mul_query(self, graph: Graph, node: Node) -> Query | None:
         """Return the model query of a multiply at its operands' significant width.
 
@@ -224,7 +238,7 @@ class CostModel:
                 continue
             pair = frozenset(node.inputs)
             kind = "minmax" if node.op in ("min", "max") else "compare"
-            q = model_query(graph, node)
+            q = self.narrow_query(graph, node)
             assert q is not None
             if kind == "compare" and (pair in subs or (kind, pair) in seen):
                 out[nid] = _area_dict({"lut": 1.0})
@@ -282,6 +296,8 @@ class CostModel:
             if isinstance(lut, int):
                 return self._csd_delay(lut, node)
             q = lut or self.mul_query(graph, node) or q
+        else:
+            q = self.narrow_query(graph, node) or q
         hit = self._delay.get(q)
         if hit is None:
             hit = self._delay[q] = max(0.0, float(self._query_delay(q)))
@@ -306,6 +322,8 @@ class CostModel:
             if isinstance(lut, int):
                 return self._sites(self._csd_area(lut, node))
             q = lut or self.mul_query(graph, node) or q
+        else:
+            q = self.narrow_query(graph, node) or q
         hit = self._area.get(q)
         if hit is None:
             hit = self._area[q] = self._sites(_area_dict(self._query_area(q)))
@@ -374,14 +392,7 @@ class CostModel:
 
 
 def _significant(bits: list[Any], t: Any) -> int:
-    """Return the width of a value without its constant-0 top bits (and, when signed, its
-    repeated sign bits): what yosys's ``wreduce`` leaves of a multiplier operand."""
-    n = len(bits)
-    signed = isinstance(t, IntType) and t.signed
-    while n > 1 and ((not bits[n - 1][0] and bits[n - 1][1] == 0)
-                     or (signed and bits[n - 1] == bits[n - 2])):  # fmt: skip
-        n -= 1
-    return n
+    return significant_width(bits, isinstance(t, IntType) and t.signed)
 
 
 def _index_bits(n: int) -> int:
