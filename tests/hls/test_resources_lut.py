@@ -176,3 +176,42 @@ def test_report_of_an_over_budget_design_counts_dsps_as_the_board_allows() -> No
     s = schedule(g, top, family="ice40", clock_mhz=12.0, model=ice40, dsp_budget=8)
     r = build_report(s, "icebreaker", model=ice40)
     assert r["estimate"]["dsp"] == 8 and r["capacities"]["dsp"] == 8
+
+
+def test_compare_and_subtract_of_the_same_operands_are_one_alu() -> None:
+    ice40 = load_model("ice40")
+    g, _ = _graph("#[top] pub fn f(x: u8, y: u8) -> u16 {\n    let a = x as u16;\n"
+                  "    let b = y as u16;\n    if a >= b { a - b } else { a }\n}\n")
+    costs = CostModel(ice40)
+    ge = next(g.nodes[n] for n in g.nodes if g.nodes[n].op == "ge")
+    sub = next(g.nodes[n] for n in g.nodes if g.nodes[n].op == "sub")
+    assert costs.area(g, ge) == {"lut": 1.0, "ff": 0.0, "carry": 0.0, "dsp": 0.0}
+    assert costs.area(g, sub) == ice40.area("sub", 9)  # 8-bit operands: a 9-bit ALU
+    net = costs.network(g)
+    borrow = net.bits[sub.id][8]  # the sign of the 9-bit difference, copied above it
+    assert net.bits[sub.id][9:] == [borrow] * 7
+    assert net.bits[ge.id] == [(borrow[0], 0, -1, 1)]  # a >= b reads the inverted borrow
+    sel = next(n for n in g.nodes if g.nodes[n].op == "select")
+    assert all(b == (0, 0, -1, 0) for b in net.bits[sel][8:])  # a >= b: no borrow to select
+
+
+def test_min_and_max_of_a_pair_share_one_comparator() -> None:
+    ecp5 = load_model("ecp5")
+    g, _ = _graph("#[top] pub fn f(a: u8, b: u8) -> (u8, u8) { (min(a, b), max(a, b)) }")
+    costs = CostModel(ecp5)
+    areas = sorted(costs.area(g, g.nodes[n])["lut"] for n in g.nodes
+                   if g.nodes[n].op in ("min", "max"))  # fmt: skip
+    whole, cmp = ecp5.area("min", 8), ecp5.area("lt", 8)
+    assert areas == [whole["lut"] - cmp["lut"] + 2 * (whole["carry"] - cmp["carry"]),
+                     whole["lut"] + 2 * whole["carry"]]  # LUT sites: CCU2C = 2
+
+
+def test_adders_of_narrow_values_are_narrow() -> None:
+    ice40 = load_model("ice40")
+    g, _ = _graph("#[top] pub fn f(a: u8, b: u8) -> u32 { (a as u32) + (b as u32) }")
+    add = next(g.nodes[n] for n in g.nodes if g.nodes[n].op == "add")
+    costs = CostModel(ice40)
+    assert costs.narrow_query(g, add) == ("add", 9, None)
+    assert costs.area(g, add) == ice40.area("add", 9)
+    bits = costs.network(g).bits[add.id]
+    assert all(b == (0, 0, -1, 0) for b in bits[9:])  # the top 23 bits are known zeros
