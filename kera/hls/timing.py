@@ -296,6 +296,11 @@ class CostModel:
             if isinstance(lut, int):
                 return self._csd_delay(lut, node)
             q = lut or self.mul_query(graph, node) or q
+            consts = [v for v in (self._known(graph, i) for i in node.inputs) if v is not None]
+            if lut is None and consts and getattr(self.model, "dsp_timing", {}).get("untimed"):
+                # an untimed DSP times as its LUT equivalent: for a constant, shift-and-add
+                fitted = float(self._ask("delay_ns", q) or 0.0)
+                return max(fitted, self._csd_delay(csd_digits(consts[0]), node))
         else:
             q = self.narrow_query(graph, node) or q
         hit = self._delay.get(q)
