@@ -110,7 +110,7 @@ def _error(est: float, meas: float) -> float | None:
 
 
 def one(path: Path, family: str, seeds: tuple[int, ...], do_measure: bool,
-        cache: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+        cache: dict[str, Any] | None = None, cached_only: bool = False) -> dict[str, Any]:
     """Return the estimate, the measurement and the errors of one design on one family."""
     loaded = load(str(path))
     board = load_board(BOARDS[family])
@@ -131,6 +131,8 @@ def one(path: Path, family: str, seeds: tuple[int, ...], do_measure: bool,
     verilog = emit_verilog(sched, board=board.name, version="bench")
     key = f"{family}/{','.join(map(str, seeds))}/{hashlib.sha256(verilog.encode()).hexdigest()}"
     meas = (cache or {}).get(key)
+    if meas is None and cached_only:
+        return {**row, "measure_error": "not measured: no cached place and route of this Verilog"}
     if meas is None:
         try:
             meas = measure(verilog, sched, family, seeds)
@@ -174,6 +176,8 @@ def main() -> None:
     ap.add_argument("--seeds", default="1", help="nextpnr seeds, comma-separated (default 1)")
     ap.add_argument("--no-measure", action="store_true", help="estimates only (no tools)")
     ap.add_argument("--cache", type=Path, help="a JSON file of measurements to reuse and extend")
+    ap.add_argument("--cached-only", action="store_true",
+                    help="compare only designs whose Verilog the cache has measured")
     ap.add_argument("files", nargs="*", type=Path)
     args = ap.parse_args()
     cache = json.loads(args.cache.read_text()) if args.cache and args.cache.is_file() else {}
@@ -183,7 +187,7 @@ def main() -> None:
     for family in families:
         for path in args.files or default_files():
             print(f"qor: {path.stem} on {family}", file=sys.stderr, flush=True)
-            rows.append(one(path, family, seeds, not args.no_measure, cache))
+            rows.append(one(path, family, seeds, not args.no_measure, cache, args.cached_only))
             if args.cache:
                 args.cache.write_text(json.dumps(cache, indent=1, sort_keys=True) + "\n")
     print(json.dumps({"designs": rows, "summary": summary(rows, families), "seeds": seeds},
