@@ -1,7 +1,7 @@
 """Quality of results: estimated vs measured (yosys + nextpnr) LUT, FF, DSP and Fmax, as JSON.
 
 Usage: python benchmarks/qor.py [--families ice40,ecp5] [--seeds 1] [--no-measure]
-                                [--cache FILE.json] [FILE ...]
+                                [--cache FILE.json] [--cached-only] [FILE ...]
 
 Default designs: examples/*.kera, ../shared/kernels/*.kera and ../shared/kernels/peers/*.kera (a
 file whose text another already has is measured once). Each design is scheduled for the family's
@@ -14,8 +14,8 @@ cells + 2 per CCU2C), as the estimate counts them. A design that does not fit th
 placed (``"fits": false``); on iCE40 a design with SB_MAC16s has no Fmax error (nextpnr does not
 time them: ``"fmax_untimed_dsp": true``). Prints per-design errors and, per family and metric,
 the MAPE and the worst error. It runs the real tools: minutes per design on a busy machine;
-``--cache`` keeps measurements by (family, seeds, SHA-256 of the Verilog), so re-estimating
-after a model change re-measures only the designs whose Verilog changed.
+``--cache`` keeps measurements by (family, seeds, the graph and every node's stage), so
+re-estimating after a model change re-measures only the designs whose stages changed.
 """
 
 from __future__ import annotations
@@ -106,6 +106,19 @@ def _shell(flow: Any, inputs: list, out_bits: int, point: Any, run_flow: Any, pa
     return _SHELLS[key]
 
 
+def schedule_key(sched: Any) -> str:
+    """Return a digest of what the hardware is: the graph and each node's stage.
+
+    Two schedules with the same stages are the same circuit even when their op order (and so
+    the Verilog's wire names) differ, so the cache keys measurements by this.
+    """
+    h = hashlib.sha256(sched.graph.fingerprint().encode())
+    h.update(sched.region.encode())
+    for nid in sorted(sched.stage):
+        h.update(nid + sched.stage[nid].to_bytes(4, "big"))
+    return h.hexdigest()
+
+
 def _error(est: float, meas: float) -> float | None:
     return None if not meas else round(100.0 * (est - meas) / meas, 1)
 
@@ -130,7 +143,7 @@ def one(path: Path, family: str, seeds: tuple[int, ...], do_measure: bool,
     if not (fits and do_measure):
         return row
     verilog = emit_verilog(sched, board=board.name, version="bench")
-    key = f"{family}/{','.join(map(str, seeds))}/{hashlib.sha256(verilog.encode()).hexdigest()}"
+    key = f"{family}/{','.join(map(str, seeds))}/{schedule_key(sched)}"
     meas = (cache or {}).get(key)
     if meas is None and cached_only:
         return {**row, "measure_error": "not measured: no cached place and route of this Verilog"}
