@@ -82,6 +82,9 @@ class BitNetwork:
     graph: Graph
     k: int
     cut: Callable[[bytes, bytes], bool] | None = None
+    #: Widest function one LUT level takes (ECP5: 7, LUT4s joined by PFUMX/L6MUX21), for
+    #: the depth; 0 means K.
+    wide: int = 0
     bits: dict[bytes, list[Bit]] = field(default_factory=dict)
     levels: dict[bytes, int] = field(default_factory=dict)
     #: Gate number -> (support size, producing node) of every materialised gate.
@@ -144,17 +147,31 @@ class BitNetwork:
         A gate read by exactly one gate (and not materialised) folds into its reader, unless
         the reader would then read more than K signals (the largest folded cones are given
         LUTs of their own until it does not, or none is left); any other gate is a LUT output
-        of its own, a tree of ``lut_count(c)`` LUTs over the ``c`` signals
-        (leaf bits and LUT outputs) its folded cone reads, ``lut_levels(c)`` levels above the
-        deepest of them. Gates no materialised bit depends on are dead (yosys trims them). A
-        node's ``levels`` is the depth of its deepest live bit.
+        of its own, a tree of ``lut_count(c)`` LUTs over the ``c`` signals (leaf bits and LUT
+        outputs) its folded cone reads, ``lut_levels(c)`` levels above the deepest of them.
+        That K-input cover gives the LUT count. The depth comes from the same cover with
+        cones of up to ``wide`` inputs as one level (the wide-function muxes abc maps the
+        critical paths onto; ``wide`` 0: K). Gates no materialised bit depends on are dead
+        (yosys trims them). A node's ``levels`` is the depth of its deepest live bit.
         """
-        k = self.k
         live = self._live()
         readers: dict[int, int] = {}
         for g in live:
             for h in {b[2] for b in self._fanin[g][0] if b[2] >= 0}:
                 readers[h] = readers.get(h, 0) + 1
+        cuts, _, kept = self._cover(live, readers, self.k)
+        self._luts = {}
+        for g in sorted(kept):
+            nid = self._fanin[g][1]
+            self._luts[nid] = self._luts.get(nid, 0) + lut_count(len(cuts[g]), self.k)
+        _, depth, _ = self._cover(live, readers, max(self.k, self.wide))
+        for nid, bits in self.bits.items():
+            self.levels[nid] = max((depth[b[2]] for b in bits if b[2] in depth), default=0)
+
+    def _cover(self, live: set[int], readers: dict[int, int], limit: int
+               ) -> tuple[dict[int, set[tuple[int, int]]], dict[int, int], set[int]]:
+        """Return (cut, depth, LUT outputs) of a cover whose LUTs read up to ``limit`` signals."""
+        k = self.k
         cuts: dict[int, set[tuple[int, int]]] = {}
         depth: dict[int, int] = {}
         kept: set[int] = {g for g in self.roots if g in self._fanin}
@@ -174,19 +191,15 @@ class BitNetwork:
                     kept.add(h)
                     cut.add((1, h))
             for h in sorted(folded, key=lambda h: (-len(cuts[h]), h)):
-                if len(cut) <= k:
+                if len(cut) <= limit:
                     break
-                kept.add(h)  # more than K inputs: the largest folded cone gets its own LUT
+                kept.add(h)  # too many inputs: the largest folded cone gets its own LUT
                 cut = (cut - cuts[h]) | {(1, h)}
             cuts[g] = cut
-            depth[g] = max((depth[m] for kind, m in cut if kind), default=0) + lut_levels(
-                len(cut), k)  # fmt: skip
-        self._luts = {}
-        for g in sorted(kept):
-            nid = self._fanin[g][1]
-            self._luts[nid] = self._luts.get(nid, 0) + lut_count(len(cuts[g]), k)
-        for nid, bits in self.bits.items():
-            self.levels[nid] = max((depth[b[2]] for b in bits if b[2] in depth), default=0)
+            c = len(cut)
+            depth[g] = max((depth[m] for kind, m in cut if kind), default=0) + (
+                1 if k < c <= limit else lut_levels(c, k))  # fmt: skip
+        return cuts, depth, kept
 
     def _live(self) -> set[int]:
         """Return the gates a materialised bit depends on (the others are trimmed)."""
@@ -466,11 +479,11 @@ _RULES: dict[str, Rule] = {
 
 
 def network(graph: Graph, k: int, cut: Callable[[bytes, bytes], bool] | None = None,
-            order: list[bytes] | None = None) -> BitNetwork:  # fmt: skip
+            order: list[bytes] | None = None, wide: int = 0) -> BitNetwork:  # fmt: skip
     """Return the bit network of ``graph`` (every region, or the nodes of ``order``)."""
     ids = order if order is not None else graph.canonical_order()
     results = [r.result for r in graph.regions.values()]
-    return BitNetwork(graph, k, cut).build(ids, results)
+    return BitNetwork(graph, k, cut, wide=wide).build(ids, results)
 
 
 __all__ = ["BitNetwork", "Bit", "is_bitwise", "lut_count", "lut_levels", "network",

@@ -66,7 +66,8 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
         costs = CostModel(costs.model, int(caps["dsp"]))
     stage = schedule.stage
     net = network(graph, costs.lut_k, cut=lambda u, v: stage[u] < stage[v],
-                  order=graph.topo_order(graph.regions[schedule.region]))  # fmt: skip
+                  order=graph.topo_order(graph.regions[schedule.region]),
+                  wide=costs.lut_wide)  # fmt: skip
     luts = net.luts_by_node()
     by_op: dict[str, dict[str, float]] = {}
     for nid in schedule.order:

@@ -139,6 +139,11 @@ class CostModel:
         return int(getattr(self.model, "lut_network", {}).get("k", 4))
 
     @property
+    def lut_wide(self) -> int:
+        """Widest function of one LUT level (``model.lut_network["wide"]``; 0: only K)."""
+        return int(getattr(self.model, "lut_network", {}).get("wide", 0))
+
+    @property
     def level_ns(self) -> float:
         """Delay of one LUT level and the net after it, in ns."""
         return float(getattr(self.model, "lut_network", {}).get("level_ns", 0.5))
@@ -150,7 +155,8 @@ class CostModel:
     def _network(self, graph: Graph) -> tuple[BitNetwork, dict[bytes, int]]:
         hit = self._networks.get(id(graph))
         if hit is None or hit[0] is not graph or len(hit[1].bits) != len(graph.nodes):
-            net = network(graph, self.lut_k, order=list(graph.nodes))  # insertion: topological
+            net = network(graph, self.lut_k, order=list(graph.nodes),  # insertion: topological
+                          wide=self.lut_wide)
             hit = self._networks[id(graph)] = (graph, net, net.luts_by_node())
         return hit[1], hit[2]
 

@@ -215,3 +215,19 @@ def test_adders_of_narrow_values_are_narrow() -> None:
     assert costs.area(g, add) == ice40.area("add", 9)
     bits = costs.network(g).bits[add.id]
     assert all(b == (0, 0, -1, 0) for b in bits[9:])  # the top 23 bits are known zeros
+
+
+def test_wide_functions_are_one_level_on_ecp5_but_not_on_ice40() -> None:
+    src = "#[top] pub fn f(x: u8, y: u8) -> bool { (x ^ y) == 0x5Au8 }"
+    g, _ = _graph(src)
+    deep = network(g, 4)
+    wide = network(g, 4, wide=7)
+    top = max(deep.levels, key=deep.levels.__getitem__)
+    assert 2 <= wide.levels[top] < deep.levels[top]  # 16 inputs: wider than 7, fewer levels
+    g2, _ = _graph("#[top] pub fn f(x: u8) -> bool { (x & 0x3Fu8) == 0x15u8 }")
+    assert max(network(g2, 4).levels.values()) == 2  # 6 inputs: two LUT4 levels
+    assert max(network(g2, 4, wide=7).levels.values()) == 1  # one LUT4 + PFUMX level
+    assert sum(network(g2, 4, wide=7).luts_by_node().values()) == sum(
+        network(g2, 4).luts_by_node().values())  # the count stays the 4-input cover's
+    assert CostModel(load_model("ecp5")).lut_wide == 7
+    assert CostModel(load_model("ice40")).lut_wide == 0

@@ -31,6 +31,7 @@ SCALES: dict[str, dict[str, Any]] = {
     "xc7": {
         "factors": {"delay_ns": 0.6, "lut": 0.7, "ff": 1.0, "carry": 0.5, "dsp": 1.0},
         "lut_k": 6,
+        "lut_wide": 8,  # F7/F8 muxes: functions of up to 8 inputs in one level
         "why": [
             "Artix-7 (28 nm) even at speed grade -1L is faster than ECP5-85 speed 6: delays "
             "x0.6.",
@@ -85,6 +86,8 @@ def derive_provisional(family: str, base: dict[str, Any]) -> dict[str, Any]:
         net.update({key: round(net[key] * k["delay_ns"], 4)
                     for key in ("lut_ns", "net_ns", "level_ns")})
         net["k"] = scale.get("lut_k", net["k"])
+        net["wide"] = scale.get("lut_wide", net.get("wide", 0))
+        net.pop("wide_why", None)  # the base family's reason, not this one's
         model["lut_network"] = net
     return model
 
