@@ -314,6 +314,7 @@ def synthesize(
     clock_mhz: float | None = None,
     pnr: bool = False,
     bitstream: bool = False,
+    allow_overfull: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> Synthesis:
     """Schedule for ``board``; write Verilog, testbench, ``report.json``/``.txt`` and the `.keg`.
@@ -321,7 +322,8 @@ def synthesize(
     With ``pnr``, yosys + nextpnr place and route the Verilog and the report's ``measured``
     holds their figures (slow: minutes for a large design). With ``bitstream``, the core is
     put in the board's UART shell and built into a bitstream (docs/board.md; `.bin`/`.bit`,
-    ``build.sh`` and the report's ``bitstream`` section).
+    ``build.sh`` and the report's ``bitstream`` section). A design that needs more than the
+    board has is an error (exit 1) unless ``allow_overfull``.
     """
     from kera.hls.synth import synthesize as synth
 
@@ -330,7 +332,8 @@ def synthesize(
     say = progress or (lambda _: None)
     say(f"synthesizing `{loaded.top}` for {board} ...")
     options: dict[str, Any] = dict(board=board, clock_mhz=clock_mhz, outdir=out,
-                                   source=loaded.program, emitters=[_rtl_emitter(loaded.path)])
+                                   source=loaded.program, emitters=[_rtl_emitter(loaded.path)],
+                                   allow_overfull=allow_overfull)
     result = synth(loaded.graph, loaded.top, **options)
     if pnr:
         from kera.hls.pnr import measure_schedule

@@ -90,7 +90,7 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
     kera.check_output(args.output, directory=True)
     result = kera.synthesize(_load(args), args.board, outdir=args.output,
                              clock_mhz=args.clock_mhz, pnr=args.pnr, bitstream=args.bitstream,
-                             progress=_err)  # fmt: skip
+                             allow_overfull=args.allow_overfull, progress=_err)  # fmt: skip
     _err((result.paths["report.txt"]).read_text(encoding="utf-8").rstrip())
     for key in sorted(result.paths):
         print(result.paths[key])
@@ -247,6 +247,8 @@ def _parser(characterize: bool = False) -> argparse.ArgumentParser:
                     help="also run yosys + nextpnr and fill `measured` in the report (slow)")
     sp.add_argument("--strict", action="store_true",
                     help="exit 4 when the clock target is not met (measured with --pnr)")
+    sp.add_argument("--allow-overfull", action="store_true",
+                    help="emit the design even when it needs more than the board has")
     sp.add_argument("--bitstream", action="store_true",
                     help="also build the board's bitstream with the UART shell (docs/board.md)")
 

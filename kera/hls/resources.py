@@ -1,13 +1,20 @@
 """Resource estimate of a scheduled pipeline: LUT, FF, carry, DSP, BRAM, by op and in total.
 
 * Operators: the family model's area for each node (``CostModel.area``), summed per opcode.
-  Wiring (``cast``, ``slice``, ``concat``, ``tuple``, ...) costs nothing.
-* Pipeline registers: every value a bank holds (``Schedule.crossing()``, the widths flattened)
-  plus one valid bit per bank for the handshake, costed by the model's ``reg_cost``.
+  Wiring (``cast``, ``slice``, ``concat``, ``tuple``, ...) costs nothing. Bitwise nodes cost
+  the LUTs of the bit network (``kera.hls.lutmap``) rebuilt with the schedule's registers, so
+  a value registered between stages is a LUT output on one side and fresh leaves on the other.
+  Multiplies beyond the board's DSPs are LUT circuits (``CostModel.lut_multipliers``).
+* Pipeline registers: the distinct non-constant bits of every value a bank holds
+  (``Schedule.crossing()``; yosys trims constant flip-flops and merges duplicates) plus one
+  valid bit per bank for the handshake, costed by the model's ``reg_cost``.
 * BRAM: 0 (no memories yet).
 
-Utilisation is each total divided by the board's capacity; a resource above 100 % gives a
-warning (the design will not fit), and one above 80 % a softer one (routing gets hard).
+Every resource counts what the place-and-route tool's utilisation counts (``Resources.notes``,
+from the model file's ``resource_notes``: e.g. ECP5 LUTs are LUT4 sites, CCU2C halves
+included). Utilisation is each total divided by the board's capacity; a resource above 100 %
+gives a warning, and one above 80 % a softer one (routing gets hard). ``check_fits`` turns the
+first into the error ``synthesize`` stops with.
 """
 
 from __future__ import annotations
@@ -15,6 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kera.diagnostics import KeraError
+from kera.hls.lutmap import is_bitwise, network
 from kera.hls.pipeline import Schedule
 from kera.hls.timing import AREA_KEYS, CostModel
 
@@ -32,24 +41,41 @@ class Resources:
 
     total: dict[str, int]
     by_op: dict[str, dict[str, Any]]
-    register_bits: int
+    register_bits: int  # the flat widths of the values the banks hold
     valid_bits: int
     registers: dict[str, int]
     utilisation: dict[str, float] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    #: Per resource, what it counts (the model's ``resource_notes``), for the report.
+    notes: dict[str, str] = field(default_factory=dict)
+    #: Per capacity resource, (need, capacity) where the design does not fit.
+    overfull: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: Register bits after yosys's trimming: constant bits dropped, duplicate bits merged.
+    kept_bits: int = 0
 
 
 def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Resources:
     """Return the resource estimate of ``schedule``; ``capacities`` is the board's (optional).
 
     ``capacities`` may be a ``Capacities`` object or a mapping with ``lut``/``ff``/``dsp``/
-    ``bram``.
+    ``bram``; its DSP count bounds the multiplies on DSPs when ``costs`` has no budget yet.
     """
     graph = schedule.graph
+    caps = _caps(capacities)
+    if costs.dsp_budget is None and caps.get("dsp") is not None:
+        costs = CostModel(costs.model, int(caps["dsp"]))
+    stage = schedule.stage
+    net = network(graph, costs.lut_k, cut=lambda u, v: stage[u] < stage[v],
+                  order=graph.topo_order(graph.regions[schedule.region]),
+                  wide=costs.lut_wide)  # fmt: skip
+    luts = net.luts_by_node()
     by_op: dict[str, dict[str, float]] = {}
     for nid in schedule.order:
         node = graph.nodes[nid]
-        area = costs.area(graph, node)
+        bitwise = is_bitwise(graph, node)
+        area = dict.fromkeys(AREA_KEYS, 0.0) if bitwise else costs.area(graph, node)
+        if bitwise:
+            area["lut"] = float(luts.get(nid, 0))
         if not any(area.values()):
             continue
         row = by_op.setdefault(node.op, {"count": 0, **dict.fromkeys(AREA_KEYS, 0.0)})
@@ -58,8 +84,9 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
             row[k] += area[k]
     banks = schedule.crossing()
     register_bits = sum(graph.nodes[n].type.flat_width for bank in banks for n in bank)
+    kept_bits = sum(net.live_bits(n) for bank in banks for n in bank)
     valid_bits = schedule.latency
-    regs = costs.register_area(register_bits + valid_bits)
+    regs = costs.register_area(kept_bits + valid_bits)
     total = dict.fromkeys(RESOURCE_KEYS, 0.0)
     for row in by_op.values():
         for k in AREA_KEYS:
@@ -71,7 +98,33 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
            for op, r in sorted(by_op.items())}  # fmt: skip
     registers = {k: int(round(regs.get(k, 0.0))) for k in AREA_KEYS}
     util, warnings = utilisation(totals, capacities)
-    return Resources(totals, ops, register_bits, valid_bits, registers, util, tuple(warnings))
+    notes = dict(getattr(costs.model, "resource_notes", {}) or {})
+    over = {k: (totals.get(k, 0), int(caps[k])) for k in CAPACITY_KEYS
+            if k in caps and totals.get(k, 0) > int(caps[k])}  # fmt: skip
+    return Resources(totals, ops, register_bits, valid_bits, registers, util, tuple(warnings),
+                     notes, over, kept_bits)  # fmt: skip
+
+
+def _caps(capacities: Any) -> dict[str, int]:
+    if capacities is None:
+        return {}
+    if isinstance(capacities, dict):
+        return {k: int(v) for k, v in capacities.items()}
+    return {k: int(getattr(capacities, k)) for k in CAPACITY_KEYS}
+
+
+def check_fits(resources: Resources, board: str, location: str = "") -> None:
+    """Raise the one-line error (exit code 1) when the design needs more than the board has.
+
+    The message names the first resource over capacity (report order), the need and the
+    capacity; ``--allow-overfull`` is the way to emit the design anyway.
+    """
+    for k in CAPACITY_KEYS:
+        if k in resources.overfull:
+            need, cap = resources.overfull[k]
+            where = f"{location}: " if location else ""
+            raise KeraError(f"{where}the design needs {need} {k.upper()} but {board} has {cap}: "
+                            "it cannot fit (pass --allow-overfull to emit it anyway)")
 
 
 def utilisation(totals: dict[str, int], capacities: Any) -> tuple[dict[str, float], list[str]]:
@@ -101,4 +154,23 @@ def utilisation(totals: dict[str, int], capacities: Any) -> tuple[dict[str, floa
     return util, warnings
 
 
-__all__ = ["CAPACITY_KEYS", "RESOURCE_KEYS", "Resources", "estimate", "utilisation"]
+def check_schedule_fits(schedule: Schedule, board: Any, model: Any, source: Any = None,
+                        allow_overfull: bool = False) -> Resources:  # fmt: skip
+    """Estimate ``schedule`` on ``board`` and raise when it cannot fit (``check_fits``).
+
+    ``allow_overfull`` skips the error (the report still warns). The error's location is
+    the top function's result in ``source`` (a ``SourceFile``), else the graph's path.
+    """
+    from kera.hls.timing import locate, make_locator
+
+    res = estimate(schedule, CostModel(model, board.capacities.dsp), board.capacities)
+    if not allow_overfull:
+        graph = schedule.graph
+        result = graph.regions[schedule.region].result
+        where = locate(graph, result, make_locator(graph, source)) or graph.source_path or ""
+        check_fits(res, board.name, where)
+    return res
+
+
+__all__ = ["CAPACITY_KEYS", "RESOURCE_KEYS", "Resources", "check_fits", "check_schedule_fits",
+           "estimate", "utilisation"]

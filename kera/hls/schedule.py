@@ -78,17 +78,19 @@ def schedule(
     margin: float = 0.1,
     model: DelayAreaModel | None = None,
     method: str = "auto",
+    dsp_budget: int | None = None,
 ) -> Schedule:
     """Schedule region ``region`` of ``graph`` for ``family`` at ``clock_mhz``.
 
     ``margin`` is the fraction of the clock period kept free (for routing the model does not
     see); ``model`` defaults to the family's fitted model (``kera.hls.models.load_model``);
     ``method`` is "auto" (SDC up to ``LP_MAX_NODES`` nodes, else the list fallback), "sdc" or
-    "list". Raises ``KeraError`` (exit code 1) when one op alone does not fit in the period and
-    (exit code 2) for a bad clock, II or margin.
+    "list"; ``dsp_budget`` the device's DSP blocks (multiplies beyond it are costed as LUT
+    circuits, ``CostModel``; None: unbounded). Raises ``KeraError`` (exit code 1) when one op
+    alone does not fit in the period and (exit code 2) for a bad clock, II or margin.
     """
     _check_options(clock_mhz, ii, margin, method)
-    costs = CostModel(model if model is not None else _load_model(family))
+    costs = CostModel(model if model is not None else _load_model(family), dsp_budget)
     problem = build_problem(graph, region, costs, clock_mhz, margin)
     asap, asap_finish = list_schedule(problem)
     depth = max((asap[v] for v in range(problem.size) if not problem.const[v]), default=0)

@@ -21,6 +21,7 @@ from kera.diagnostics import ExitCode, KeraError, SourceFile
 from kera.hls.lower import lower_for_hardware
 from kera.hls.pipeline import Schedule
 from kera.hls.report import build_report, dumps, render_text
+from kera.hls.resources import check_schedule_fits
 from kera.hls.schedule import schedule as make_schedule
 from kera.hls.timing import DelayAreaModel
 from kera.ir.graph import Graph
@@ -66,6 +67,7 @@ def synthesize(
     method: str = "auto",
     measured: Mapping[str, Any] | None = None,
     emitters: Sequence[Emitter] = (),
+    allow_overfull: bool = False,
 ) -> SynthResult:
     """Schedule region ``top`` of ``graph`` for ``board`` and write the results into ``outdir``.
 
@@ -79,6 +81,7 @@ def synthesize(
     src = _source_file(source) or _read_source(graph.source_path)
     sched, the_board, model = plan_schedule(graph, top, board=board, clock_mhz=clock_mhz, ii=ii,
                                             margin=margin, model=model, method=method)
+    check_schedule_fits(sched, the_board, model, src, allow_overfull)
     options = {"method": method}
     report = build_report(sched, the_board, model=model, source=src,
                           fingerprint=graph.fingerprint(), top=top, margin=margin,
@@ -127,7 +130,8 @@ def plan_schedule(
         model = load_model(the_board.family)
     lowered = lower_for_hardware(graph.subgraph([top]))
     sched = make_schedule(lowered, top, family=the_board.family, clock_mhz=clock, ii=ii,
-                          margin=margin, model=model, method=method)  # fmt: skip
+                          margin=margin, model=model, method=method,
+                          dsp_budget=the_board.capacities.dsp)  # fmt: skip
     return sched, the_board, model
 
 

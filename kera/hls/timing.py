@@ -7,7 +7,12 @@ the flat width of the value for ``select``. Wiring costs nothing: ``param``, ``c
 ``cast``, ``concat``, ``slice``, ``tuple``, ``tuple_get``, ``array``; ``array_index``,
 ``array_update``, shifts and rotates by a constant; ``and``/``or`` with a constant operand.
 ``CostModel`` wraps a model with a cache and the derived costs of ops the model does not
-measure (``array_update``, and ``div``/``rem`` that were not lowered).
+measure (``array_update``, and ``div``/``rem`` that were not lowered). It also sees LUTs, not
+words, where yosys does: the bitwise nodes of a graph (``kera.hls.lutmap``) are costed as
+LUT levels (each level one LUT and one net, ``model.lut_network``) and LUTs of the network
+their bits form; multiplies beyond the device's DSPs (``dsp_budget``) become LUT multipliers
+or shift-and-add networks (canonical signed digits), whichever is smaller; and a DSP multiply
+the tools do not time (``model.dsp_timing``) is costed at the LUT multiplier's delay.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from kera.diagnostics import KeraError, SourceFile, Span
+from kera.hls.lutmap import BitNetwork, is_bitwise, network, significant_width
 from kera.hls.pipeline import Schedule
 from kera.ir.graph import Graph, Node
 from kera.ir.types import ArrayType, IntType
@@ -94,13 +100,186 @@ def display_width(graph: Graph, node: Node) -> int:
     return q[1] if q is not None else node.type.flat_width
 
 
-class CostModel:
-    """A delay/area model with a per-query cache and the derived costs of unmeasured ops."""
+#: Multiplies that a DSP block may take.
+MUL_OPS = frozenset({"mul", "widening_mul"})
+#: Carry-chain ops costed at their operands' significant width (``CostModel.narrow_query``).
+_NARROWED = frozenset({"add", "sub", "neg", "min", "max", "lt", "le", "gt", "ge"})
 
-    def __init__(self, model: DelayAreaModel) -> None:
+
+def csd_digits(value: int) -> int:
+    """Return the non-zero digits of ``value``'s canonical signed-digit form (NAF)."""
+    value, digits = abs(value), 0
+    while value:
+        if value & 1:
+            digits += 1
+            value -= 2 - (value & 3)  # digit +1 when ...01, -1 when ...11
+        value >>= 1
+    return digits
+
+
+class CostModel:
+    """A delay/area model with a per-query cache and the derived costs of unmeasured ops.
+
+    ``dsp_budget`` is the device's DSP count (None: unbounded): multiplies take DSPs in the
+    graph's canonical order while they last, and the rest are built from LUTs.
+    """
+
+    def __init__(self, model: DelayAreaModel, dsp_budget: int | None = None) -> None:
         self.model = model
+        self.dsp_budget = dsp_budget
         self._delay: dict[Query, float] = {}
         self._area: dict[Query, dict[str, float]] = {}
+        self._networks: dict[int, tuple[Graph, BitNetwork, dict[bytes, int]]] = {}
+        self._lut_muls: dict[int, tuple[Graph, dict[bytes, Query | int]]] = {}
+        self._merged: dict[int, tuple[Graph, dict[bytes, dict[str, float]]]] = {}
+
+    @property
+    def lut_k(self) -> int:
+        """Inputs per LUT of the family (``model.lut_network["k"]``; 4 when absent)."""
+        return int(getattr(self.model, "lut_network", {}).get("k", 4))
+
+    @property
+    def lut_wide(self) -> int:
+        """Widest function of one LUT level (``model.lut_network["wide"]``; 0: only K)."""
+        return int(getattr(self.model, "lut_network", {}).get("wide", 0))
+
+    @property
+    def level_ns(self) -> float:
+        """Delay of one LUT level and the net after it, in ns."""
+        return float(getattr(self.model, "lut_network", {}).get("level_ns", 0.5))
+
+    def network(self, graph: Graph) -> BitNetwork:
+        """Return (and cache) the bit network of ``graph`` without registers."""
+        return self._network(graph)[0]
+
+    def _network(self, graph: Graph) -> tuple[BitNetwork, dict[bytes, int]]:
+        hit = self._networks.get(id(graph))
+        if hit is None or hit[0] is not graph or len(hit[1].bits) != len(graph.nodes):
+            net = network(graph, self.lut_k, order=list(graph.nodes),  # insertion: topological
+                          wide=self.lut_wide)
+            hit = self._networks[id(graph)] = (graph, net, net.luts_by_node())
+        return hit[1], hit[2]
+
+    def lut_multipliers(self, graph: Graph) -> dict[bytes, Query | int]:
+        """Return the multiplies that get no DSP: node -> LUT-multiplier query, or the CSD
+        digit count of its constant operand when shift-and-add is the smaller circuit."""
+        hit = self._lut_muls.get(id(graph))
+        if hit is not None and hit[0] is graph:
+            return hit[1]
+        out: dict[bytes, Query | int] = {}
+        left = self.dsp_budget
+        nodes = graph.nodes
+        for nid in graph.canonical_order():
+            node = nodes[nid]
+            q = self.mul_query(graph, node) if node.op in MUL_OPS else None
+            if q is None:
+                continue
+            need = self._query_area(q)["dsp"]
+            if left is None or need <= left:
+                left = None if left is None else left - int(math.ceil(need))
+                continue
+            consts = [v for v in (self._known(graph, i) for i in node.inputs) if v is not None]
+            lut_q: Query = (f"{q[0]}_lut", q[1], None)
+            digits = csd_digits(consts[0]) if consts else 0
+            lut_area = self._lut_area(lut_q)
+            if consts and (lut_area is None or self._csd_area(digits, node)["lut"] <= lut_area):
+                out[nid] = digits
+            elif lut_area is not None:
+                out[nid] = lut_q  # else the model has no LUT multiplier: it stays a DSP one
+        self._lut_muls[id(graph)] = (graph, out)
+        return out
+
+    def narrow_query(self, graph: Graph, node: Node) -> Query | None:
+        """Return the model query of a carry-chain op at its operands' significant width:
+        yosys's ``wreduce`` builds ``a + b`` of 8-bit values held in u32 as a 9-bit adder."""
+        q = model_query(graph, node)
+        if q is None or node.op not in _NARROWED or not isinstance(
+                graph.nodes[node.inputs[0]].type, IntType):  # fmt: skip
+            return q
+        net = self.network(graph)
+        eff = max(_significant(net.bits[i], graph.nodes[i].type) for i in node.inputs)
+        extra = 1 if node.op in ("add", "sub", "neg") else 0
+        return (q[0], max(1, min(q[1], eff + extra)), q[2])
+
+    def mul_query(self, graph: Graph, node: Node) -> Query | None:
+        """Return the model query of a multiply at its operands' significant width.
+
+        yosys drops an operand's constant top bits and repeated sign bits before it maps a
+        product (``wreduce``), so ``x * 3`` of a sign-extended i16 is a 16-bit product on one
+        DSP, not an 18-bit one on three: a product of narrower operands is costed as the
+        cheaper (fewer DSPs, then fewer LUTs) of the full-width ``mul`` and a ``widening_mul``
+        of the operands' significant width.
+        """
+        q = model_query(graph, node)
+        if q is None:
+            return None
+        net = self.network(graph)
+        nodes = graph.nodes
+        eff = max(1, max(_significant(net.bits[i], nodes[i].type) for i in node.inputs))
+        narrow: Query = ("widening_mul", min(eff, q[1]), None)
+        if eff >= q[1] or narrow == q:
+            return q
+        return min((q, narrow), key=lambda c: (self._query_area(c)["dsp"],
+                                               self._query_area(c)["lut"]))  # fmt: skip
+
+    def merged_area(self, graph: Graph) -> dict[bytes, dict[str, float]]:
+        """Return the area of carry-chain ops that yosys merges into an earlier one.
+
+        ``alumacc`` builds every comparison of two operands and their subtraction as one ALU:
+        a comparison whose operands are also subtracted (or compared before) costs one LUT
+        for its flag. The comparator of ``min(a, b)`` and ``max(a, b)`` is built once: the
+        second costs only its multiplexer (``min`` minus ``lt``). First is canonical order.
+        """
+        hit = self._merged.get(id(graph))
+        if hit is not None and hit[0] is graph:
+            return hit[1]
+        nodes = graph.nodes
+        order = graph.canonical_order()
+        subs = {frozenset(nodes[n].inputs) for n in order if nodes[n].op == "sub"}
+        seen: set[tuple[str, frozenset[bytes]]] = set()
+        out: dict[bytes, dict[str, float]] = {}
+        for nid in order:
+            node = nodes[nid]
+            if node.op not in ("lt", "le", "gt", "ge", "min", "max") or is_bitwise(graph, node):
+                continue
+            pair = frozenset(node.inputs)
+            kind = "minmax" if node.op in ("min", "max") else "compare"
+            q = self.narrow_query(graph, node)
+            assert q is not None
+            if kind == "compare" and (pair in subs or (kind, pair) in seen):
+                out[nid] = _area_dict({"lut": 1.0})
+            elif kind == "minmax" and (kind, pair) in seen:
+                whole = self._query_area(q)
+                cmp = self._query_area(("lt", q[1], None))
+                out[nid] = {k: max(0.0, whole[k] - cmp[k]) for k in AREA_KEYS}
+            seen.add((kind, pair))
+        self._merged[id(graph)] = (graph, out)
+        return out
+
+    def _known(self, graph: Graph, nid: bytes) -> int | None:
+        """Return the value of a node whose bits are all known constants (signed), or None."""
+        bits = self.network(graph).bits[nid]
+        if any(b[0] for b in bits):
+            return None
+        value = sum(b[1] << i for i, b in enumerate(bits))
+        t = graph.nodes[nid].type
+        if isinstance(t, IntType) and t.signed and value >> (t.width - 1):
+            value -= 1 << t.width
+        return value
+
+    def _lut_area(self, q: Query) -> float | None:
+        try:
+            return self._query_area(q)["lut"]
+        except (KeyError, LookupError, ValueError, KeraError):
+            return None
+
+    def _csd_area(self, digits: int, node: Node) -> dict[str, float]:
+        one = self._query_area(("add", node.type.flat_width, None))
+        return {k: v * max(0, digits - 1) for k, v in one.items()}
+
+    def _csd_delay(self, digits: int, node: Node) -> float:
+        depth = max(0, digits - 1).bit_length()  # a balanced tree of digits - 1 adders
+        return depth * self._query_delay(("add", node.type.flat_width, None))
 
     @property
     def overhead_ns(self) -> float:
@@ -109,24 +288,62 @@ class CostModel:
         return float(value() if callable(value) else value)
 
     def delay(self, graph: Graph, node: Node) -> float:
-        """Return the combinational delay of ``node`` in ns (0 for wiring)."""
+        """Return the combinational delay of ``node`` in ns (0 for wiring).
+
+        A bitwise node costs the LUT levels it adds to its deepest bitwise input.
+        """
+        if is_bitwise(graph, node):
+            return self.network(graph).increment(node.id) * self.level_ns
         q = model_query(graph, node)
         if q is None:
             return 0.0
+        if node.op in MUL_OPS:
+            lut = self.lut_multipliers(graph).get(node.id)
+            if isinstance(lut, int):
+                return self._csd_delay(lut, node)
+            q = lut or self.mul_query(graph, node) or q
+            consts = [v for v in (self._known(graph, i) for i in node.inputs) if v is not None]
+            if lut is None and consts and getattr(self.model, "dsp_timing", {}).get("untimed"):
+                # an untimed DSP times as its LUT equivalent: for a constant, shift-and-add
+                fitted = float(self._ask("delay_ns", q) or 0.0)
+                return max(fitted, self._csd_delay(csd_digits(consts[0]), node))
+        else:
+            q = self.narrow_query(graph, node) or q
         hit = self._delay.get(q)
         if hit is None:
             hit = self._delay[q] = max(0.0, float(self._query_delay(q)))
         return hit
 
     def area(self, graph: Graph, node: Node) -> dict[str, float]:
-        """Return ``{lut, ff, carry, dsp}`` for ``node`` (all 0 for wiring)."""
+        """Return ``{lut, ff, carry, dsp}`` for ``node`` (all 0 for wiring).
+
+        A bitwise node costs the LUTs its materialised bits take in the graph's bit network
+        (without pipeline registers; ``kera.hls.resources`` recounts them with the stages).
+        """
+        if is_bitwise(graph, node):
+            return _area_dict({"lut": self._network(graph)[1].get(node.id, 0)})
         q = model_query(graph, node)
         if q is None:
             return dict.fromkeys(AREA_KEYS, 0.0)
+        merged = self.merged_area(graph).get(node.id)
+        if merged is not None:
+            return self._sites(dict(merged))
+        if node.op in MUL_OPS:
+            lut = self.lut_multipliers(graph).get(node.id)
+            if isinstance(lut, int):
+                return self._sites(self._csd_area(lut, node))
+            q = lut or self.mul_query(graph, node) or q
+        else:
+            q = self.narrow_query(graph, node) or q
         hit = self._area.get(q)
         if hit is None:
-            hit = self._area[q] = _area_dict(self._query_area(q))
+            hit = self._area[q] = self._sites(_area_dict(self._query_area(q)))
         return dict(hit)
+
+    def _sites(self, area: dict[str, float]) -> dict[str, float]:
+        """Count LUT sites as nextpnr does: carry cells that fill LUT sites are added."""
+        area["lut"] += float(getattr(self.model, "carry_lut_sites", 0.0)) * area["carry"]
+        return area
 
     def register_area(self, bits: int) -> dict[str, float]:
         """Return the area of ``bits`` pipeline flip-flops (``model.reg_cost``; else 1 FF/bit)."""
@@ -152,6 +369,15 @@ class CostModel:
 
     def _query_delay(self, q: Query) -> float:
         got = self._ask("delay_ns", q)
+        timing = getattr(self.model, "dsp_timing", {})
+        if (got is not None and q[0] in MUL_OPS and timing.get("untimed")
+                and self._query_area(q)["dsp"] > 0):  # fmt: skip
+            # One SB_MAC16 is a 16x16 multiplier: its untimed delay is taken as that of the
+            # LUT multiplier of the tile's width; the adders that join wider partial products
+            # are in the fabric, timed by nextpnr, and in ``got``.
+            tile = min(int(q[1]), int(timing.get("tile_width", q[1])))
+            lut_q = (f"{q[0]}{timing['delay_from']}", tile, q[2])
+            return max(float(got), float(self._ask("delay_ns", lut_q)))
         if got is not None:
             return float(got)
         op, width, n = q
@@ -178,6 +404,10 @@ class CostModel:
                         self._query_area(("eq", _index_bits(count), None)
                                          if op == "array_update" else ("sub", width, None)))
         return {k: v * count for k, v in one.items()}
+
+
+def _significant(bits: list[Any], t: Any) -> int:
+    return significant_width(bits, isinstance(t, IntType) and t.signed)
 
 
 def _index_bits(n: int) -> int:
@@ -212,6 +442,8 @@ class SimpleModel:
             return 0.8 + 0.05 * width + (0.4 if op in ("min", "max") else 0.0)
         if op in ("mul", "widening_mul"):
             return 2.0 + 0.25 * width
+        if op in ("mul_lut", "widening_mul_lut"):  # a LUT array multiplier
+            return 2.0 * (2.0 + 0.25 * width)
         if op in ("shl", "shr", "shr_signed", "rotl", "rotr"):
             return 0.5 + 0.4 * lg
         if op in ("popcount", "clz", "ctz"):
@@ -228,6 +460,8 @@ class SimpleModel:
         carry = width if op in ("add", "sub", "neg", "min", "max", "lt", "lt_signed") else 0
         if op in ("mul", "widening_mul"):
             return {"lut": 0, "ff": 0, "carry": 0, "dsp": math.ceil(width / 16) ** 2}
+        if op in ("mul_lut", "widening_mul_lut"):
+            return {"lut": width * width, "ff": 0, "carry": 0, "dsp": 0}
         lut = width * (n or 1) if op == "array_index" else width
         return {"lut": lut, "ff": 0, "carry": carry, "dsp": 0}
 
@@ -335,8 +569,8 @@ def critical_path(schedule: Schedule, locator: Locator) -> list[PathOp]:
     for nid in reversed(chain):
         node = graph.nodes[nid]
         delay = finish[nid] - start[nid]
-        if is_wiring(graph, node):
-            continue
+        if is_wiring(graph, node) or delay <= EPS_NS:
+            continue  # wires, and bitwise ops folded into the LUTs of their inputs
         out.append(PathOp(nid, node.op, display_width(graph, node), stage[nid], start[nid],
                           delay, locate(graph, nid, locator)))  # fmt: skip
     return out
@@ -351,6 +585,7 @@ def analyse(schedule: Schedule, costs: CostModel, locator: Locator) -> Timing:
 __all__ = [
     "AREA_KEYS",
     "DERIVED_OPS",
+    "MUL_OPS",
     "EPS_NS",
     "WIRING_OPS",
     "CostModel",
@@ -360,6 +595,7 @@ __all__ = [
     "Timing",
     "analyse",
     "critical_path",
+    "csd_digits",
     "display_width",
     "is_wiring",
     "locate",

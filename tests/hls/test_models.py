@@ -240,3 +240,41 @@ def test_curves_on_a_toy_model() -> None:
     assert m.delay_ns("cast", 64) == 0.0 and m.provisional is False
     with pytest.raises(ValueError, match="width must be a positive integer"):
         m.delay_ns("lt", 0)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_every_registry_op_has_a_model_entry(family: str) -> None:
+    """Issue 14: each op of the registry is measured, wiring, an alias or absent for a reason,
+    and the lists saying so are the model file's own (not Python's)."""
+    from kera.ir.ops import OPS as REGISTRY
+
+    data = json.loads(model_path(family).read_text())
+    m = load_model(family)
+    listed = {*data["ops"], *data["wiring"], *data["aliases"], *data["no_entry"]}
+    missing = sorted(op for op in REGISTRY if op not in listed)
+    assert not missing, f"{family}: no model entry, wiring, alias or reason for {missing}"
+    assert all(isinstance(why, str) and why for why in data["no_entry"].values())
+    assert all(target in data["ops"] for target in data["aliases"].values())
+    for op in REGISTRY:
+        if op not in data["no_entry"] and op not in ("array_index",):
+            assert m.delay_ns(op, 8) >= 0.0, op  # answers, no "no delay model" crash
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_model_files_hold_the_hardware_facts(family: str) -> None:
+    m = load_model(family)
+    assert m.lut_network["k"] == (6 if family == "xc7" else 4)
+    assert 0 < m.lut_network["lut_ns"] < m.lut_network["level_ns"]
+    assert set(m.resource_notes) == {"lut", "ff", "carry", "dsp", "bram"}
+    assert m.carry_lut_sites == (2 if family == "ecp5" else 0)
+    assert bool(m.dsp_timing.get("untimed")) == (family == "ice40")
+
+
+@pytest.mark.parametrize("family", MEASURED)
+def test_lut_level_delay_is_the_fit_of_the_data(family: str) -> None:
+    from kera.hls.characterize.fit import fit_lut_network
+
+    fitted = fit_lut_network(read_records(data_path(family)), 4)
+    stored = load_model(family).lut_network
+    assert {k: stored[k] for k in fitted} == fitted
+    assert fitted["level_ns"] == pytest.approx(fitted["lut_ns"] + fitted["net_ns"], abs=1e-3)

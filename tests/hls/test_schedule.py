@@ -98,7 +98,10 @@ def test_mixed_chain_latency_equals_optimal_partition(ops: list[str], clock: flo
     s = schedule(g, "f", family="simple", clock_mhz=clock, model=MODEL)
     check(s)
     p = usable(clock)
-    delays = [MODEL.delay_ns(op, 16) for op in ops]
+    # per-node costs: a bitwise op costs the LUT levels it adds (b ^ b cancels: no level)
+    costs = CostModel(MODEL)
+    chain_nodes = [nid for nid in g.topo_order(g.regions["f"]) if g.nodes[nid].op != "param"]
+    delays = [costs.delay(g, g.nodes[nid]) for nid in chain_nodes]
     # independent: the fewest segments of the chain with each segment's sum <= p (DP)
     best = [0] + [math.inf] * len(delays)
     for j in range(1, len(delays) + 1):
@@ -354,4 +357,9 @@ def test_costs_of_derived_and_wiring_ops() -> None:
                     ("or", (v, mask))):  # fmt: skip
         assert costs.delay(g, g.nodes[g.add(op, U16, ins)]) == 0.0, op
     assert costs.delay(g, g.nodes[g.add("shl", U16, (v, i))]) > 0
-    assert costs.delay(g, g.nodes[g.add("xor", U16, (v, mask))]) > 0
+    # xor with a constant only inverts bits: inverters fold into the LUTs that read them
+    assert costs.delay(g, g.nodes[g.add("xor", U16, (v, mask))]) == 0.0
+    both = g.nodes[g.add("xor", U16, (v, g.add("not", U16, (v,))))]  # v ^ ~v: all ones
+    assert costs.delay(g, both) == 0.0
+    w = param(g, 3, "w", U16)
+    assert costs.delay(g, g.nodes[g.add("xor", U16, (v, w))]) == costs.level_ns > 0

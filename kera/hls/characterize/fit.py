@@ -45,19 +45,13 @@ FIT_TOLERANCE = {"delay_ns": (0.5, 0.15), "lut": (2.0, 0.15), "ff": (2.0, 0.15),
 #: The tolerance the held-out check reports against (and tests assert).
 HELD_OUT_TOLERANCE = {"delay_ns": (1.0, 0.25), "lut": (4.0, 0.25), "ff": (4.0, 0.25),
                       "carry": (4.0, 0.25), "dsp": (0.5, 0.0)}
-WIRING = ("array", "cast", "concat", "const", "param", "slice", "tuple", "tuple_get")
-#: Registry ops deliberately without an entry, and why (the error message quotes it).
-NO_ENTRY = {
-    "div": "lowered to add/sub/select networks before scheduling, so it needs no entry",
-    "rem": "lowered to add/sub/select networks before scheduling, so it needs no entry",
-    "array_update": "costed from its parts (an index `eq` and a `select` per element) by "
-                    "kera.hls.timing",
-}
-ALIASES = {
-    "gt": "lt", "le": "lt", "ge": "lt",
-    "gt_signed": "lt_signed", "le_signed": "lt_signed", "ge_signed": "lt_signed",
-    "min_signed": "min", "max_signed": "max",
-}
+#: Keys of a model file that are not fitted but kept from the file a re-fit replaces: the
+#: wiring ops, aliases and reasoned absences (the registry check reads them), and the hardware
+#: facts the fitted curves do not show (LUT size, CCU2C sites, untimed DSPs, resource notes).
+KEPT_KEYS = ("wiring", "no_entry", "aliases", "lut_network", "carry_lut_sites", "dsp_timing",
+             "resource_notes")
+#: Ops whose points measure a LUT tree of known depth (no carry chain): the LUT/net fit.
+LUT_TREE_OPS = ("eq", "ne")
 DSP_TILES = {"ice40": "SB_MAC16, 16x16 (synth_ice40 -dsp)", "ecp5": "MULT18X18D, 18x18"}
 NOTES = {
     "ice40": [
@@ -234,13 +228,47 @@ def fit_family(family: str, data: Path, out: Path) -> Path:
         "held_out_widths": list(HOLD_OUT),
         "measurements": {"points": len({r["key"] for r in records if "error" not in r}),
                          "tool_seconds": round(sum(r.get("seconds", 0.0) for r in records))},
-        "wiring": list(WIRING), "no_entry": NO_ENTRY, "aliases": ALIASES,
         "dsp": _dsp_summary(family, series), "notes": NOTES.get(family, []),
         "ops": ops,
     }
+    committed = out if out.is_file() else model_path(family)
+    kept = json.loads(committed.read_text()) if committed.is_file() else {}
+    model.update({key: kept[key] for key in KEPT_KEYS if key in kept})
+    if "lut_network" in model:
+        model["lut_network"].update(fit_lut_network(records, model["lut_network"]["k"]))
     model["held_out_error"] = held_out_error(DelayModel(model), series)
     out.write_text(json.dumps(model, indent=1, sort_keys=True) + "\n")
     return out
+
+
+def fit_lut_network(records: list[dict], k: int) -> dict[str, Any]:
+    """Return the delay of one LUT level and of one net, from the ``eq``/``ne`` points.
+
+    An ``eq`` of two ``w``-bit operands is a balanced tree of ``ceil(log_k 2w)`` LUT levels,
+    whose critical path crosses that many LUTs and one net more. nextpnr reports the path's
+    ``logic`` and ``routing`` parts, so per point ``logic / levels`` and ``routing /
+    (levels + 1)``; the medians over the points are kept. The per-net delay grows slowly with
+    the design's size (fanout is not in the data): the median is the middle of that spread.
+    """
+    from kera.hls.lutmap import lut_levels
+
+    lut, net = [], []
+    latest = {r["key"]: r for r in records if "error" not in r}
+    for r in latest.values():
+        path = r.get("path_ns", {})
+        if r["op"] not in LUT_TREE_OPS or "logic" not in path:
+            continue
+        levels = lut_levels(2 * r["width"], k)
+        lut.append(path["logic"] / levels)
+        net.append(path["routing"] / (levels + 1))
+    if not lut:
+        raise KeraError("characterisation data has no `eq`/`ne` points with a logic delay")
+    lut_ns, net_ns = statistics.median(lut), statistics.median(net)
+    return {"lut_ns": round(lut_ns, 4), "net_ns": round(net_ns, 4),
+            "level_ns": round(lut_ns + net_ns, 4), "points": len(lut),
+            "method": "median over the `eq`/`ne` points of logic / levels and routing / "
+                      "(levels + 1), levels = ceil(log_k(2 * width)) (kera.hls.characterize."
+                      "fit.fit_lut_network)"}
 
 
 def _device(rec: dict) -> dict[str, str]:

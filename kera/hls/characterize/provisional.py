@@ -30,6 +30,8 @@ SCALES: dict[str, dict[str, Any]] = {
     },
     "xc7": {
         "factors": {"delay_ns": 0.6, "lut": 0.7, "ff": 1.0, "carry": 0.5, "dsp": 1.0},
+        "lut_k": 6,
+        "lut_wide": 8,  # F7/F8 muxes: functions of up to 8 inputs in one level
         "why": [
             "Artix-7 (28 nm) even at speed grade -1L is faster than ECP5-85 speed 6: delays "
             "x0.6.",
@@ -64,6 +66,8 @@ def derive_provisional(family: str, base: dict[str, Any]) -> dict[str, Any]:
     k = scale["factors"]
     model = {key: copy.deepcopy(base[key]) for key in ("schema", "wiring", "no_entry", "aliases",
                                                        "formula", "held_out_widths")}
+    model["resource_notes"] = {k: f"provisional, counted as for {base['family']}: {v}"
+                               for k, v in base.get("resource_notes", {}).items()}
     model.update({
         "family": family, "fitted": False, "provisional": True,
         "derived_from": {"family": base["family"], "tools": base["tools"],
@@ -77,6 +81,14 @@ def derive_provisional(family: str, base: dict[str, Any]) -> dict[str, Any]:
         "notes": ["PROVISIONAL: no measurement of this family; use for rough estimates only."],
         "ops": {op: _scale_entry(e, k) for op, e in base["ops"].items()},
     })
+    if "lut_network" in base:
+        net = copy.deepcopy(base["lut_network"])
+        net.update({key: round(net[key] * k["delay_ns"], 4)
+                    for key in ("lut_ns", "net_ns", "level_ns")})
+        net["k"] = scale.get("lut_k", net["k"])
+        net["wide"] = scale.get("lut_wide", net.get("wide", 0))
+        net.pop("wide_why", None)  # the base family's reason, not this one's
+        model["lut_network"] = net
     return model
 
 

@@ -122,6 +122,14 @@ class DelayModel:
         self.wiring = frozenset(data["wiring"])
         self.no_entry: dict[str, str] = dict(data.get("no_entry", {}))
         self.aliases: dict[str, str] = dict(data.get("aliases", {}))
+        #: LUT size and the delay of one LUT level plus its net (``kera.hls.lutmap``).
+        self.lut_network: dict[str, Any] = dict(data.get("lut_network", {"k": 4, "level_ns": 0.0}))
+        #: LUT sites each carry cell fills (2 per ECP5 CCU2C; 0 where it shares a LUT's cell).
+        self.carry_lut_sites: float = float(data.get("carry_lut_sites", 0))
+        #: How a DSP-mapped multiply is timed when the tools do not time it.
+        self.dsp_timing: dict[str, Any] = dict(data.get("dsp_timing", {}))
+        #: What each resource of an estimate counts, in the place-and-route tool's terms.
+        self.resource_notes: dict[str, str] = dict(data.get("resource_notes", {}))
         self._curves: dict[str, tuple[Curve, ...]] = {}
         self._by_n: dict[str, dict[int, tuple[Curve, ...]]] = {}
         for op, entry in data["ops"].items():
@@ -137,7 +145,8 @@ class DelayModel:
         """Return the model's provenance: tools, commands, method, held-out error, notes."""
         keys = ("family", "fitted", "provisional", "device", "tools", "command", "method",
                 "formula", "held_out_widths", "held_out_error", "measurements", "derived_from",
-                "scale", "notes", "dsp")
+                "scale", "notes", "dsp", "lut_network", "carry_lut_sites", "dsp_timing",
+                "resource_notes")
         return {k: self.data[k] for k in keys if k in self.data}
 
     def ops(self) -> list[str]:
@@ -188,7 +197,11 @@ class DelayModel:
 
     def area(self, op: str, width: int, n: int | None = None,
              signed: bool = False) -> dict[str, float]:
-        """Return the area of ``op`` as ``{"lut", "ff", "carry", "dsp"}`` (fractional counts)."""
+        """Return the area of ``op`` as ``{"lut", "ff", "carry", "dsp"}`` (fractional counts).
+
+        These are the fitted cell counts; ``kera.hls.timing.CostModel`` adds
+        ``carry_lut_sites`` per carry cell to ``lut`` to count LUT sites as nextpnr does.
+        """
         key = (op, width, n, signed)
         hit = self._areas.get(key)
         if hit is None:

@@ -1,0 +1,490 @@
+"""Bit-level view of the bitwise logic of a graph: supports, LUT levels and a LUT count.
+
+yosys/abc do not build a CRC's 32 shift/xor steps as 32 word-level circuits: they flatten the
+bitwise logic between arithmetic (carry chains, DSPs), registers and ports into one network of
+bits and cover each output bit with K-input LUTs. This module does the same, coarsely:
+
+* a *bitwise* node (``and``/``or``/``xor``/``not``, shifts and rotates by a constant,
+  ``select``, ``slice``/``concat``/``cast``, tuples and arrays with constant indices, ``eq``/
+  ``ne``, orderings against a constant) is evaluated bit by bit; every other node's output bits
+  are *leaves*;
+* each bit is a constant, a wire (a leaf bit or an inverted one: inverters fold into the LUT
+  that reads them) or a gate with a *support*: the set of leaf bits it depends on;
+* a gate of support ``s`` is ``ceil(log_K s)`` LUT levels deep (a balanced tree of K-LUTs, what
+  abc reaches for xor/and/or networks after balancing) and costs ``ceil((s - 1) / (K - 1))``
+  LUTs when it is materialised, i.e. read by a leaf-producing node, registered or a result.
+  Constant bits cost nothing and bits nothing reads are never materialised (yosys trims both).
+
+Delays reach the scheduler as per-node *increments*: ``levels(v) - max(levels(inputs))``, so a
+path's sum of increments telescopes to the levels of its last node, and chaining sees the LUT
+depth of the network rather than the sum of its word-level ops.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from kera.ir.graph import Graph, Node
+from kera.ir.types import ArrayType, IntType, TupleType, Type
+
+#: A bit: ``(support, levels, gate, inverted)``. ``support`` is a bit set of leaf-bit numbers;
+#: 0 means a constant whose value is ``levels``. ``gate`` numbers a gate's output (-1 for a
+#: leaf bit or a constant), so that the wires of one gate are materialised once; ``inverted``
+#: (0 or 1) is the polarity of a wire.
+Bit = tuple[int, int, int, int]
+ZERO: Bit = (0, 0, -1, 0)
+ONE: Bit = (0, 1, -1, 0)
+
+#: Ops that are always evaluated bit by bit.
+_ALWAYS = frozenset({"and", "or", "xor", "not", "select", "slice", "concat", "cast", "tuple",
+                     "tuple_get", "array", "eq", "ne", "const"})  # fmt: skip
+#: Ops evaluated bit by bit when their second operand is a constant.
+_CONST_SECOND = frozenset({"shl", "shr", "rotl", "rotr", "array_index", "array_update"})
+#: Orderings, evaluated bit by bit when one operand is a constant.
+_ORDERS = frozenset({"lt", "le", "gt", "ge"})
+
+
+def is_bitwise(graph: Graph, node: Node) -> bool:
+    """Return whether ``node`` is evaluated bit by bit (part of a LUT network)."""
+    op = node.op
+    if op in _ALWAYS:
+        return True
+    nodes = graph.nodes
+    if op in _CONST_SECOND:
+        return nodes[node.inputs[1]].op == "const"
+    if op in _ORDERS:
+        return any(nodes[i].op == "const" for i in node.inputs)
+    return False
+
+
+def lut_levels(support: int, k: int) -> int:
+    """Return the depth of a balanced tree of ``k``-input LUTs over ``support`` inputs."""
+    levels, reach = 0, 1
+    while reach < support:
+        levels, reach = levels + 1, reach * k
+    return levels
+
+
+def lut_count(support: int, k: int) -> int:
+    """Return the LUTs of a ``k``-LUT tree over ``support`` inputs (0 for a wire)."""
+    return 0 if support <= 1 else -(-(support - 1) // (k - 1))
+
+
+@dataclass
+class BitNetwork:
+    """The bits of every node of a graph, from which LUT levels and LUT counts follow.
+
+    ``cut(u, v)`` says that ``v`` reads ``u`` through a register (``u`` is then materialised
+    and ``v`` sees fresh leaf bits); ``None`` means no registers (the scheduler's view).
+    """
+
+    graph: Graph
+    k: int
+    cut: Callable[[bytes, bytes], bool] | None = None
+    #: Widest function one LUT level takes (ECP5: 7, LUT4s joined by PFUMX/L6MUX21), for
+    #: the depth; 0 means K.
+    wide: int = 0
+    bits: dict[bytes, list[Bit]] = field(default_factory=dict)
+    levels: dict[bytes, int] = field(default_factory=dict)
+    #: Gate number -> (support size, producing node) of every materialised gate.
+    roots: dict[int, tuple[int, bytes]] = field(default_factory=dict)
+    _leaves: int = 0
+    _gates: int = 0
+    #: Gate number -> (its direct inputs, the node it belongs to), in creation order.
+    _fanin: dict[int, tuple[tuple[Bit, ...], bytes]] = field(default_factory=dict)
+    _node: bytes = b""
+    _registered: dict[bytes, list[Bit]] = field(default_factory=dict)
+    _luts: dict[bytes, int] = field(default_factory=dict)
+    _borrows: dict[tuple[bytes, bytes], Bit] = field(default_factory=dict)
+
+    def build(self, order: Iterable[bytes], results: Iterable[bytes]) -> BitNetwork:
+        """Evaluate the nodes of ``order`` (topological); materialise what leaf-producing
+        nodes read, the ``results`` and the nodes nothing reads; cover the gates with LUTs."""
+        nodes = self.graph.nodes
+        read: set[bytes] = set()
+        for nid in order:
+            node = nodes[nid]
+            read.update(node.inputs)
+            if is_bitwise(self.graph, node):
+                self._node = nid
+                self.bits[nid] = self._evaluate(nid, node)
+                self.levels[nid] = 0  # set by ``cover``
+            else:
+                for u in node.inputs:
+                    if u in self.bits:
+                        self.materialise(u)
+                self.bits[nid] = self._leaf_bits(nid, node)
+                self.levels[nid] = 0
+        for nid in [*results, *(n for n in self.bits if n not in read)]:  # results and sinks
+            if nid in self.bits:
+                self.materialise(nid)
+        self.cover()
+        return self
+
+    def increment(self, nid: bytes) -> int:
+        """Return the LUT levels ``nid`` adds to the deepest of its bitwise inputs."""
+        node = self.graph.nodes[nid]
+        if not is_bitwise(self.graph, node):
+            return 0
+        below = max((self.levels.get(u, 0) for u in node.inputs if self._reads_comb(u, nid)),
+                    default=0)  # fmt: skip
+        return max(0, self.levels[nid] - below)
+
+    def materialise(self, nid: bytes) -> None:
+        """Record the gates among ``nid``'s bits as LUT outputs."""
+        for mask, _, gate, _ in self.bits[nid]:
+            if gate >= 0 and gate not in self.roots:
+                self.roots[gate] = (mask.bit_count(), nid)
+
+    def luts_by_node(self) -> dict[bytes, int]:
+        """Return the LUTs of the network's cover, charged to the node each LUT belongs to."""
+        return dict(self._luts)
+
+    def cover(self) -> None:
+        """Cover the gates with LUTs, as abc's area-recovering mapping does, roughly.
+
+        A gate read by exactly one gate (and not materialised) folds into its reader, unless
+        the reader would then read more than K signals (the largest folded cones are given
+        LUTs of their own until it does not, or none is left); any other gate is a LUT output
+        of its own, a tree of ``lut_count(c)`` LUTs over the ``c`` signals (leaf bits and LUT
+        outputs) its folded cone reads, ``lut_levels(c)`` levels above the deepest of them.
+        That K-input cover gives the LUT count. The depth comes from the same cover with
+        cones of up to ``wide`` inputs as one level (the wide-function muxes abc maps the
+        critical paths onto; ``wide`` 0: K). Gates no materialised bit depends on are dead
+        (yosys trims them). A node's ``levels`` is the depth of its deepest live bit.
+        """
+        live = self._live()
+        readers: dict[int, int] = {}
+        for g in live:
+            for h in {b[2] for b in self._fanin[g][0] if b[2] >= 0}:
+                readers[h] = readers.get(h, 0) + 1
+        cuts, _, kept = self._cover(live, readers, self.k)
+        self._luts = {}
+        for g in sorted(kept):
+            nid = self._fanin[g][1]
+            self._luts[nid] = self._luts.get(nid, 0) + lut_count(len(cuts[g]), self.k)
+        _, depth, _ = self._cover(live, readers, max(self.k, self.wide))
+        for nid, bits in self.bits.items():
+            self.levels[nid] = max((depth[b[2]] for b in bits if b[2] in depth), default=0)
+
+    def _cover(self, live: set[int], readers: dict[int, int], limit: int
+               ) -> tuple[dict[int, set[tuple[int, int]]], dict[int, int], set[int]]:
+        """Return (cut, depth, LUT outputs) of a cover whose LUTs read up to ``limit`` signals."""
+        k = self.k
+        cuts: dict[int, set[tuple[int, int]]] = {}
+        depth: dict[int, int] = {}
+        kept: set[int] = {g for g in self.roots if g in self._fanin}
+        for g, (ins, _) in self._fanin.items():
+            if g not in live:
+                continue
+            cut: set[tuple[int, int]] = set()
+            folded: list[int] = []
+            for b in ins:
+                h = b[2]
+                if h < 0:
+                    cut.add((0, b[0]))
+                elif readers.get(h, 0) == 1 and h not in self.roots:
+                    folded.append(h)
+                    cut |= cuts[h]  # folds into this gate's LUT
+                else:  # read twice or more, or materialised: a LUT output of its own
+                    kept.add(h)
+                    cut.add((1, h))
+            for h in sorted(folded, key=lambda h: (-len(cuts[h]), h)):
+                if len(cut) <= limit:
+                    break
+                kept.add(h)  # too many inputs: the largest folded cone gets its own LUT
+                cut = (cut - cuts[h]) | {(1, h)}
+            cuts[g] = cut
+            c = len(cut)
+            depth[g] = max((depth[m] for kind, m in cut if kind), default=0) + (
+                1 if k < c <= limit else lut_levels(c, k))  # fmt: skip
+        return cuts, depth, kept
+
+    def _live(self) -> set[int]:
+        """Return the gates a materialised bit depends on (the others are trimmed)."""
+        live: set[int] = set()
+        stack = [g for g in self.roots if g in self._fanin]
+        while stack:
+            g = stack.pop()
+            if g in live:
+                continue
+            live.add(g)
+            stack.extend(b[2] for b in self._fanin[g][0] if b[2] >= 0 and b[2] not in live)
+        return live
+
+    def live_bits(self, nid: bytes) -> int:
+        """Return how many distinct non-constant bits ``nid`` has (what a register keeps)."""
+        return len({(b[0], b[2], b[3]) for b in self.bits[nid] if b[0]})
+
+    # --- evaluation ------------------------------------------------------------------------
+
+    def _reads_comb(self, u: bytes, v: bytes) -> bool:
+        return self.cut is None or not self.cut(u, v)
+
+    def _fresh(self, width: int) -> list[Bit]:
+        first = self._leaves
+        self._leaves += width
+        return [(1 << (first + i), 0, -1, 0) for i in range(width)]
+
+    def _input(self, u: bytes, v: bytes) -> list[Bit]:
+        if self._reads_comb(u, v):
+            return self.bits[u]
+        hit = self._registered.get(u)
+        if hit is None:  # a register: constant bits stay constant, each signal one new leaf
+            self.materialise(u)
+            flops: dict[tuple[int, int], Bit] = {}
+            hit = []
+            for b in self.bits[u]:
+                if not b[0]:
+                    hit.append(b)
+                    continue
+                q = flops.setdefault((b[0], b[2]), self._fresh(1)[0])
+                hit.append(q if b[3] == 0 else _not(q))
+            self._registered[u] = hit
+        return hit
+
+    def _leaf_bits(self, nid: bytes, node: Node) -> list[Bit]:
+        """Return the bits of a non-bitwise node: fresh leaves, except the top bits yosys
+        knows (``wreduce``): an add, subtract, min/max or product of narrower operands leaves
+        its top bits 0 or copies of its sign, and a subtraction's sign is the borrow that every
+        comparison of the same operands reads (``alumacc`` builds them as one ALU)."""
+        t, w = node.type, node.type.flat_width
+        op = node.op
+        if op in ("lt", "le", "gt", "ge"):
+            a, b = node.inputs if op in ("lt", "ge") else node.inputs[::-1]
+            borrow = self._borrow(a, b)
+            return [borrow if op in ("lt", "gt") else _not(borrow)]
+        if not isinstance(t, IntType) or op not in ("add", "sub", "neg", "min", "max", "mul"):
+            return self._fresh(w)
+        ins = [self._input(u, nid) for u in node.inputs]
+        eff = [significant_width(bits, t.signed) for bits in ins]
+        n = {"add": max(eff) + 1, "sub": max(eff) + 1, "neg": eff[0] + 1, "min": max(eff),
+             "max": max(eff), "mul": sum(eff)}[op]  # fmt: skip
+        if n >= w:
+            return self._fresh(w)
+        low = self._fresh(n)
+        if op == "sub":
+            low[-1] = self._borrow(node.inputs[0], node.inputs[1])
+        fill = low[-1] if t.signed or op in ("sub", "neg") else ZERO
+        return low + [fill] * (w - n)
+
+    def _borrow(self, a: bytes, b: bytes) -> Bit:
+        """Return the leaf bit that is 1 when ``a < b`` (the sign of ``a - b``)."""
+        hit = self._borrows.get((a, b))
+        if hit is None:
+            hit = self._borrows[(a, b)] = self._fresh(1)[0]
+        return hit
+
+    def _gate(self, ins: list[Bit]) -> Bit:
+        mask = 0
+        for b in ins:
+            mask |= b[0]
+        size = mask.bit_count()
+        if size <= 1 and len(ins) == 1:
+            return ins[0]  # an inverter or a buffer folds into its reader
+        self._gates += 1
+        self._fanin[self._gates] = (tuple(ins), self._node)
+        return (mask, lut_levels(size, self.k), self._gates, 0)
+
+    def _evaluate(self, nid: bytes, node: Node) -> list[Bit]:
+        nodes = self.graph.nodes
+        if node.op == "const":
+            return _const_bits(node)
+        ins = [self._input(u, nid) for u in node.inputs]
+        types = [nodes[u].type for u in node.inputs]
+        return _RULES[node.op](self, node, ins, types)
+
+
+def significant_width(bits: list[Bit], signed: bool) -> int:
+    """Return the width of a value without its constant-0 top bits or, when ``signed``, its
+    repeated sign bits (what yosys's ``wreduce`` leaves of an arithmetic operand)."""
+    n = len(bits)
+    while n > 1 and ((signed and bits[n - 1] == bits[n - 2])
+                     or (not signed and bits[n - 1] == ZERO)):  # fmt: skip
+        n -= 1
+    return n
+
+
+def _const_bits(node: Node) -> list[Bit]:
+    value = int(node.attr("value"))
+    width = node.type.flat_width
+    value &= (1 << width) - 1
+    return [ONE if value >> i & 1 else ZERO for i in range(width)]
+
+
+def _const_value(bits: list[Bit]) -> int | None:
+    if any(b[0] for b in bits):
+        return None
+    return sum(b[1] << i for i, b in enumerate(bits))
+
+
+def _not(b: Bit) -> Bit:
+    if b[0]:
+        return (b[0], b[1], b[2], 1 - b[3])
+    return ONE if b[1] == 0 else ZERO
+
+
+# --- per-op rules: (network, node, input bits, input types) -> output bits -----------------
+
+Rule = Callable[[BitNetwork, Node, list[list[Bit]], list[Type]], list[Bit]]
+
+
+def _bitwise2(kind: str) -> Rule:
+    def rule(net: BitNetwork, node: Node, ins: list[list[Bit]], types: list[Type]) -> list[Bit]:
+        return [_logic(net, kind, a, b) for a, b in zip(ins[0], ins[1], strict=True)]
+
+    return rule
+
+
+def _logic(net: BitNetwork, kind: str, a: Bit, b: Bit) -> Bit:
+    for x, y in ((a, b), (b, a)):
+        if not x[0]:  # a constant operand: the result is constant or the other bit (inverted)
+            if kind == "and":
+                return y if x[1] else ZERO
+            if kind == "or":
+                return ONE if x[1] else y
+            return _not(y) if x[1] else y
+    if a == b:
+        return ZERO if kind == "xor" else a
+    if a == _not(b):
+        return ZERO if kind == "and" else ONE
+    return net._gate([a, b])
+
+
+def _not_rule(net: BitNetwork, node: Node, ins: list[list[Bit]], types: list[Type]) -> list[Bit]:
+    return [_not(b) for b in ins[0]]
+
+
+def _select(net: BitNetwork, node: Node, ins: list[list[Bit]], types: list[Type]) -> list[Bit]:
+    (c,), a, b = ins
+    if not c[0]:
+        return list(a if c[1] else b)
+    return [_mux(net, c, x, y) for x, y in zip(a, b, strict=True)]
+
+
+def _mux(net: BitNetwork, c: Bit, x: Bit, y: Bit) -> Bit:
+    """Return ``c ? x : y`` for one bit, simplified where an arm is constant."""
+    if x == y:
+        return x
+    if not x[0]:  # c ? 1 : y = c | y;  c ? 0 : y = ~c & y
+        return _logic(net, "or", c, y) if x[1] else _logic(net, "and", _not(c), y)
+    if not y[0]:  # c ? x : 1 = ~c | x;  c ? x : 0 = c & x
+        return _logic(net, "or", _not(c), x) if y[1] else _logic(net, "and", c, x)
+    return net._gate([c, x, y])
+
+
+def _extend(bits: list[Bit], t: Type, width: int) -> list[Bit]:
+    fill = bits[-1] if isinstance(t, IntType) and t.signed and bits else ZERO
+    return (bits + [fill] * width)[:width]
+
+
+def _cast(net: BitNetwork, node: Node, ins: list[list[Bit]], types: list[Type]) -> list[Bit]:
+    return _extend(ins[0], types[0], node.type.flat_width)
+
+
+def _reduce(net: BitNetwork, bits: list[Bit]) -> Bit:
+    """Return a gate over the non-constant bits (constant when there are none)."""
+    live = [b for b in bits if b[0]]
+    if not live:
+        return ONE if any(b[1] for b in bits) else ZERO
+    return live[0] if len(live) == 1 else net._gate(live)
+
+
+def _slice(net: BitNetwork, node: Node, ins: list[list[Bit]], types: list[Type]) -> list[Bit]:
+    lo = int(node.attr("lo"))
+    return _extend(ins[0][lo:], IntType(1, False), node.type.flat_width)
+
+
+def _concat(net: BitNetwork, node: Node, ins: list[list[Bit]], types: list[Type]) -> list[Bit]:
+    return ins[1] + ins[0]  # the second operand is the low part
+
+
+def _pack(net: BitNetwork, node: Node, ins: list[list[Bit]], types: list[Type]) -> list[Bit]:
+    return [b for bits in ins for b in bits]
+
+
+def _tuple_get(net: BitNetwork, node: Node, ins: list[list[Bit]], types: list[Type]) -> list[Bit]:
+    t = types[0]
+    assert isinstance(t, TupleType)
+    index = int(node.attr("index"))
+    lo = sum(e.flat_width for e in t.elems[:index])
+    return ins[0][lo:lo + t.elems[index].flat_width]
+
+
+def _element(t: Type, index: int) -> tuple[int, int]:
+    assert isinstance(t, ArrayType)
+    k = min(index, t.length - 1)  # an index past the end reads the last element
+    w = t.elem.flat_width
+    return k * w, w
+
+
+def _array_index(net: BitNetwork, node: Node, ins: list[list[Bit]],
+                 types: list[Type]) -> list[Bit]:  # fmt: skip
+    index = _const_value(ins[1])
+    assert index is not None
+    lo, w = _element(types[0], index)
+    return ins[0][lo:lo + w]
+
+
+def _array_update(net: BitNetwork, node: Node, ins: list[list[Bit]],
+                  types: list[Type]) -> list[Bit]:  # fmt: skip
+    index = _const_value(ins[1])
+    assert index is not None and isinstance(types[0], ArrayType)
+    if index >= types[0].length:
+        return list(ins[0])  # an update past the end changes nothing
+    lo, w = _element(types[0], index)
+    return ins[0][:lo] + ins[2] + ins[0][lo + w:]
+
+
+def _shift(net: BitNetwork, node: Node, ins: list[list[Bit]], types: list[Type]) -> list[Bit]:
+    bits, t = ins[0], types[0]
+    amount = _const_value(ins[1])
+    assert amount is not None
+    w = len(bits)
+    if node.op in ("rotl", "rotr"):
+        r = amount % w if w else 0
+        r = r if node.op == "rotl" else (w - r) % w
+        return bits[w - r:] + bits[:w - r]
+    if node.op == "shl":
+        return ([ZERO] * min(amount, w) + bits)[:w]
+    fill = bits[-1] if isinstance(t, IntType) and t.signed else ZERO
+    return (bits[min(amount, w):] + [fill] * w)[:w]
+
+
+def _compare(net: BitNetwork, node: Node, ins: list[list[Bit]], types: list[Type]) -> list[Bit]:
+    a, b = ins
+    if node.op in ("eq", "ne"):
+        diff = [_logic(net, "xor", x, y) for x, y in zip(a, b, strict=True)]
+        if any(not d[0] and d[1] for d in diff):  # a known differing bit
+            return [ONE if node.op == "ne" else ZERO]
+        live = [d for d in diff if d[0]]
+        if not live:
+            return [ZERO if node.op == "ne" else ONE]
+        # the xors fold into the tree: its support is that of both operands' bits
+        out = live[0] if len(live) == 1 else net._gate(live)
+        return [out if node.op == "ne" else _not(out)]
+    # an ordering against a constant: one function of the variable operand's bits
+    return [_reduce(net, a + b)]
+
+
+_RULES: dict[str, Rule] = {
+    "and": _bitwise2("and"), "or": _bitwise2("or"), "xor": _bitwise2("xor"), "not": _not_rule,
+    "select": _select, "cast": _cast, "slice": _slice, "concat": _concat, "tuple": _pack,
+    "array": _pack, "tuple_get": _tuple_get, "array_index": _array_index,
+    "array_update": _array_update, "shl": _shift, "shr": _shift, "rotl": _shift,
+    "rotr": _shift, "eq": _compare, "ne": _compare, "lt": _compare, "le": _compare,
+    "gt": _compare, "ge": _compare,
+}  # fmt: skip
+
+
+def network(graph: Graph, k: int, cut: Callable[[bytes, bytes], bool] | None = None,
+            order: list[bytes] | None = None, wide: int = 0) -> BitNetwork:  # fmt: skip
+    """Return the bit network of ``graph`` (every region, or the nodes of ``order``)."""
+    ids = order if order is not None else graph.canonical_order()
+    results = [r.result for r in graph.regions.values()]
+    return BitNetwork(graph, k, cut, wide=wide).build(ids, results)
+
+
+__all__ = ["BitNetwork", "Bit", "is_bitwise", "lut_count", "lut_levels", "network",
+           "significant_width"]
