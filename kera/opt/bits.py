@@ -104,8 +104,8 @@ def _bit_slice(rw: Rewriter, x: bytes, lo: int, w: int) -> bytes:
     elif op in ("and", "or"):
         part = _mask(w) << lo
         for mine, other in ((ins[0], ins[1]), (ins[1], ins[0])):
-            k = _known(rw, other)
-            neutral = k.one if op == "and" else k.zero
+            ko = _known(rw, other)
+            neutral = ko.one if op == "and" else ko.zero
             if part & ~neutral == 0:  # the other operand lets these bits through unchanged
                 return bit_slice(rw, mine, lo, w)
     if isinstance(t, BoolType):
@@ -244,6 +244,7 @@ def _narrowed(rw: Rewriter, t: Term, d: int, k: Known) -> bytes | None:
     small = uint(max(h, 1))
     if not worth_it(small, t.type):
         return None
+    args: tuple[bytes, ...]
     if t.op == "shl":
         amount = rw.const_value(t.args[1])
         if amount is None:
@@ -285,7 +286,7 @@ def bits_rule(rw: Rewriter, t: Term, demand: dict[bytes, int]) -> bytes | None:
         return None
     if t.op not in _WITH_OPERAND_BITS:
         return _narrowed(rw, t, d, k) if t.op in NARROWED else None
-    ks = [kbits(a) for a in t.args]
+    ks = [_known(rw, a) for a in t.args]
     if t.op in ("and", "or", "xor"):
         ka, kb = ks
         wrong_a = {"and": ka.maybe & ~kb.one, "or": kb.maybe & ~ka.one, "xor": kb.maybe}[t.op]
@@ -304,7 +305,7 @@ def bits_rule(rw: Rewriter, t: Term, demand: dict[bytes, int]) -> bytes | None:
         if wired:
             return _pieces(rw, t, d, ka, kb)
     if t.op == "mul":
-        prod = _one_bit_product(rw, t, ks)  # type: ignore[arg-type]
+        prod = _one_bit_product(rw, t, ks)
         if prod is not None:
             return prod
     if t.op in NARROWED:

@@ -410,8 +410,8 @@ class KnownBits:
         if None in ins:
             return unknown(w)
         if op == "cast":
-            src = nodes[inputs[0]].type
-            return extend(ins[0], w, isinstance(src, IntType) and src.signed)  # type: ignore[arg-type]
+            src_t = nodes[inputs[0]].type
+            return extend(ins[0], w, isinstance(src_t, IntType) and src_t.signed)  # type: ignore[arg-type]
         if op in COMPARISONS:
             return _compare(ins, [nodes[i].type for i in inputs], op)  # type: ignore[arg-type]
         rule = TRANSFER.get(op)
