@@ -25,10 +25,10 @@ changing (a rewrite can leave an operand less demanded), so it is idempotent.
 
 from __future__ import annotations
 
-from kera.ir.graph import Graph
+from kera.ir.graph import Graph, node_id
 from kera.ir.types import BOOL, BoolType, IntType, sint, uint
 from kera.opt.demanded import demanded, full
-from kera.opt.knownbits import Known, KnownBits, width_of
+from kera.opt.knownbits import Known, KnownBits, Memo, width_of
 from kera.opt.narrow import worth_it
 from kera.opt.rewrite import Rewriter, Term
 
@@ -266,16 +266,16 @@ def _narrowed(rw: Rewriter, t: Term, d: int, k: Known) -> bytes | None:
     return rw.cast(value, t.type)
 
 
-def bits_rule(rw: Rewriter, t: Term, demand: dict[bytes, int]) -> bytes | None:
-    """Return the bit-level replacement of one term (None to keep it)."""
-    w = width_of(t.type)
-    if w is None:
+def bits_rule(rw: Rewriter, t: Term, d: int, k: Known | None = None) -> bytes | None:
+    """Return the bit-level replacement of one term whose demanded bits are ``d`` and known bits
+    ``k`` (computed when not given); None to keep it."""
+    if width_of(t.type) is None:
         return None
     kbits = rw.memo["known"]
     assert isinstance(kbits, KnownBits)
-    k = kbits.compute(t.op, t.type, t.args, dict(t.attrs))
-    assert k is not None
-    d = demand.get(rw.current, full(t.type)) if rw.current is not None else full(t.type)
+    if k is None:
+        k = kbits.compute(t.op, t.type, t.args, dict(t.attrs) if t.attrs else {})
+        assert k is not None
     if d & ~k.known == 0:
         return rw.const(t.type, k.one & d if isinstance(t.type, IntType) else k.one)
     if t.op in ("eq", "ne", "lt", "le", "gt", "ge"):
@@ -313,18 +313,66 @@ def bits_rule(rw: Rewriter, t: Term, demand: dict[bytes, int]) -> bytes | None:
     return None
 
 
-def bits_walk(graph: Graph) -> Graph:
-    """Return ``graph`` after one walk of the bit-level rule (demand taken from ``graph``)."""
-    demand = demanded(graph)
-    rw = Rewriter(graph, lambda rw, t: bits_rule(rw, t, demand), BITS)
-    rw.memo["known"] = KnownBits(rw.new)
+Kept = set[tuple[bytes, int]]
+"""(node id, demanded bits) of the nodes the rule kept as they were, adding nothing."""
+
+_KNOWN: Memo = {}
+_KEPT: Kept = set()
+_CACHE_LIMIT = 200_000
+"""Both caches are of pure functions of node content (ids are content hashes), so they carry
+over from one ``bits`` run to the next (the fixpoint group runs it again on a graph that is
+mostly the same); they are emptied past this many entries to bound memory."""
+
+
+def bits_walk(graph: Graph, known: Memo | None = None, kept: Kept | None = None) -> Graph:
+    """Return ``graph`` after one walk of the bit-level rule (demand taken from ``graph``).
+
+    ``known`` (known bits by node id) and ``kept`` may carry over from earlier walks: the rule's
+    answer for a node depends only on the node's content (its id) and its demanded bits, so a
+    node in ``kept`` with the same demand is kept again without asking the rule. A node goes
+    into ``kept`` only when the rule kept it without adding any node or span on the way, so
+    skipping the rule leaves the new graph exactly as asking it would.
+    """
+    known = {} if known is None else known
+    kept = set() if kept is None else kept
+    old_known = KnownBits(graph, known)
+    demand = demanded(graph, old_known)
+    old_nodes = graph.nodes
+
+    def rule(rw: Rewriter, t: Term) -> bytes | None:
+        nid = rw.current
+        if nid is None:  # a node the rule itself emits: every bit read
+            return bits_rule(rw, t, full(t.type))
+        d = demand.get(nid)
+        if d is None:  # a node no region reaches: taken whole
+            d = full(t.type)
+        k = None
+        if t.args == old_nodes[nid].inputs:  # the very node of the old graph
+            key = (nid, d)
+            k = old_known(nid)
+        else:
+            key = (node_id(t.op, t.type, t.args, t.attrs), d)
+        if key in kept:
+            return None
+        size = len(new.nodes), len(new.spans)
+        out = bits_rule(rw, t, d, k)
+        if out is None and size == (len(new.nodes), len(new.spans)):
+            kept.add(key)
+        return out
+
+    rw = Rewriter(graph, rule, BITS)
+    new = rw.new
+    rw.memo["known"] = KnownBits(new, known)
     return rw.run()
 
 
 def bits(graph: Graph) -> Graph:
     """Return ``graph`` with every node computed on its live bits (walks until nothing changes)."""
+    if len(_KNOWN) > _CACHE_LIMIT or len(_KEPT) > _CACHE_LIMIT:
+        _KNOWN.clear()
+        _KEPT.clear()
     for _ in range(MAX_WALKS):
-        out = bits_walk(graph)
+        out = bits_walk(graph, _KNOWN, _KEPT)
         if out.fingerprint() == graph.fingerprint():
             return out
         graph = out

@@ -354,14 +354,19 @@ UNSUPPORTED = frozenset({"param", "array_update", "array", "tuple"})
 """Ops with no transfer of their own: params are unknown, the others are aggregates."""
 
 
+Memo = dict[bytes, "Known | None"]
+"""Node id -> known bits. An id is a hash of the node's whole content (its inputs' ids
+included), so an entry holds in every graph that has the node: walks may share one memo."""
+
+
 class KnownBits:
     """Memoised known bits of the nodes of one graph (which may grow), without recursion."""
 
     __slots__ = ("graph", "memo")
 
-    def __init__(self, graph: Graph) -> None:
+    def __init__(self, graph: Graph, memo: Memo | None = None) -> None:
         self.graph = graph
-        self.memo: dict[bytes, Known | None] = {}
+        self.memo: Memo = {} if memo is None else memo
 
     def __call__(self, nid: bytes) -> Known | None:
         """Return the known bits of node ``nid`` (None for aggregates)."""
