@@ -289,8 +289,12 @@ def bits_rule(rw: Rewriter, t: Term, d: int, k: Known | None = None) -> bytes | 
     ks = [_known(rw, a) for a in t.args]
     if t.op in ("and", "or", "xor"):
         ka, kb = ks
-        wrong_a = {"and": ka.maybe & ~kb.one, "or": kb.maybe & ~ka.one, "xor": kb.maybe}[t.op]
-        wrong_b = {"and": kb.maybe & ~ka.one, "or": ka.maybe & ~kb.one, "xor": ka.maybe}[t.op]
+        if t.op == "and":  # the bits where b may differ from a (a from b)
+            wrong_a, wrong_b = ka.maybe & ~kb.one, kb.maybe & ~ka.one
+        elif t.op == "or":
+            wrong_a, wrong_b = kb.maybe & ~ka.one, ka.maybe & ~kb.one
+        else:
+            wrong_a, wrong_b = kb.maybe, ka.maybe
         if d & wrong_a == 0:  # b changes no demanded bit of a
             return t.args[0]
         if d & wrong_b == 0:
@@ -301,7 +305,7 @@ def bits_rule(rw: Rewriter, t: Term, d: int, k: Known | None = None) -> bytes | 
         if t.op == "add":  # a carry may come from any bit below the top demanded one
             wired = ka.maybe & kb.maybe & ((1 << d.bit_length()) - 1) == 0
         else:  # wires except where both may be 1: worth it when that spares enough bits
-            wired = n - bin(ka.maybe & kb.maybe & d).count("1") >= max(2, n // 8)
+            wired = n - (ka.maybe & kb.maybe & d).bit_count() >= max(2, n // 8)
         if wired:
             return _pieces(rw, t, d, ka, kb)
     if t.op == "mul":

@@ -46,6 +46,8 @@ class Known(NamedTuple):
 
 def width_of(t: Type) -> int | None:
     """Return the pattern width of a scalar type (bool: 1), None for aggregates."""
+    if type(t) is IntType:  # the usual case first: this runs for every node of every walk
+        return t.width
     if isinstance(t, BoolType):
         return 1
     return t.width if isinstance(t, IntType) else None
