@@ -370,11 +370,17 @@ def bits_walk(graph: Graph, known: Memo | None = None, kept: Kept | None = None)
     return rw.run()
 
 
+def clear_caches() -> None:
+    """Empty the caches ``bits`` keeps between runs (for cold measurements; never needed for
+    correctness)."""
+    _KNOWN.clear()
+    _KEPT.clear()
+
+
 def bits(graph: Graph) -> Graph:
     """Return ``graph`` with every node computed on its live bits (walks until nothing changes)."""
     if len(_KNOWN) > _CACHE_LIMIT or len(_KEPT) > _CACHE_LIMIT:
-        _KNOWN.clear()
-        _KEPT.clear()
+        clear_caches()
     for _ in range(MAX_WALKS):
         out = bits_walk(graph, _KNOWN, _KEPT)
         if out.fingerprint() == graph.fingerprint():
@@ -383,4 +389,13 @@ def bits(graph: Graph) -> Graph:
     return graph
 
 
-__all__ = ["BITS", "NARROWED", "bit_slice", "bit_test", "bits", "bits_rule", "bits_walk"]
+__all__ = [
+    "BITS",
+    "NARROWED",
+    "bit_slice",
+    "bit_test",
+    "bits",
+    "bits_rule",
+    "bits_walk",
+    "clear_caches",
+]
