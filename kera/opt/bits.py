@@ -160,30 +160,34 @@ def _known(rw: Rewriter, x: bytes) -> Known:
     return k
 
 
+def wire_runs(n: int, d: int, ma: int, mb: int) -> list[tuple[str, int, int]]:
+    """Return the runs ``(source, lo, width)``, low bits first, of an ``n``-bit ``or``/``xor``/
+    ``add`` with demand ``d`` whose operands may be 1 on ``ma`` / ``mb``: ``"a"`` or ``"b"``
+    where only that operand may be 1, ``"ab"`` where both may, ``"0"`` where neither does.
+    A bit not read, or 0 in both, goes with the run below unless that is ``"ab"`` (logic)."""
+    m = (1 << n) - 1
+    both = d & ma & mb
+    only_a, only_b = d & ma & ~mb, d & mb & ~ma
+    free = m & ~(only_a | only_b | both)  # not read, or 0 in both: any source will do
+    fits = {"a": only_a | free, "b": only_b | free, "0": free, "ab": both}
+    runs: list[tuple[str, int, int]] = []
+    lo = 0
+    while lo < n:
+        bit = 1 << lo
+        src = "ab" if both & bit else "a" if only_a & bit else "b" if only_b & bit else "0"
+        stop = (m & ~fits[src]) >> lo  # the bits that end this run
+        w = (stop & -stop).bit_length() - 1 if stop else n - lo
+        runs.append((src, lo, w))
+        lo += w
+    return runs
+
+
 def _pieces(rw: Rewriter, t: Term, d: int, ka: Known, kb: Known) -> bytes:
     """Return an ``or``/``xor``/``add`` as wires where at most one operand may have a 1 bit,
     and the op itself only on the runs of bits where both may (never for ``add``)."""
     a, b = t.args
-    srcs: list[str] = []
-    for i in range(ka.width):
-        if not d >> i & 1:
-            srcs.append("*")  # not read: anything
-        elif (ka.maybe & kb.maybe) >> i & 1:
-            srcs.append("ab")
-        elif ka.maybe >> i & 1:
-            srcs.append("a")
-        elif kb.maybe >> i & 1:
-            srcs.append("b")
-        else:
-            srcs.append("a|b|0")  # 0 in both: any of them
-    runs: list[list] = []  # [source, lo, width], low bits first
-    for i, s in enumerate(srcs):
-        if runs and runs[-1][0] in (s.split("|") if s != "*" else ("a", "b", "0")):
-            runs[-1][2] += 1  # bits not read go with the run below unless that is logic
-        else:
-            runs.append([s if s in ("a", "b", "ab") else "0", i, 1])
     out: bytes | None = None
-    for src, lo, w in runs:
+    for src, lo, w in wire_runs(ka.width, d, ka.maybe, kb.maybe):
         if src == "0":
             piece = rw.const(uint(w), 0)
         elif src == "ab":
