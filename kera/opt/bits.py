@@ -25,7 +25,7 @@ changing (a rewrite can leave an operand less demanded), so it is idempotent.
 
 from __future__ import annotations
 
-from kera.ir.graph import Graph, node_id
+from kera.ir.graph import Graph
 from kera.ir.types import BOOL, BoolType, IntType, sint, uint
 from kera.opt.demanded import demanded, full
 from kera.opt.knownbits import Known, KnownBits, Memo, width_of
@@ -356,22 +356,22 @@ def bits_walk(graph: Graph, known: Memo | None = None, kept: Kept | None = None)
             d = full(t.type)
         k = None
         if t.args == old_nodes[nid].inputs:  # the very node of the old graph
-            key = (nid, d)
+            if (nid, d) in kept:
+                return None
             k = old_known(nid)
-        else:
-            key = (node_id(t.op, t.type, t.args, t.attrs), d)
-        if key in kept:
-            return None
         size = len(new.nodes), len(new.spans)
         out = bits_rule(rw, t, d, k)
         if out is None and size == (len(new.nodes), len(new.spans)):
-            kept.add(key)
+            quiet.append((nid, d))  # kept as it is: under its new id, known after the walk
         return out
 
+    quiet: list[tuple[bytes, int]] = []
     rw = Rewriter(graph, rule, BITS)
     new = rw.new
     rw.memo["known"] = KnownBits(new, known)
-    return rw.run()
+    out = rw.run()
+    kept.update((rw.map[nid], d) for nid, d in quiet)
+    return out
 
 
 def clear_caches() -> None:
