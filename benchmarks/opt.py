@@ -2,8 +2,9 @@
 
 Runs ``-O2`` on a large generated Kera program (about 20k nodes; ``--blocks`` scales it) and on
 every shared kernel, once with the validator after every pass (the default) and once without,
-and reports the best of ``--repeat`` runs. ``calibration_seconds`` times a fixed pure-Python
-loop before and after, to scale wall times from busy machines. Building the large program
+and reports the best of ``--repeat`` runs, each with the ``bits`` pass's caches emptied first.
+``calibration_seconds`` times a fixed pure-Python loop before and after, to scale wall times
+from busy machines. Building the large program
 through the front end takes far longer than optimising it; it is reported apart.
 Usage: ``python benchmarks/opt.py [--blocks N] [--repeat R]``.
 """
@@ -22,6 +23,7 @@ sys.path.insert(0, str(ROOT))
 from kera.elaborate import build_program  # noqa: E402
 from kera.ir.graph import Graph  # noqa: E402
 from kera.opt import PassStats, optimize  # noqa: E402
+from kera.opt.bits import clear_caches  # noqa: E402
 
 KERNELS = ROOT.parent / "shared" / "kernels"
 
@@ -67,6 +69,7 @@ def measure(graph: Graph, validate: bool, repeat: int) -> dict[str, object]:
     than wall time): nodes before/after, seconds, per-pass records (wall time)."""
     best: tuple[float, float, list[PassStats], Graph] | None = None
     for _ in range(repeat):
+        clear_caches()  # each run cold, as a compiler run optimises a graph once
         stats: list[PassStats] = []
         cpu, start = time.process_time(), time.perf_counter()
         out = optimize(graph, 2, stats=stats, validate=validate)

@@ -28,7 +28,7 @@ from __future__ import annotations
 from kera.ir.graph import Graph
 from kera.ir.types import BOOL, BoolType, IntType, sint, uint
 from kera.opt.demanded import demanded, full
-from kera.opt.knownbits import Known, KnownBits, width_of
+from kera.opt.knownbits import Known, KnownBits, Memo, width_of
 from kera.opt.narrow import worth_it
 from kera.opt.rewrite import Rewriter, Term
 
@@ -104,8 +104,8 @@ def _bit_slice(rw: Rewriter, x: bytes, lo: int, w: int) -> bytes:
     elif op in ("and", "or"):
         part = _mask(w) << lo
         for mine, other in ((ins[0], ins[1]), (ins[1], ins[0])):
-            k = _known(rw, other)
-            neutral = k.one if op == "and" else k.zero
+            ko = _known(rw, other)
+            neutral = ko.one if op == "and" else ko.zero
             if part & ~neutral == 0:  # the other operand lets these bits through unchanged
                 return bit_slice(rw, mine, lo, w)
     if isinstance(t, BoolType):
@@ -160,30 +160,34 @@ def _known(rw: Rewriter, x: bytes) -> Known:
     return k
 
 
+def wire_runs(n: int, d: int, ma: int, mb: int) -> list[tuple[str, int, int]]:
+    """Return the runs ``(source, lo, width)``, low bits first, of an ``n``-bit ``or``/``xor``/
+    ``add`` with demand ``d`` whose operands may be 1 on ``ma`` / ``mb``: ``"a"`` or ``"b"``
+    where only that operand may be 1, ``"ab"`` where both may, ``"0"`` where neither does.
+    A bit not read, or 0 in both, goes with the run below unless that is ``"ab"`` (logic)."""
+    m = (1 << n) - 1
+    both = d & ma & mb
+    only_a, only_b = d & ma & ~mb, d & mb & ~ma
+    free = m & ~(only_a | only_b | both)  # not read, or 0 in both: any source will do
+    fits = {"a": only_a | free, "b": only_b | free, "0": free, "ab": both}
+    runs: list[tuple[str, int, int]] = []
+    lo = 0
+    while lo < n:
+        bit = 1 << lo
+        src = "ab" if both & bit else "a" if only_a & bit else "b" if only_b & bit else "0"
+        stop = (m & ~fits[src]) >> lo  # the bits that end this run
+        w = (stop & -stop).bit_length() - 1 if stop else n - lo
+        runs.append((src, lo, w))
+        lo += w
+    return runs
+
+
 def _pieces(rw: Rewriter, t: Term, d: int, ka: Known, kb: Known) -> bytes:
     """Return an ``or``/``xor``/``add`` as wires where at most one operand may have a 1 bit,
     and the op itself only on the runs of bits where both may (never for ``add``)."""
     a, b = t.args
-    srcs: list[str] = []
-    for i in range(ka.width):
-        if not d >> i & 1:
-            srcs.append("*")  # not read: anything
-        elif (ka.maybe & kb.maybe) >> i & 1:
-            srcs.append("ab")
-        elif ka.maybe >> i & 1:
-            srcs.append("a")
-        elif kb.maybe >> i & 1:
-            srcs.append("b")
-        else:
-            srcs.append("a|b|0")  # 0 in both: any of them
-    runs: list[list] = []  # [source, lo, width], low bits first
-    for i, s in enumerate(srcs):
-        if runs and runs[-1][0] in (s.split("|") if s != "*" else ("a", "b", "0")):
-            runs[-1][2] += 1  # bits not read go with the run below unless that is logic
-        else:
-            runs.append([s if s in ("a", "b", "ab") else "0", i, 1])
     out: bytes | None = None
-    for src, lo, w in runs:
+    for src, lo, w in wire_runs(ka.width, d, ka.maybe, kb.maybe):
         if src == "0":
             piece = rw.const(uint(w), 0)
         elif src == "ab":
@@ -244,6 +248,7 @@ def _narrowed(rw: Rewriter, t: Term, d: int, k: Known) -> bytes | None:
     small = uint(max(h, 1))
     if not worth_it(small, t.type):
         return None
+    args: tuple[bytes, ...]
     if t.op == "shl":
         amount = rw.const_value(t.args[1])
         if amount is None:
@@ -265,16 +270,16 @@ def _narrowed(rw: Rewriter, t: Term, d: int, k: Known) -> bytes | None:
     return rw.cast(value, t.type)
 
 
-def bits_rule(rw: Rewriter, t: Term, demand: dict[bytes, int]) -> bytes | None:
-    """Return the bit-level replacement of one term (None to keep it)."""
-    w = width_of(t.type)
-    if w is None:
+def bits_rule(rw: Rewriter, t: Term, d: int, k: Known | None = None) -> bytes | None:
+    """Return the bit-level replacement of one term whose demanded bits are ``d`` and known bits
+    ``k`` (computed when not given); None to keep it."""
+    if width_of(t.type) is None:
         return None
     kbits = rw.memo["known"]
     assert isinstance(kbits, KnownBits)
-    k = kbits.compute(t.op, t.type, t.args, dict(t.attrs))
-    assert k is not None
-    d = demand.get(rw.current, full(t.type)) if rw.current is not None else full(t.type)
+    if k is None:
+        k = kbits.compute(t.op, t.type, t.args, dict(t.attrs) if t.attrs else {})
+        assert k is not None
     if d & ~k.known == 0:
         return rw.const(t.type, k.one & d if isinstance(t.type, IntType) else k.one)
     if t.op in ("eq", "ne", "lt", "le", "gt", "ge"):
@@ -285,11 +290,15 @@ def bits_rule(rw: Rewriter, t: Term, demand: dict[bytes, int]) -> bytes | None:
         return None
     if t.op not in _WITH_OPERAND_BITS:
         return _narrowed(rw, t, d, k) if t.op in NARROWED else None
-    ks = [kbits(a) for a in t.args]
+    ks = [_known(rw, a) for a in t.args]
     if t.op in ("and", "or", "xor"):
         ka, kb = ks
-        wrong_a = {"and": ka.maybe & ~kb.one, "or": kb.maybe & ~ka.one, "xor": kb.maybe}[t.op]
-        wrong_b = {"and": kb.maybe & ~ka.one, "or": ka.maybe & ~kb.one, "xor": ka.maybe}[t.op]
+        if t.op == "and":  # the bits where b may differ from a (a from b)
+            wrong_a, wrong_b = ka.maybe & ~kb.one, kb.maybe & ~ka.one
+        elif t.op == "or":
+            wrong_a, wrong_b = kb.maybe & ~ka.one, ka.maybe & ~kb.one
+        else:
+            wrong_a, wrong_b = kb.maybe, ka.maybe
         if d & wrong_a == 0:  # b changes no demanded bit of a
             return t.args[0]
         if d & wrong_b == 0:
@@ -300,11 +309,11 @@ def bits_rule(rw: Rewriter, t: Term, demand: dict[bytes, int]) -> bytes | None:
         if t.op == "add":  # a carry may come from any bit below the top demanded one
             wired = ka.maybe & kb.maybe & ((1 << d.bit_length()) - 1) == 0
         else:  # wires except where both may be 1: worth it when that spares enough bits
-            wired = n - bin(ka.maybe & kb.maybe & d).count("1") >= max(2, n // 8)
+            wired = n - (ka.maybe & kb.maybe & d).bit_count() >= max(2, n // 8)
         if wired:
             return _pieces(rw, t, d, ka, kb)
     if t.op == "mul":
-        prod = _one_bit_product(rw, t, ks)  # type: ignore[arg-type]
+        prod = _one_bit_product(rw, t, ks)
         if prod is not None:
             return prod
     if t.op in NARROWED:
@@ -312,22 +321,85 @@ def bits_rule(rw: Rewriter, t: Term, demand: dict[bytes, int]) -> bytes | None:
     return None
 
 
-def bits_walk(graph: Graph) -> Graph:
-    """Return ``graph`` after one walk of the bit-level rule (demand taken from ``graph``)."""
-    demand = demanded(graph)
-    rw = Rewriter(graph, lambda rw, t: bits_rule(rw, t, demand), BITS)
-    rw.memo["known"] = KnownBits(rw.new)
-    return rw.run()
+Kept = set[tuple[bytes, int]]
+"""(node id, demanded bits) of the nodes the rule kept as they were, adding nothing."""
+
+_KNOWN: Memo = {}
+_KEPT: Kept = set()
+_CACHE_LIMIT = 200_000
+"""Both caches are of pure functions of node content (ids are content hashes), so they carry
+over from one ``bits`` run to the next (the fixpoint group runs it again on a graph that is
+mostly the same); they are emptied past this many entries to bound memory."""
+
+
+def bits_walk(graph: Graph, known: Memo | None = None, kept: Kept | None = None) -> Graph:
+    """Return ``graph`` after one walk of the bit-level rule (demand taken from ``graph``).
+
+    ``known`` (known bits by node id) and ``kept`` may carry over from earlier walks: the rule's
+    answer for a node depends only on the node's content (its id) and its demanded bits, so a
+    node in ``kept`` with the same demand is kept again without asking the rule. A node goes
+    into ``kept`` only when the rule kept it without adding any node or span on the way, so
+    skipping the rule leaves the new graph exactly as asking it would.
+    """
+    known = {} if known is None else known
+    kept = set() if kept is None else kept
+    old_known = KnownBits(graph, known)
+    demand = demanded(graph, old_known)
+    old_nodes = graph.nodes
+
+    def rule(rw: Rewriter, t: Term) -> bytes | None:
+        nid = rw.current
+        if nid is None:  # a node the rule itself emits: every bit read
+            return bits_rule(rw, t, full(t.type))
+        d = demand.get(nid)
+        if d is None:  # a node no region reaches: taken whole
+            d = full(t.type)
+        k = None
+        if t.args == old_nodes[nid].inputs:  # the very node of the old graph
+            if (nid, d) in kept:
+                return None
+            k = old_known(nid)
+        size = len(new.nodes), len(new.spans)
+        out = bits_rule(rw, t, d, k)
+        if out is None and size == (len(new.nodes), len(new.spans)):
+            quiet.append((nid, d))  # kept as it is: under its new id, known after the walk
+        return out
+
+    quiet: list[tuple[bytes, int]] = []
+    rw = Rewriter(graph, rule, BITS)
+    new = rw.new
+    rw.memo["known"] = KnownBits(new, known)
+    out = rw.run()
+    kept.update((rw.map[nid], d) for nid, d in quiet)
+    return out
+
+
+def clear_caches() -> None:
+    """Empty the caches ``bits`` keeps between runs (for cold measurements; never needed for
+    correctness)."""
+    _KNOWN.clear()
+    _KEPT.clear()
 
 
 def bits(graph: Graph) -> Graph:
     """Return ``graph`` with every node computed on its live bits (walks until nothing changes)."""
+    if len(_KNOWN) > _CACHE_LIMIT or len(_KEPT) > _CACHE_LIMIT:
+        clear_caches()
     for _ in range(MAX_WALKS):
-        out = bits_walk(graph)
+        out = bits_walk(graph, _KNOWN, _KEPT)
         if out.fingerprint() == graph.fingerprint():
             return out
         graph = out
     return graph
 
 
-__all__ = ["BITS", "NARROWED", "bit_slice", "bit_test", "bits", "bits_rule", "bits_walk"]
+__all__ = [
+    "BITS",
+    "NARROWED",
+    "bit_slice",
+    "bit_test",
+    "bits",
+    "bits_rule",
+    "bits_walk",
+    "clear_caches",
+]

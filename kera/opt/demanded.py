@@ -160,19 +160,25 @@ def demanded(graph: Graph, known: KnownBits | None = None) -> dict[bytes, int]:
     for region in graph.regions.values():
         out[region.result] = full(graph.nodes[region.result].type)
     nodes = graph.nodes
-    for nid in reversed(order):
+    for nid in reversed(order):  # users before operands: each demand is whole when read
         d = out[nid]
-        node = nodes[nid]
-        if not d or not node.inputs:
+        if not d:
             continue
-        ins = [nodes[i].type for i in node.inputs]
-        rule = DEMAND.get(node.op) if width_of(node.type) is not None else None
+        node = nodes[nid]
+        w = width_of(node.type)
+        if w is not None:  # the users' demands are kept unmasked until here
+            out[nid] = d = d & ((1 << w) - 1)
+        inputs = node.inputs
+        if not d or not inputs:
+            continue
+        ins = [nodes[i].type for i in inputs]
+        rule = DEMAND.get(node.op) if w is not None else None
         if rule is None or any(width_of(t) is None for t in ins):
             wants: Sequence[int] = [full(t) for t in ins]
         else:
-            wants = rule(d, node, ins, partial(_operand, known, node.inputs))
-        for i, want in zip(node.inputs, wants, strict=True):
-            out[i] |= want & full(nodes[i].type)
+            wants = rule(d, node, ins, partial(_operand, known, inputs))
+        for i, want in zip(inputs, wants, strict=True):
+            out[i] |= want
     return out
 
 

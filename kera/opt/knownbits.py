@@ -46,6 +46,8 @@ class Known(NamedTuple):
 
 def width_of(t: Type) -> int | None:
     """Return the pattern width of a scalar type (bool: 1), None for aggregates."""
+    if type(t) is IntType:  # the usual case first: this runs for every node of every walk
+        return t.width
     if isinstance(t, BoolType):
         return 1
     return t.width if isinstance(t, IntType) else None
@@ -354,14 +356,19 @@ UNSUPPORTED = frozenset({"param", "array_update", "array", "tuple"})
 """Ops with no transfer of their own: params are unknown, the others are aggregates."""
 
 
+Memo = dict[bytes, "Known | None"]
+"""Node id -> known bits. An id is a hash of the node's whole content (its inputs' ids
+included), so an entry holds in every graph that has the node: walks may share one memo."""
+
+
 class KnownBits:
     """Memoised known bits of the nodes of one graph (which may grow), without recursion."""
 
     __slots__ = ("graph", "memo")
 
-    def __init__(self, graph: Graph) -> None:
+    def __init__(self, graph: Graph, memo: Memo | None = None) -> None:
         self.graph = graph
-        self.memo: dict[bytes, Known | None] = {}
+        self.memo: Memo = {} if memo is None else memo
 
     def __call__(self, nid: bytes) -> Known | None:
         """Return the known bits of node ``nid`` (None for aggregates)."""
@@ -410,8 +417,8 @@ class KnownBits:
         if None in ins:
             return unknown(w)
         if op == "cast":
-            src = nodes[inputs[0]].type
-            return extend(ins[0], w, isinstance(src, IntType) and src.signed)  # type: ignore[arg-type]
+            src_t = nodes[inputs[0]].type
+            return extend(ins[0], w, isinstance(src_t, IntType) and src_t.signed)  # type: ignore[arg-type]
         if op in COMPARISONS:
             return _compare(ins, [nodes[i].type for i in inputs], op)  # type: ignore[arg-type]
         rule = TRANSFER.get(op)

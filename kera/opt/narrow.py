@@ -95,6 +95,7 @@ def narrow_rule(ranges: Ranges, rw: Rewriter, t: Term) -> bytes | None:
         small = IntType(small.width + 1, True) if small.width < MAX_WIDTH else None
     if small is None or not worth_it(small, t.type):
         return None
+    args: tuple[bytes, ...]
     if t.op == "shl":
         args = (_truncate(rw, t.args[0], small), t.args[1])
     else:

@@ -323,8 +323,8 @@ def cast_chain_is_single(src: Type, mid: IntType, dst: IntType) -> bool:
 
     A bool converts like ``u1``. Casts truncate, or extend by the source's signedness.
     """
-    s_width, s_signed = (1, False) if isinstance(src, BoolType) else (src.width, src.signed)
     assert isinstance(src, BoolType | IntType)
+    s_width, s_signed = (1, False) if isinstance(src, BoolType) else (src.width, src.signed)
     if dst.width <= min(s_width, mid.width):
         return True  # only low bits survive, and the middle kept all of them
     if mid.width < s_width:

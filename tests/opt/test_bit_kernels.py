@@ -4,6 +4,7 @@ reference, and narrowed to their live bits (the logic the graph asks for, wires 
 from __future__ import annotations
 
 import random
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from kera.elaborate import build_program
 from kera.interp import evaluate
 from kera.ir import values
 from kera.ir.graph import Graph
-from kera.opt import optimize
+from kera.opt import Fixpoint, bits, optimize
 from tests.conftest import SHARED_KERNELS
 from tests.opt.kit import logic_bits
 
@@ -120,3 +121,28 @@ def test_no_multiplier_is_left_where_a_multiplicand_is_one_bit():
     for name in ("gf_mul", "crc8"):
         _, out, _ = _optimised(CASES[name][0])
         assert not [n for n in out.nodes.values() if n.op == "mul"], name
+
+
+def _snapshot(g: Graph) -> tuple[list[bytes], dict[bytes, object]]:
+    return list(g.nodes), dict(g.spans)
+
+
+def test_the_bits_caches_change_nothing():
+    """``bits`` keeps known bits and kept nodes between runs; a warm run is a cold run's copy
+    (nodes, their order and their spans), also after other graphs filled the caches."""
+    bits_module = sys.modules["kera.opt.bits"]
+    graphs = []
+    for path in sorted(KERNELS.glob("*.kera")):
+        p = build_program(str(path), path.read_bytes())
+        assert p.ok and p.graph is not None
+        graphs.append(optimize(p.graph, 2, pipeline=[Fixpoint(("fold+simplify+strength",)),
+                                                     "balance", "narrow+fold+simplify"]))
+    cold = []
+    for g in graphs:
+        bits_module.clear_caches()
+        cold.append(_snapshot(bits(g)))
+    bits_module.clear_caches()
+    for g in graphs:
+        bits(g)
+    assert bits_module._KNOWN and bits_module._KEPT
+    assert [_snapshot(bits(g)) for g in graphs] == cold

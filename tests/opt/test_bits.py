@@ -16,6 +16,7 @@ from kera.ir import values
 from kera.ir.graph import Graph
 from kera.ir.types import BOOL, BoolType, IntType, Type, sint, uint
 from kera.opt import bits, optimize
+from kera.opt.bits import wire_runs
 from kera.opt.demanded import DEMAND, demanded
 from kera.opt.knownbits import TRANSFER, KnownBits
 from tests.opt.kit import B, all_values, assert_same_bits, logic_bits, results
@@ -259,3 +260,32 @@ def test_bits_is_idempotent_and_in_the_o2_pipeline():
     assert bits(once).fingerprint() == once.fingerprint()
     muls = [n.type for n in optimize(g, 2).nodes.values() if n.op == "mul"]
     assert muls == [uint(4)]
+
+
+def _runs_bit_by_bit(n: int, d: int, ma: int, mb: int) -> list[tuple[str, int, int]]:
+    """The runs of ``wire_runs``, decided one bit at a time."""
+    srcs: list[str] = []
+    for i in range(n):
+        if not d >> i & 1:
+            srcs.append("*")  # not read: anything
+        elif (ma & mb) >> i & 1:
+            srcs.append("ab")
+        elif ma >> i & 1:
+            srcs.append("a")
+        elif mb >> i & 1:
+            srcs.append("b")
+        else:
+            srcs.append("a|b|0")  # 0 in both: any of them
+    runs: list[list] = []
+    for i, s in enumerate(srcs):
+        if runs and runs[-1][0] in (s.split("|") if s != "*" else ("a", "b", "0")):
+            runs[-1][2] += 1
+        else:
+            runs.append([s if s in ("a", "b", "ab") else "0", i, 1])
+    return [(s, lo, w) for s, lo, w in runs]
+
+
+def test_wire_runs_match_a_bit_by_bit_walk():
+    for n in range(1, 6):
+        for d, ma, mb in itertools.product(range(1 << n), repeat=3):
+            assert wire_runs(n, d, ma, mb) == _runs_bit_by_bit(n, d, ma, mb), (n, d, ma, mb)
