@@ -5,10 +5,11 @@ leaf (``kera.backends.layout``: the inputs, then the result), each ``CHUNK`` row
 offsets in ``WasmLayout.offsets``; ``kera_run`` evaluates rows ``0 .. rows-1`` with straight-line
 code in schedule order. Every value is first bound to its own virtual local; ``allocate_locals``
 then maps them onto as few real locals per type as liveness along the order allows (WebAssembly
-engines cap a function's locals, at 50,000 in wasmtime). The host copies a chunk of rows in, calls, copies the
-result columns out. When every value fits 32 bits and every node has a lane-wise form, the loop
-runs four rows per iteration in SIMD128 ``i32x4`` lanes (``kera.backends.wasm.simd``); otherwise
-it is scalar (``kera.backends.wasm.ops``). No relaxed-SIMD, no traps.
+engines cap a function's locals, at 50,000 in wasmtime). The host copies a chunk of rows in,
+calls, copies the result columns out. When every value fits 32 bits and every node has a
+lane-wise form, the loop runs four rows per iteration in SIMD128 ``i32x4`` lanes
+(``kera.backends.wasm.simd``); otherwise it is scalar (``kera.backends.wasm.ops``). No
+relaxed-SIMD, no traps.
 """
 
 from __future__ import annotations
@@ -228,5 +229,5 @@ def _emit(schedule: Schedule, table: Table, chunk: int, lanes: bool) -> str:
     ])  # fmt: skip
 
 
-__all__ = ["CHUNK", "ENTRY", "MAX_LOCALS", "SimdEmitter", "WasmEmitter", "WasmLayout", "allocate_locals",
-           "default_chunk", "emit_wat", "memory_layout"]  # fmt: skip
+__all__ = ["CHUNK", "ENTRY", "MAX_LOCALS", "SimdEmitter", "WasmEmitter", "WasmLayout",
+           "allocate_locals", "default_chunk", "emit_wat", "memory_layout"]  # fmt: skip
