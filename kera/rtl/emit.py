@@ -58,6 +58,40 @@ def _check_ports(graph: Graph, region: str) -> None:
                         "zero-width `out` port")  # fmt: skip
 
 
+def constant_tables(graph: Graph, order: tuple[bytes, ...] | list[bytes],
+                    result: bytes) -> tuple[dict[bytes, int], set[bytes]]:  # fmt: skip
+    """Find the arrays and tuples built only from constants, and those that need no wire.
+
+    Returns every such node's packed bits (element 0 in the least significant bits, as ports
+    and wires hold them) and the set of them whose every reader is a ``array_index`` by a
+    variable index (a ROM lookup, ``kera.rtl.lower``) or another such table: those get no wire
+    and no pipeline register. A table something else reads keeps its wire, as before.
+    """
+    nodes = graph.nodes
+    tables: dict[bytes, int] = {}
+    for nid in order:
+        node = nodes[nid]
+        if node.op == "const":
+            tables[nid] = int(node.attr("value")) & ((1 << node.type.flat_width) - 1)
+        elif node.op in ("array", "tuple") and all(i in tables for i in node.inputs):
+            bits, at = 0, 0
+            for i in node.inputs:
+                bits |= tables[i] << at
+                at += nodes[i].type.flat_width
+            tables[nid] = bits
+    aggregates = {nid: bits for nid, bits in tables.items() if nodes[nid].op != "const"}
+    wired = {result} & aggregates.keys()
+    for nid in reversed(order):  # readers before what they read
+        node = nodes[nid]
+        if nid in aggregates and nid not in wired:
+            continue  # an unwired table reads its elements through the ROM only
+        for j, i in enumerate(node.inputs):
+            rom_read = node.op == "array_index" and j == 0 and nodes[node.inputs[1]].op != "const"
+            if i in aggregates and not rom_read:
+                wired.add(i)
+    return aggregates, set(aggregates) - wired
+
+
 @dataclass(frozen=True)
 class _Control:
     en: str
@@ -79,6 +113,7 @@ class _Module:
         self.body = Body(self.names)
         self.control = self._control_names()
         self.var = variable_names(self.g, schedule.order, src)  # node -> source variable
+        self.tables, self.unwired = constant_tables(self.g, schedule.order, self.result)
         self.wire = self._wire_names()
         self.banks = schedule.crossing()
         self.position = {nid: k for k, nid in enumerate(schedule.order)}
@@ -100,7 +135,7 @@ class _Module:
             node = self.g.nodes[nid]
             if node.op == "param":
                 out[nid] = str(node.attr("name"))
-            elif node.op != "const" and node.type.flat_width > 0:
+            elif node.op != "const" and node.type.flat_width > 0 and nid not in self.unwired:
                 out[nid] = self.names.fresh(f"{var[nid]}_{k}" if nid in var else f"n{k}")
         return out
 
@@ -123,12 +158,15 @@ class _Module:
             return const_operand(int(node.attr("value")), node.type)
         if node.type.flat_width == 0:
             return Operand("", node.type)
+        table = self.tables.get(nid)
+        if nid in self.unwired:  # read only through its ROM
+            return Operand(lit(table or 0, node.type.flat_width), node.type, table=table)
         made = self.s.stage[nid]
         if made == stage:
-            return Operand(self.wire[nid], node.type)
+            return Operand(self.wire[nid], node.type, table=table)
         if made > stage:
             raise ValueError(f"{node.short()} (stage {made}) is read in stage {stage}")
-        return Operand(self.bank_name[(stage - 1, nid)], node.type)
+        return Operand(self.bank_name[(stage - 1, nid)], node.type, table=table)
 
     # --- body -----------------------------------------------------------------------------
 
@@ -151,6 +189,10 @@ class _Module:
         for nid in self.g.regions[self.s.region].params:
             if nid not in read:  # a parameter the result does not depend on
                 self.body.sink(str(self.g.nodes[nid].attr("name")))
+        if self.body.rom_lines:
+            roms = ["// ---- constant tables read by a variable index: one ROM each",
+                    *self.body.rom_lines, ""]  # fmt: skip
+            lines[:0] = roms
         lines.append(f"assign out = {self.bank_name[(self.s.latency - 1, self.result)]};")
         if self.body.sinks:
             sink = self.names.fresh("unused_ok")
@@ -160,7 +202,7 @@ class _Module:
 
     def _stage(self, s: int, nodes: list[bytes]) -> None:
         ops = [n for n in nodes if self.g.nodes[n].op not in ("param", "const")
-               and self.g.nodes[n].type.flat_width > 0]  # fmt: skip
+               and self.g.nodes[n].type.flat_width > 0 and n not in self.unwired]  # fmt: skip
         self.body.lines.append("")
         self.body.lines.append(f"// ---- stage {s}: {len(ops)} operation{'s' * (len(ops) != 1)}")
         for nid in ops:
@@ -170,7 +212,8 @@ class _Module:
             lowering(self.body, self.wire[nid], node, [self.ref(i, s) for i in node.inputs])
 
     def _bank(self, s: int) -> list[str]:
-        held = [n for n in self.banks[s] if self.g.nodes[n].type.flat_width > 0]
+        held = [n for n in self.banks[s]
+                if self.g.nodes[n].type.flat_width > 0 and n not in self.unwired]  # fmt: skip
         loads = []
         for nid in held:
             name = self._bank_reg(s, nid)

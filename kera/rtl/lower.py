@@ -251,13 +251,20 @@ def _element(b: Body, arr: Operand, k: int) -> str:
 
 @_lowering("array_index")
 def _array_index(b: Body, out: str, node: Node, ops: list[Operand]) -> None:
-    """A multiplexer over the elements; an index past the end reads the last element."""
+    """A multiplexer over the elements; an index past the end reads the last element.
+
+    A constant table read by a variable index indexes the table's ROM (``Body.rom``), emitted
+    once however many reads share it.
+    """
     arr, idx = ops
     t = arr.type
     assert isinstance(t, ArrayType)
     w, last = node.type.flat_width, t.length - 1
     if idx.value is not None or last == 0:
         b.define(out, w, _element(b, arr, min(idx.value or 0, last)))
+        return
+    if arr.table is not None:
+        _rom_read(b, out, w, arr.table, t.length, idx)
         return
     reachable = min(last, (1 << idx.width) - 1)
     b.lines.append(f"reg [{w - 1}:0] {out};")
@@ -270,26 +277,47 @@ def _array_index(b: Body, out: str, node: Node, ops: list[Operand]) -> None:
     b.lines.append("end")
 
 
+def _rom_read(b: Body, out: str, w: int, table: int, length: int, idx: Operand) -> None:
+    """Read a constant table's ROM; an index past the end is clamped to the last element."""
+    if (1 << idx.width) <= length:  # every index is in range: the ROM holds the reachable ones
+        b.define(out, w, f"{b.rom(table, w, 1 << idx.width)}[{idx.expr}]")
+        return
+    last = length - 1
+    aw = last.bit_length()
+    at = b.wire(f"{out}_at", aw, f"({idx.expr} > {lit(last, idx.width)}) ? {lit(last, aw)} : "
+                                 f"{b.part(idx, aw - 1, 0)}")  # fmt: skip
+    b.define(out, w, f"{b.rom(table, w, length)}[{at}]")
+
+
 @_lowering("array_update")
 def _array_update(b: Body, out: str, node: Node, ops: list[Operand]) -> None:
-    """Replace one element; an index past the end changes nothing."""
+    """Replace one element; an index past the end changes nothing.
+
+    A constant index keeps the untouched elements as (at most) two part-selects.
+    """
     arr, idx, val = ops
     t = arr.type
     assert isinstance(t, ArrayType)
+    w, ew = node.type.flat_width, t.elem.flat_width
+    if idx.value is not None:
+        k = idx.value
+        if k >= t.length:
+            b.define(out, w, arr.expr)
+            return
+        hi = [b.part(arr, w - 1, (k + 1) * ew)] if k < t.length - 1 else []
+        lo = [b.part(arr, k * ew - 1, 0)] if k > 0 else []
+        b.define(out, w, concat([*hi, val.expr, *lo]))
+        return
     parts = []
     for k in range(t.length - 1, -1, -1):
         old = _element(b, arr, k)
-        if idx.value is not None:
-            parts.append(val.expr if idx.value == k else old)
-        elif k <= (1 << idx.width) - 1:
+        if k <= (1 << idx.width) - 1:
             parts.append(f"({idx.expr} == {lit(k, idx.width)}) ? {val.expr} : {old}")
         else:
             parts.append(old)
-    if idx.value is not None and idx.value >= t.length:
-        parts = [arr.expr]
-    elif len(parts) > 1:
+    if len(parts) > 1:
         parts = [f"({p})" if "?" in p else p for p in parts]
-    b.define(out, node.type.flat_width, concat(parts))
+    b.define(out, w, concat(parts))
 
 
 @_lowering("tuple_get")

@@ -19,12 +19,15 @@ class Operand:
     """A value as Verilog sees it: a signal name or a sized literal, with its Kera type.
 
     ``value`` is the bit pattern (masked to the width) when the operand is a constant, so that
-    bit-selects and extensions of constants fold to literals.
+    bit-selects and extensions of constants fold to literals. ``table`` is the packed bit
+    pattern of an array or tuple built only from constants (which may still have a wire of its
+    own): a read of it by a variable index becomes a ROM lookup (``Body.rom``).
     """
 
     expr: str
     type: Type
     value: int | None = None
+    table: int | None = None
 
     @property
     def width(self) -> int:
@@ -57,6 +60,8 @@ class Body:
     names: NameTable
     lines: list[str] = field(default_factory=list)
     sinks: dict[str, None] = field(default_factory=dict)
+    roms: dict[tuple[int, int, int], str] = field(default_factory=dict)
+    rom_lines: list[str] = field(default_factory=list)  # the ROMs' declarations
 
     def define(self, name: str, width: int, expr: str) -> str:
         """Declare wire ``name`` of ``width`` bits driven by ``expr``; return the name."""
@@ -66,6 +71,29 @@ class Body:
     def wire(self, base: str, width: int, expr: str) -> str:
         """Declare a fresh helper wire named after ``base``; return its name."""
         return self.define(self.names.fresh(base), width, expr)
+
+    def rom(self, bits: int, elem_width: int, entries: int) -> str:
+        """Return the name of the ROM holding the first ``entries`` elements of a constant table.
+
+        ``bits`` packs the table's elements of ``elem_width`` bits, element 0 lowest. Each
+        distinct ROM is emitted once, as an array of ``reg`` initialised element by element
+        (Verilog-2005 that Verilator compiles to one C++ array and yosys reads as a ROM), so
+        that every read is an index into it rather than a multiplexer of its own.
+        """
+        key = (bits, elem_width, entries)
+        name = self.roms.get(key)
+        if name is not None:
+            return name
+        name = self.roms[key] = self.names.fresh("rom")
+        mask = (1 << elem_width) - 1
+        self.rom_lines += [
+            f"reg {rng(elem_width)}{name} [0:{entries - 1}];  // {entries} x {elem_width} bits",
+            "initial begin",
+            *(f"    {name}[{k}] = {lit((bits >> (k * elem_width)) & mask, elem_width)};"
+              for k in range(entries)),
+            "end",
+        ]  # fmt: skip
+        return name
 
     def sink(self, expr: str) -> None:
         """Mark a signal some of whose bits may go unread (Verilator's UNUSED lint)."""

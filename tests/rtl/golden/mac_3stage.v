@@ -21,6 +21,15 @@ module mac (
     input  wire        out_ready,
     output wire [15:0] out
 );
+    // ---- constant tables read by a variable index: one ROM each
+    reg [7:0] rom [0:3];  // 4 x 8 bits
+    initial begin
+        rom[0] = 8'd3;
+        rom[1] = 8'd5;
+        rom[2] = 8'd7;
+        rom[3] = 8'd11;
+    end
+
     // ---- handshake: one enable moves every bank; out_ready = 0 holds them all
     wire en = ~out_valid | out_ready;
     assign in_ready = en & ~rst;
@@ -59,15 +68,7 @@ module mac (
     wire [15:0] n25 = {8'd0, n24};
     wire [7:0] n26 = n10[31:24];
     wire [15:0] n27 = {8'd0, n26};
-    reg [7:0] t_28;
-    always @* begin
-        case (k)
-            2'd0: t_28 = n10[7:0];
-            2'd1: t_28 = n10[15:8];
-            2'd2: t_28 = n10[23:16];
-            default: t_28 = n10[31:24];
-        endcase
-    end
+    wire [7:0] t_28 = rom[k];
     wire [15:0] t_29 = {8'd0, t_28};
 
     // ---- bank 0: 10 registers + valid
