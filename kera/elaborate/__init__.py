@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from kera.diagnostics import Diagnostic, Note, SourceFile, Span
+from kera.elaborate import fixed
 from kera.elaborate.exprs import ExprMixin
 from kera.elaborate.fold import ClosedEvaluator
 from kera.elaborate.items import ConstItem, FnItem, ItemsMixin
 from kera.elaborate.stmts import StmtMixin
 from kera.elaborate.values import POISON, Binding, Lit, Val, Value
 from kera.ir.graph import Graph, Region
-from kera.ir.types import UNIT, BoolType, IntType, Type
+from kera.ir.types import UNIT, BoolType, FixedType, IntType, Type
 from kera.syntax import SyntaxNode, parse
 
 MAX_DEPTH = 1500
@@ -101,6 +103,12 @@ class Builder(ItemsMixin, StmtMixin, ExprMixin):
 
     def materialize(self, lit: Lit, ty: Type | None) -> Val:
         """Give a pending literal the type ``ty``, checking that it fits."""
+        if isinstance(ty, FixedType):
+            return fixed.literal(self, lit, ty)
+        if isinstance(lit.value, Fraction) and lit.build is None:
+            self.error(f"a fractional literal needs a fixed-point type, not `{ty}`", lit.span,
+                       Note("write it as `fx<W, I>`, or convert: `(... as fx<W, I>) as iN`"))
+            return POISON
         if not isinstance(ty, IntType):
             found = "bool" if isinstance(ty, BoolType) else ty
             self.error(f"expected `{found}`, found an integer literal", lit.span)

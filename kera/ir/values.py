@@ -13,21 +13,26 @@ broadcasts (constants are evaluated once, not B times). ``broadcast`` expands a 
 Values are never mutated in place; every operation returns fresh arrays or shares its inputs.
 
 JSON (INTERFACES.md): integers are JSON integers, arrays and tuples JSON lists, ``bool`` is
-``true``/``false`` (``0``/``1`` accepted on input).
+``true``/``false`` (``0``/``1`` accepted on input). A fixed-point value (FIXED.md) is held as
+its raw bits, like the integer it is for the graph; in JSON it is a number read exactly from
+its decimal text or a decimal string, and it is written as the shortest exact decimal string.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from kera.diagnostics import KeraError
-from kera.ir.types import ArrayType, BoolType, IntType, TupleType, Type
+from kera.ir.types import ArrayType, BoolType, FixedType, IntType, TupleType, Type
 
 Value = Any  # np.ndarray | list[Value] | tuple[Value, ...]; see the module docstring.
 
@@ -152,6 +157,8 @@ def edge_values(t: Type, neighbours: bool = False) -> list[int]:
     """
     if isinstance(t, BoolType):
         return [0, 1]
+    if isinstance(t, FixedType):
+        return _fixed_edges(t, neighbours)
     assert isinstance(t, IntType)
     core = [0, 1, -1, t.min, t.max, t.min + 1, t.max - 1, 2]
     powers = [t.wrap(1 << k) for k in range(t.width)]
@@ -159,6 +166,80 @@ def edge_values(t: Type, neighbours: bool = False) -> list[int]:
     near = [s * (1 << k) + d for k in range(t.width + 1) for s in (1, -1) for d in (-1, 1)]
     cands = core + powers + negated + (near if neighbours else [])
     return list(dict.fromkeys(v for v in cands if t.contains(v)))
+
+
+def _fixed_edges(t: FixedType, neighbours: bool) -> list[int]:
+    """The raw edge values of a fixed-point type: those of its raw integer, then the raw bits of
+    ±0.5 and ±1 (rounding ties and unity) and ±1 ulp around them, where ``t`` holds them."""
+    raw = IntType(t.width, t.signed)
+    units = [Fraction(s, d) for d in (2, 1) for s in (1, -1)]
+    scaled = [u * Fraction(2) ** t.frac for u in units]
+    ties = [int(v) + d for v in scaled if v.denominator == 1 for d in (0, -1, 1)]
+    cands = edge_values(raw, neighbours) + ties
+    return list(dict.fromkeys(v for v in cands if raw.contains(v)))
+
+
+# ----------------------------------------------------------------------------- fixed point
+
+_DECIMAL = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+
+
+class ExactNumber(float):
+    """A JSON number with a fraction or an exponent, keeping its decimal text (so a fixed-point
+    input is read exactly, never through binary64); it is still a ``float`` for the rest."""
+
+    text: str
+
+    def __new__(cls, text: str) -> ExactNumber:
+        number = super().__new__(cls, text)
+        number.text = text
+        return number
+
+
+def decimal_text(value: Fraction) -> str:
+    """Return the shortest exact decimal string of ``value``: "0.8125", "-1", "7"."""
+    if value.denominator == 1:
+        return str(value.numerator)
+    d = value.denominator
+    twos = (d & -d).bit_length() - 1
+    fives = 0
+    rest = d >> twos
+    while rest % 5 == 0:
+        rest //= 5
+        fives += 1
+    if rest != 1:
+        return str(value)  # not a finite decimal (never a fixed-point value)
+    places = max(twos, fives)
+    digits = str(abs(value.numerator) * 10**places // d).rjust(places + 1, "0")
+    text = f"{digits[:-places]}.{digits[-places:]}".rstrip("0")
+    return ("-" if value < 0 else "") + text
+
+
+def fixed_from_json(obj: object, t: FixedType, where: str) -> int:
+    """Return the raw bits of a JSON fixed-point value (exactly representable in ``t``)."""
+    if type(obj) is int:
+        value = Fraction(obj)
+    elif isinstance(obj, ExactNumber):
+        value = Fraction(obj.text)
+    elif isinstance(obj, str) and _DECIMAL.fullmatch(obj):
+        value = Fraction(obj)
+    else:
+        raise KeraError(f"{where}: expected a number or a decimal string of type {t}, "
+                        f"not {_show(obj)}")  # fmt: skip
+    raw = t.raw_of(value)
+    if raw is None:
+        scaled = value * Fraction(2) ** t.frac
+        lo = min(max(math.floor(scaled), t.min), t.max)
+        hi = max(min(math.ceil(scaled), t.max), t.min)
+        near = sorted({decimal_text(t.value_of(lo)), decimal_text(t.value_of(hi))}, key=Fraction)
+        raise KeraError(f"{where}: {decimal_text(value)} is not exactly representable in {t} "
+                        f"(nearest: {' and '.join(near)})")  # fmt: skip
+    return raw
+
+
+def fixed_text(raw: int, t: FixedType) -> str:
+    """Return the JSON text value of raw bits ``raw`` of ``t``."""
+    return decimal_text(t.value_of(raw))
 
 
 # ----------------------------------------------------------------------------- JSON values
@@ -176,6 +257,8 @@ def from_json(obj: object, t: Type, where: str) -> object:
         if type(obj) is int and obj in (0, 1):
             return bool(obj)
         raise KeraError(f"{where}: {_show(obj)} is not a bool (true, false, 0 or 1)")
+    if isinstance(t, FixedType):
+        return fixed_from_json(obj, t, where)
     if isinstance(t, IntType):
         if type(obj) is not int:
             raise KeraError(f"{where}: expected an integer of type {t}, not {_show(obj)}")
@@ -184,8 +267,9 @@ def from_json(obj: object, t: Type, where: str) -> object:
         return obj
     if isinstance(t, ArrayType):
         e = t.elem
-        if (isinstance(e, IntType) and type(obj) is list and len(obj) == t.length
-                and all(type(v) is int for v in obj) and e.min <= min(obj) and max(obj) <= e.max):
+        if (isinstance(e, IntType) and not isinstance(e, FixedType) and type(obj) is list
+                and len(obj) == t.length and all(type(v) is int for v in obj)
+                and e.min <= min(obj) and max(obj) <= e.max):
             return obj  # fast path: a flat list of in-range integers
         if not isinstance(obj, list) or len(obj) != t.length:
             raise KeraError(f"{where}: expected a list of {t.length} elements for {t}, "
@@ -240,6 +324,8 @@ def to_json(value: Value, t: Type, i: int) -> object:
     if isinstance(t, TupleType):
         return [to_json(v, e, i) for v, e in zip(value, t.elems, strict=True)]
     leaf = value[i] if value.shape[0] > 1 else value[0]
+    if isinstance(t, FixedType):
+        return fixed_text(int(leaf), t)
     return bool(leaf) if isinstance(t, BoolType) else int(leaf)
 
 
@@ -257,6 +343,8 @@ def _columns(value: Value, t: Type, rows: int) -> list[object]:
         elems = t.elems if isinstance(t, TupleType) else (t.elem,) * t.length
         cols = [_columns(v, e, rows) for v, e in zip(value, elems, strict=True)]
         return [list(r) for r in zip(*cols, strict=True)] if cols else [[] for _ in range(rows)]
+    if isinstance(t, FixedType):
+        return [fixed_text(v, t) for v in value.tolist()]
     return value.tolist()
 
 
@@ -343,7 +431,7 @@ def evaluate_jsonl(
 
 def _parse_line(line: str, where: str) -> dict:
     try:
-        obj = json.loads(line)
+        obj = json.loads(line, parse_float=ExactNumber)
     except (json.JSONDecodeError, RecursionError) as e:
         msg = getattr(e, "msg", "nesting too deep")
         raise KeraError(f"{where}: invalid JSON: {msg}") from None
@@ -362,6 +450,7 @@ def read_jsonl(
 
 
 __all__ = [
+    "ExactNumber",
     "JsonlBatch",
     "Value",
     "batch_size",
@@ -369,9 +458,12 @@ __all__ = [
     "bits",
     "broadcast",
     "conforms",
+    "decimal_text",
     "dtype_of",
     "edge_values",
     "evaluate_jsonl",
+    "fixed_from_json",
+    "fixed_text",
     "from_json",
     "full",
     "load_jsonl",
