@@ -238,8 +238,14 @@ def fixed_from_json(obj: object, t: FixedType, where: str) -> int:
 
 
 def fixed_text(raw: int, t: FixedType) -> str:
-    """Return the JSON text value of raw bits ``raw`` of ``t``."""
-    return decimal_text(t.value_of(raw))
+    """Return the JSON text value of raw bits ``raw`` of ``t`` (``decimal_text``, on ints)."""
+    frac = t.frac
+    if frac <= 0:
+        return str(raw << -frac)
+    digits = str(abs(raw) * 5**frac).rjust(frac + 1, "0")
+    whole, tail = digits[:-frac], digits[-frac:].rstrip("0")
+    sign = "-" if raw < 0 else ""
+    return f"{sign}{whole}.{tail}" if tail else f"{sign}{whole}"
 
 
 # ----------------------------------------------------------------------------- JSON values
