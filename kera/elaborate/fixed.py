@@ -220,6 +220,10 @@ def _mixing(b: Builder, op: str, a: Type, c: Type, span: Span) -> None:
 def binary(b: Builder, op: str, x: Val, y: Val, span: Span) -> Val:
     """Build ``x op y`` where at least one operand is fixed point."""
     tx, ty = x.type, y.type
+    if op in typeck.FIXED_FORBIDDEN:
+        b.error(f"`{op}` is not defined on fixed-point values; {typeck.FIXED_FORBIDDEN[op]}",
+                span, Note(_instead(op)))  # fmt: skip
+        return POISON
     if not isinstance(tx, FixedType) or not isinstance(ty, FixedType):
         _mixing(b, op, tx, ty, span)  # type: ignore[arg-type]
         return POISON
@@ -421,6 +425,8 @@ def _from_bits(b: Builder, callee: SyntaxNode, arg: SyntaxNode, span: Span) -> V
     return _cast(b, u, ty, span)
 
 
-def mode_note(ty: FixedType) -> Note:
-    """A note suggesting a conversion into ``ty``'s layout."""
-    return Note(f"write `x = (x + y) as {ty};`")
+def refuse_compound(b: Builder, op: str, ty: FixedType, span: Span) -> Val:
+    """Report ``a op= b`` on a fixed-point place: the exact result has another type."""
+    b.error(f"compound assignment `{op}=` is not defined on fixed-point values: `a {op} b` has "
+            "a wider type", span, Note(f"write `a = (a {op} b) as {ty};`"))  # fmt: skip
+    return POISON

@@ -5,9 +5,10 @@ from __future__ import annotations
 from kera.check import typeck
 from kera.check.typeck import TypeRuleError
 from kera.diagnostics import Note, Span
+from kera.elaborate import fixed
 from kera.elaborate import tree as t
 from kera.elaborate.values import POISON, Binding, Lit, Val, Value
-from kera.ir.types import UNIT, ArrayType, IntType, TupleType, Type, uint
+from kera.ir.types import UNIT, ArrayType, FixedType, IntType, TupleType, Type, uint
 from kera.syntax import SyntaxKind as K
 from kera.syntax import SyntaxNode
 
@@ -175,6 +176,8 @@ class StmtMixin:
             note = Note(f"expected `{target.type}` because of the assigned place", parts[0].span)
             new = self.expect(self.expr(parts[1], target.type), target.type, parts[1], note) \
                 if not target.poisoned else POISON  # fmt: skip
+        elif isinstance(target.type, FixedType):
+            new = fixed.refuse_compound(self, COMPOUND[op_tok.kind], target.type, node.span)
         else:
             new = self.binary(COMPOUND[op_tok.kind], target, parts[0], parts[1], node.span)
             if isinstance(new, Lit):
