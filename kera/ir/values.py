@@ -237,6 +237,19 @@ def fixed_from_json(obj: object, t: FixedType, where: str) -> int:
     return raw
 
 
+def from_raw_json(obj: object, t: Type) -> object:
+    """Turn a JSON value whose fixed-point leaves are raw bits into the usual JSON form."""
+    if obj is None:
+        return None
+    if isinstance(t, FixedType):
+        return fixed_text(int(obj), t)  # type: ignore[call-overload]
+    if isinstance(t, ArrayType):
+        return [from_raw_json(v, t.elem) for v in obj]  # type: ignore[attr-defined]
+    if isinstance(t, TupleType):
+        return [from_raw_json(v, e) for v, e in zip(obj, t.elems, strict=True)]  # type: ignore[call-overload]
+    return obj
+
+
 def fixed_text(raw: int, t: FixedType) -> str:
     """Return the JSON text value of raw bits ``raw`` of ``t`` (``decimal_text``, on ints)."""
     frac = t.frac
@@ -323,33 +336,38 @@ def _row(value: Value, t: Type, i: int) -> object:
     return bool(leaf) if isinstance(t, BoolType) else int(leaf)
 
 
-def to_json(value: Value, t: Type, i: int) -> object:
-    """Return row ``i`` of a batch as a JSON-ready value (ints, lists, True/False)."""
+def to_json(value: Value, t: Type, i: int, raw: bool = False) -> object:
+    """Return row ``i`` of a batch as a JSON-ready value (ints, lists, True/False).
+
+    With ``raw``, fixed-point values are their raw bits (ints), as the RTL sees them.
+    """
     if isinstance(t, ArrayType):
-        return [to_json(v, t.elem, i) for v in value]
+        return [to_json(v, t.elem, i, raw) for v in value]
     if isinstance(t, TupleType):
-        return [to_json(v, e, i) for v, e in zip(value, t.elems, strict=True)]
+        return [to_json(v, e, i, raw) for v, e in zip(value, t.elems, strict=True)]
     leaf = value[i] if value.shape[0] > 1 else value[0]
-    if isinstance(t, FixedType):
+    if isinstance(t, FixedType) and not raw:
         return fixed_text(int(leaf), t)
     return bool(leaf) if isinstance(t, BoolType) else int(leaf)
 
 
-def to_json_rows(value: Value, t: Type, rows: int | None = None) -> list[object]:
+def to_json_rows(value: Value, t: Type, rows: int | None = None,
+                 raw: bool = False) -> list[object]:  # fmt: skip
     """Return every row of a batch as JSON-ready values (faster than calling ``to_json``).
 
-    ``rows`` defaults to the value's batch size; pass it when every leaf broadcasts.
+    ``rows`` defaults to the value's batch size; pass it when every leaf broadcasts. With
+    ``raw``, fixed-point values are their raw bits (ints), as the RTL sees them.
     """
     rows = batch_size(value) if rows is None else rows
-    return _columns(broadcast(value, rows), t, rows)
+    return _columns(broadcast(value, rows), t, rows, raw)
 
 
-def _columns(value: Value, t: Type, rows: int) -> list[object]:
+def _columns(value: Value, t: Type, rows: int, raw: bool) -> list[object]:
     if isinstance(t, ArrayType | TupleType):
         elems = t.elems if isinstance(t, TupleType) else (t.elem,) * t.length
-        cols = [_columns(v, e, rows) for v, e in zip(value, elems, strict=True)]
+        cols = [_columns(v, e, rows, raw) for v, e in zip(value, elems, strict=True)]
         return [list(r) for r in zip(*cols, strict=True)] if cols else [[] for _ in range(rows)]
-    if isinstance(t, FixedType):
+    if isinstance(t, FixedType) and not raw:
         return [fixed_text(v, t) for v in value.tolist()]
     return value.tolist()
 
@@ -470,6 +488,7 @@ __all__ = [
     "evaluate_jsonl",
     "fixed_from_json",
     "fixed_text",
+    "from_raw_json",
     "from_json",
     "full",
     "load_jsonl",
