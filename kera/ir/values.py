@@ -237,6 +237,38 @@ def fixed_from_json(obj: object, t: FixedType, where: str) -> int:
     return raw
 
 
+def port_formats(ports: Sequence[tuple[str, Type]]) -> list[str]:
+    """Describe every port holding fixed point: ``x: fx<16, 2> (raw i16, value = raw / 2^14)``.
+
+    Ports without fixed point are left out (an integer design's texts do not change).
+    """
+    lines = []
+    for name, t in ports:
+        leaves = list(dict.fromkeys(_fixed_leaves(t)))
+        if leaves:
+            raw = "; ".join(f"{leaf}: {_raw_note(leaf)}" for leaf in leaves) if (
+                len(leaves) > 1 or leaves[0] != t) else _raw_note(leaves[0])  # fmt: skip
+            lines.append(f"{name}: {t} ({raw})")
+    return lines
+
+
+def _fixed_leaves(t: Type) -> list[FixedType]:
+    if isinstance(t, FixedType):
+        return [t]
+    if isinstance(t, ArrayType):
+        return _fixed_leaves(t.elem)
+    if isinstance(t, TupleType):
+        return [leaf for e in t.elems for leaf in _fixed_leaves(e)]
+    return []
+
+
+def _raw_note(t: FixedType) -> str:
+    raw = f"raw {'i' if t.signed else 'u'}{t.width}"
+    if t.frac == 0:
+        return f"{raw}, value = raw"
+    return f"{raw}, value = raw {'/' if t.frac > 0 else '*'} 2^{abs(t.frac)}"
+
+
 def from_raw_json(obj: object, t: Type) -> object:
     """Turn a JSON value whose fixed-point leaves are raw bits into the usual JSON form."""
     if obj is None:
@@ -489,6 +521,7 @@ __all__ = [
     "fixed_from_json",
     "fixed_text",
     "from_raw_json",
+    "port_formats",
     "from_json",
     "full",
     "load_jsonl",
