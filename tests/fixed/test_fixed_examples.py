@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 
 import pytest
 
@@ -36,3 +37,11 @@ def test_targets_agree_on_10k_vectors(name: str) -> None:
 @pytest.mark.parametrize("name", NAMES)
 def test_rtl_agrees_cycle_exactly(name: str) -> None:
     assert_parity(EXAMPLES / f"{name}.kera", targets=["rtl"], vectors=500)
+
+
+def test_the_fir_is_the_hand_written_one_bit_for_bit() -> None:
+    rows = examples_model.fir_rows(2000)
+    fixed = run(load(EXAMPLES / "fir_q15.kera"), [r["inputs"] for r in rows])
+    raw_rows = [{"x": [int(Fraction(v) * 2**15) for v in r["inputs"]["x"]]} for r in rows]
+    hand = run(load(EXAMPLES / "fir_q15_shifts.kera"), raw_rows)
+    assert [int(Fraction(v) * 2**15) for v in fixed] == hand
