@@ -268,6 +268,12 @@ def convert(b: Builder, x: Val, target: IntType, span: Span) -> Val:
     if not isinstance(target, FixedType):  # `as iN`: floor, then wrap
         dst = FixedType(target.width, target.signed, target.width)
     d = src.frac - dst.frac
+    node = b.graph[x.id]  # type: ignore[index]
+    if dst.overflow == "wrap" and d == 0 and node.op in ("add", "sub"):
+        # A wrapping conversion of an exact sum is the sum modulo 2^W: compute it in the target
+        # (the hand-written `acc += p as iN`), so sums of sums stay one type and reassociate.
+        ins = [Val(i, b.graph[i].type) for i in node.inputs]
+        return b.add(node.op, target, [_cast(b, v, target, span) for v in ins], span=span)
     lo, hi = src.min, src.max
     if d <= 0:
         qlo, qhi = lo << -d, hi << -d

@@ -105,3 +105,19 @@ def test_formats_and_modes_change_the_fingerprint() -> None:
     prints = {fp(t) for t in ("fx<16, 2>", "fx<16, 3>", "ufx<16, 2>", "fx<16, 2, rnd>",
                               "fx<16, 2, trn, sat>", "i16")}  # fmt: skip
     assert len(prints) == 6
+
+
+def test_wrapping_a_sum_is_the_sum_modulo_the_width() -> None:
+    """`(a + b) as T` with `wrap` and no rounding is computed in T: still the exact model's."""
+    src = ("#[top]\nfn f(x: fx<4, 2>, y: ufx<3, 1>) -> "
+           "(fx<4, 2>, fx<3, 1>, ufx<2, 0>, fx<4, 2, trn, sat>) "
+           "{ ((x + y) as fx<4, 2>, (x - y) as fx<3, 1>, (x + y) as ufx<2, 0>, "
+           "(x + y) as fx<4, 2, trn, sat>) }\n")
+    xs, ys = model.values(4, 2, True), model.values(3, 1, False)
+    rows = list(product(xs, ys))
+    got = run(load(text=src, name="wrap.kera"),
+              [{"x": model.decimal(x), "y": model.decimal(y)} for x, y in rows])  # fmt: skip
+    for (x, y), row in zip(rows, got, strict=True):
+        want = [model.convert(x + y, 4, 2, True), model.convert(x - y, 3, 1, True),
+                model.convert(x + y, 2, 0, False), model.convert(x + y, 4, 2, True, "trn", "sat")]
+        assert [Fraction(v) for v in row] == want, (x, y)
