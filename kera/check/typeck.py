@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from kera.ir import ops
 from kera.ir.ops import OpTypeError
-from kera.ir.types import BOOL, TupleType, Type, uint
+from kera.ir.types import BOOL, MAX_WIDTH, FixedType, TupleType, Type, uint
 
 ARITH_OPS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "rem"}
 BITWISE_OPS = {"&": "and", "|": "or", "^": "xor"}
@@ -149,3 +149,63 @@ def _check(opcode: str, ins: Sequence[Type], attrs: ops.Attrs, out: Type) -> Non
     check = ops.get(opcode).check
     assert check is not None, opcode
     check(ins, attrs, out)
+
+
+# --- fixed point (FIXED.md: the exact result types of `ap_fixed`) ----------------------------
+
+FIXED_FORBIDDEN = {
+    "/": "divide `bits(x)` as an integer, or multiply by a reciprocal",
+    "%": "take `bits(x)` as an integer",
+    "<<": "multiply by a power of two, or convert with `as`",
+    ">>": "multiply by a power of two, or convert with `as`",
+    "&": "use `bits(x)`", "|": "use `bits(x)`", "^": "use `bits(x)`",
+}  # fmt: skip
+
+
+def fixed_layout(width: int, int_bits: int, signed: bool, what: str) -> FixedType:
+    """Return ``fx<width, int_bits>`` (default modes), refusing more than 64 bits."""
+    if width > MAX_WIDTH:
+        raise TypeRuleError(f"{what} would be {width} bits wide; the limit is {MAX_WIDTH}")
+    return FixedType(width, signed, int_bits)
+
+
+def _as_signed(t: FixedType) -> tuple[int, int]:
+    """``(W, I)`` of ``t`` as a signed format holding all its values (``ufx`` gains a bit)."""
+    return (t.width, t.int_bits) if t.signed else (t.width + 1, t.int_bits + 1)
+
+
+def fixed_binary_result(op: str, a: FixedType, b: FixedType) -> Type:
+    """Return the exact type of ``a op b`` for two fixed-point operands."""
+    if op in FIXED_FORBIDDEN:
+        raise TypeRuleError(f"`{op}` is not defined on fixed-point values; "
+                            f"{FIXED_FORBIDDEN[op]}")  # fmt: skip
+    if op in LOGIC_OPS:
+        return binary_result(op, a, b)
+    if op == "*":
+        return fixed_layout(a.width + b.width, a.int_bits + b.int_bits, a.signed or b.signed,
+                            f"`{a}` * `{b}`")  # fmt: skip
+    exact = fixed_sum_type(op, a, b)
+    return BOOL if op in COMPARE_OPS else exact
+
+
+def fixed_sum_type(op: str, a: FixedType, b: FixedType) -> FixedType:
+    """Return the exact type of ``a + b`` or ``a - b`` (a comparison works in the latter)."""
+    frac = max(a.frac, b.frac)
+    if op == "+" and a.signed == b.signed:
+        ints, signed = max(a.int_bits, b.int_bits) + 1, a.signed
+    elif a.signed == b.signed:  # `ufx - ufx` and `fx - fx`
+        ints, signed = max(a.int_bits, b.int_bits) + 1, True
+    else:
+        ints, signed = max(_as_signed(a)[1], _as_signed(b)[1]) + 1, True
+    what = f"`{a}` {op} `{b}`" if op in ("+", "-") else f"comparing `{a}` with `{b}`"
+    return fixed_layout(ints + frac, ints, signed, what)
+
+
+def fixed_neg_result(a: FixedType) -> FixedType:
+    """Return the type of ``-a``: ``fx<W + 1, I + 1>`` (also for ``ufx``)."""
+    return fixed_layout(a.width + 1, a.int_bits + 1, True, f"`-` of `{a}`")
+
+
+def fixed_abs_result(a: FixedType) -> FixedType:
+    """Return the type of ``abs(a)``: ``ufx<W, I>``."""
+    return FixedType(a.width, False, a.int_bits)

@@ -8,13 +8,15 @@ is declared here for the type checker only; ``kera.elaborate.Builder`` combines 
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from kera.diagnostics import Diagnostic, Note, SourceFile, Span
+from kera.elaborate import fixed
 from kera.elaborate.fold import ClosedEvaluator
 from kera.elaborate.values import POISON, Binding, Lit, Val, Value
 from kera.ir.graph import Graph
-from kera.ir.types import UNIT, BoolType, IntType, Type
+from kera.ir.types import UNIT, BoolType, FixedType, IntType, Type
 from kera.syntax import SyntaxNode
 
 if TYPE_CHECKING:
@@ -81,6 +83,12 @@ class BuilderBase:
 
     def materialize(self, lit: Lit, ty: Type | None) -> Val:
         """Give a pending literal the type ``ty``, checking that it fits."""
+        if isinstance(ty, FixedType):
+            return fixed.literal(self, lit, ty)
+        if isinstance(lit.value, Fraction) and lit.build is None:
+            self.error(f"a fractional literal needs a fixed-point type, not `{ty}`", lit.span,
+                       Note("write it as `fx<W, I>`, or convert: `(... as fx<W, I>) as iN`"))
+            return POISON
         if not isinstance(ty, IntType):
             found = "bool" if isinstance(ty, BoolType) else ty
             self.error(f"expected `{found}`, found an integer literal", lit.span)

@@ -11,17 +11,20 @@ and rotate amounts, indices, constant parameters) settle what is still pending a
 from __future__ import annotations
 
 from collections.abc import Callable
+from fractions import Fraction
 
 from kera.check import typeck
 from kera.check.typeck import TypeRuleError
 from kera.diagnostics import Note, Span
+from kera.elaborate import fixed
 from kera.elaborate import tree as t
 from kera.elaborate.base import BuilderBase
 from kera.elaborate.items import FnItem
 from kera.elaborate.values import POISON, Lit, Val, Value
-from kera.ir.types import BOOL, UNIT, ArrayType, BoolType, IntType, TupleType, Type, uint
+from kera.ir.types import BOOL, UNIT, ArrayType, BoolType, FixedType, IntType, TupleType, Type, uint
+from kera.ir.values import decimal_text
 from kera.syntax import SyntaxKind as K
-from kera.syntax import SyntaxNode, parse_int_literal
+from kera.syntax import SyntaxNode, parse_frac_literal, parse_int_literal
 
 U32 = uint(32)
 BIN_TOKENS = {
@@ -66,6 +69,11 @@ class ExprMixin(BuilderBase):
             return value
         if isinstance(ty, IntType):
             return self.materialize(value, ty)
+        if isinstance(value.value, Fraction) and value.what is None:
+            self.error(f"cannot infer the fixed-point type of the literal "
+                       f"`{decimal_text(value.value)}`; add a type annotation",
+                       value.span, Note("e.g. `let x: fx<16, 4> = ...` or `... as fx<16, 4>`"))
+            return POISON
         if value.what is not None:
             self.error(f"cannot infer the type of {value.what}; add a suffix to a literal",
                        value.span)  # fmt: skip
@@ -100,7 +108,13 @@ class ExprMixin(BuilderBase):
             return POISON
         if tok.kind in (K.TRUE_KW, K.FALSE_KW):
             return self.const(BOOL, int(tok.kind == K.TRUE_KW), node.span)
+        if tok.kind == K.FRAC_LITERAL:
+            return self._frac_literal(tok.text, node.span, hint, negate=False)
         return self._int_literal(tok.text, node.span, hint, negate=False)
+
+    def _frac_literal(self, text: str, span: Span, hint: Type | None, negate: bool) -> Value:
+        lit = Lit(-parse_frac_literal(text) if negate else parse_frac_literal(text), span)
+        return self.materialize(lit, hint) if isinstance(hint, IntType) else lit
 
     def _int_literal(self, text: str, span: Span, hint: Type | None, negate: bool) -> Value:
         try:
@@ -228,6 +242,8 @@ class ExprMixin(BuilderBase):
             tok = inner.first_token()
             if tok is not None and tok.kind == K.INT_LITERAL:
                 return self._int_literal(tok.text, node.span, hint, negate=True)
+            if tok is not None and tok.kind == K.FRAC_LITERAL:
+                return self._frac_literal(tok.text, node.span, hint, negate=True)
         op = "-" if op_tok.kind == K.MINUS else "!"
         # `-` folds into a literal before the range check (LANGUAGE.md), so its operand is built
         # without the hint: `-(-128)` is the literal 128 whatever the context.
@@ -239,6 +255,8 @@ class ExprMixin(BuilderBase):
     def _unary(self, op: str, value: Val, span: Span) -> Val:
         if value.poisoned:
             return POISON
+        if op == "-" and isinstance(value.type, FixedType):
+            return fixed.negate(self, value, span)
         try:
             result = typeck.unary_result(op, value.live_type)
         except TypeRuleError as e:
@@ -283,6 +301,8 @@ class ExprMixin(BuilderBase):
     def _binary(self, op: str, a: Val, b: Val, span: Span) -> Val:
         if a.poisoned or b.poisoned:
             return POISON
+        if isinstance(a.type, FixedType) or isinstance(b.type, FixedType):
+            return fixed.binary(self, op, a, b, span)
         try:
             result = typeck.binary_result(op, a.live_type, b.live_type)
         except TypeRuleError as e:
@@ -315,10 +335,15 @@ class ExprMixin(BuilderBase):
         if not parts or not tys:
             return POISON
         target = self.resolve_type(tys[0])
+        exact = fixed.literal_value(parts[0])
+        if isinstance(target, FixedType) or (exact is not None and exact.denominator != 1):
+            return fixed.cast_expr(self, parts[0], target, node.span)
         value = self.settle(self.expr(parts[0], None),
                             target if isinstance(target, IntType) else None)  # fmt: skip
         if value.poisoned or target is None:
             return POISON
+        if isinstance(value.type, FixedType):
+            return fixed.cast_expr(self, parts[0], target, node.span)
         try:
             typeck.cast_result(value.live_type, target)
         except TypeRuleError as e:
@@ -342,6 +367,8 @@ class ExprMixin(BuilderBase):
         args = t.exprs(arg_list)
         if name in self.fns and callee.kind == K.NAME_REF and self.lookup(name) is None:
             return self.call_user(self.fns[name], args, node)
+        if name in fixed.BUILTINS and name not in self.fns:
+            return fixed.call(self, name, callee, args, node.span)
         if name in typeck.BUILTINS:
             n = typeck.BUILTINS[name].arity or 0
             if len(args) != n:

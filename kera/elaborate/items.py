@@ -79,6 +79,10 @@ class ItemsMixin(BuilderBase):
             return None
         if node.kind == K.NAME_TYPE:
             return self._named_type(node)
+        if node.kind == K.FIXED_TYPE:
+            from kera.elaborate import fixed
+
+            return fixed.resolve(self, node)
         if node.kind == K.ARRAY_TYPE:
             elems = t.types(node)
             elem = self.resolve_type(elems[0]) if elems else None

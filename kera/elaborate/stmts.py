@@ -5,11 +5,12 @@ from __future__ import annotations
 from kera.check import typeck
 from kera.check.typeck import TypeRuleError
 from kera.diagnostics import Note, Span
+from kera.elaborate import fixed
 from kera.elaborate import tree as t
 from kera.elaborate.base import BuilderBase
 from kera.elaborate.items import FnItem
 from kera.elaborate.values import POISON, Binding, Lit, Val, Value
-from kera.ir.types import UNIT, ArrayType, IntType, TupleType, Type, uint
+from kera.ir.types import UNIT, ArrayType, FixedType, IntType, TupleType, Type, uint
 from kera.syntax import SyntaxKind as K
 from kera.syntax import SyntaxNode
 
@@ -173,6 +174,8 @@ class StmtMixin(BuilderBase):
             note = Note(f"expected `{target.type}` because of the assigned place", parts[0].span)
             new = self.expect(self.expr(parts[1], target.type), target.type, parts[1], note) \
                 if not target.poisoned else POISON  # fmt: skip
+        elif isinstance(target.type, FixedType):
+            new = fixed.refuse_compound(self, COMPOUND[op_tok.kind], target.type, node.span)
         else:
             built = self.binary(COMPOUND[op_tok.kind], target, parts[0], parts[1], node.span)
             new = built if isinstance(built, Val) else POISON

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from fractions import Fraction
 
 from kera.diagnostics import Span
 from kera.ir.types import IntType, Type
@@ -40,7 +41,7 @@ class Lit:
     type; ``value`` and ``span`` are its first literal's (or, with ``what``, the span of the
     construct ``what`` names) for the diagnostic that asks for a type."""
 
-    value: int
+    value: int | Fraction  # a Fraction for a fractional literal (fixed point, FIXED.md)
     span: Span
     build: Callable[[IntType], Val] | None = None
     what: str | None = None

@@ -1,4 +1,4 @@
-"""Kera's types: ``bool``, ``uN``/``iN`` (1..64 bits), arrays, tuples.
+"""Kera's types: ``bool``, ``uN``/``iN`` (1..64 bits), fixed point, arrays, tuples.
 
 Types are immutable, interned-by-value dataclasses. Two types are the same exactly when their
 canonical encodings (and so their SHA3-256 type hashes, domain ``keg/type/v1\\0``) are equal.
@@ -9,13 +9,20 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from fractions import Fraction
 
 MAX_WIDTH = 64
 
 TYPE_DOMAIN = b"keg/type/v1\x00"
 
 # One tag byte per constructor in the canonical encoding.
-_TAG_BOOL, _TAG_INT, _TAG_ARRAY, _TAG_TUPLE = 1, 2, 3, 4
+_TAG_BOOL, _TAG_INT, _TAG_ARRAY, _TAG_TUPLE, _TAG_FIXED = 1, 2, 3, 4, 5
+
+# Fixed-point modes (FIXED.md), in the order of their code in the type encoding.
+QUANT_MODES = ("trn", "trn_zero", "rnd", "rnd_zero", "rnd_min_inf", "rnd_inf", "rnd_conv")
+OVERFLOW_MODES = ("wrap", "sat", "sat_zero", "sat_sym")
+# `I` lies in -_INT_BITS_BIAS..=255 - _INT_BITS_BIAS in the encoding (one byte).
+_INT_BITS_BIAS = 128
 
 
 class Type:
@@ -101,6 +108,68 @@ class IntType(Type):
 
 
 @dataclass(frozen=True, slots=True)
+class FixedType(IntType):
+    """``fx<W, I, Q, O>`` / ``ufx<...>``: ``width`` raw bits read as ``raw / 2**frac``.
+
+    A fixed-point type *is* an integer type for the graph (its raw bits, ``width`` and
+    ``signed``), so every op, pass and backend handles it unchanged; the extra fields only
+    change the type's identity (encoding, hash, fingerprint) and how values are read and shown.
+    """
+
+    int_bits: int = 0
+    quant: str = "trn"
+    overflow: str = "wrap"
+
+    def __post_init__(self) -> None:
+        IntType.__post_init__(self)
+        if not -_INT_BITS_BIAS <= self.int_bits <= 255 - _INT_BITS_BIAS:
+            raise ValueError(f"fixed-point I must be in -128..=127, not {self.int_bits}")
+        if self.quant not in QUANT_MODES:
+            raise ValueError(f"unknown quantisation mode `{self.quant}`")
+        if self.overflow not in OVERFLOW_MODES:
+            raise ValueError(f"unknown overflow mode `{self.overflow}`")
+
+    @property
+    def frac(self) -> int:
+        """``F = W - I``: bits below the binary point (negative when I > W)."""
+        return self.width - self.int_bits
+
+    def encode(self) -> bytes:
+        return bytes([
+            _TAG_FIXED, self.width, int(self.signed), self.int_bits + _INT_BITS_BIAS,
+            QUANT_MODES.index(self.quant), OVERFLOW_MODES.index(self.overflow),
+        ])  # fmt: skip
+
+    def layout(self) -> FixedType:
+        """Return the same layout with the default modes (the type of arithmetic results)."""
+        return FixedType(self.width, self.signed, self.int_bits)
+
+    def raw_of(self, value: Fraction) -> int | None:
+        """Return the raw bits of an exactly representable ``value``, else None."""
+        scaled = value * Fraction(2) ** self.frac
+        if scaled.denominator != 1 or not self.contains(scaled.numerator):
+            return None
+        return scaled.numerator
+
+    def value_of(self, raw: int) -> Fraction:
+        """Return the exact value of the raw bits ``raw`` (already in ``min..=max``)."""
+        return Fraction(raw) / Fraction(2) ** self.frac
+
+    @property
+    def ulp(self) -> Fraction:
+        """The value of one raw step, ``2**-F``."""
+        return Fraction(1) / Fraction(2) ** self.frac
+
+    def __str__(self) -> str:
+        args = [str(self.width), str(self.int_bits)]
+        if (self.quant, self.overflow) != ("trn", "wrap"):
+            args.append(self.quant)
+        if self.overflow != "wrap":
+            args.append(self.overflow)
+        return f"{'fx' if self.signed else 'ufx'}<{', '.join(args)}>"
+
+
+@dataclass(frozen=True, slots=True)
 class ArrayType(Type):
     """``[elem; length]`` with length >= 1."""
 
@@ -170,6 +239,13 @@ def decode_type(data: bytes, pos: int = 0) -> tuple[Type, int]:
         if pos + 3 > len(data) or data[pos + 2] > 1:
             raise ValueError("bad integer type encoding")
         return IntType(data[pos + 1], bool(data[pos + 2])), pos + 3
+    if tag == _TAG_FIXED:
+        if (pos + 6 > len(data) or data[pos + 2] > 1 or data[pos + 4] >= len(QUANT_MODES)
+                or data[pos + 5] >= len(OVERFLOW_MODES)):  # fmt: skip
+            raise ValueError("bad fixed-point type encoding")
+        fixed = FixedType(data[pos + 1], bool(data[pos + 2]), data[pos + 3] - _INT_BITS_BIAS,
+                          QUANT_MODES[data[pos + 4]], OVERFLOW_MODES[data[pos + 5]])  # fmt: skip
+        return fixed, pos + 6
     if tag == _TAG_ARRAY:
         if pos + 5 > len(data):
             raise ValueError("truncated array type encoding")
@@ -191,6 +267,11 @@ def decode_type(data: bytes, pos: int = 0) -> tuple[Type, int]:
     raise ValueError(f"unknown type tag {tag}")
 
 
+def is_fixed(t: Type | None) -> bool:
+    """Return True for ``fx<...>``/``ufx<...>``."""
+    return isinstance(t, FixedType)
+
+
 def is_int(t: Type) -> bool:
     """Return True for ``uN``/``iN``."""
     return isinstance(t, IntType)
@@ -202,10 +283,14 @@ __all__ = [
     "UNIT",
     "ArrayType",
     "BoolType",
+    "FixedType",
+    "OVERFLOW_MODES",
+    "QUANT_MODES",
     "IntType",
     "TupleType",
     "Type",
     "decode_type",
+    "is_fixed",
     "is_int",
     "sint",
     "uint",

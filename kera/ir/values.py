@@ -13,21 +13,26 @@ broadcasts (constants are evaluated once, not B times). ``broadcast`` expands a 
 Values are never mutated in place; every operation returns fresh arrays or shares its inputs.
 
 JSON (INTERFACES.md): integers are JSON integers, arrays and tuples JSON lists, ``bool`` is
-``true``/``false`` (``0``/``1`` accepted on input).
+``true``/``false`` (``0``/``1`` accepted on input). A fixed-point value (FIXED.md) is held as
+its raw bits, like the integer it is for the graph; in JSON it is a number read exactly from
+its decimal text or a decimal string, and it is written as the shortest exact decimal string.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from kera.diagnostics import KeraError
-from kera.ir.types import ArrayType, BoolType, IntType, TupleType, Type
+from kera.ir.types import ArrayType, BoolType, FixedType, IntType, TupleType, Type
 
 Value = Any  # np.ndarray | list[Value] | tuple[Value, ...]; see the module docstring.
 
@@ -152,6 +157,8 @@ def edge_values(t: Type, neighbours: bool = False) -> list[int]:
     """
     if isinstance(t, BoolType):
         return [0, 1]
+    if isinstance(t, FixedType):
+        return _fixed_edges(t, neighbours)
     assert isinstance(t, IntType)
     core = [0, 1, -1, t.min, t.max, t.min + 1, t.max - 1, 2]
     powers = [t.wrap(1 << k) for k in range(t.width)]
@@ -159,6 +166,131 @@ def edge_values(t: Type, neighbours: bool = False) -> list[int]:
     near = [s * (1 << k) + d for k in range(t.width + 1) for s in (1, -1) for d in (-1, 1)]
     cands = core + powers + negated + (near if neighbours else [])
     return list(dict.fromkeys(v for v in cands if t.contains(v)))
+
+
+def _fixed_edges(t: FixedType, neighbours: bool) -> list[int]:
+    """The raw edge values of a fixed-point type: those of its raw integer, then the raw bits of
+    ±0.5 and ±1 (rounding ties and unity) and ±1 ulp around them, where ``t`` holds them."""
+    raw = IntType(t.width, t.signed)
+    units = [Fraction(s, d) for d in (2, 1) for s in (1, -1)]
+    scaled = [u * Fraction(2) ** t.frac for u in units]
+    ties = [int(v) + d for v in scaled if v.denominator == 1 for d in (0, -1, 1)]
+    cands = edge_values(raw, neighbours) + ties
+    return list(dict.fromkeys(v for v in cands if raw.contains(v)))
+
+
+# ----------------------------------------------------------------------------- fixed point
+
+_DECIMAL = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+
+
+class ExactNumber(float):
+    """A JSON number with a fraction or an exponent, keeping its decimal text (so a fixed-point
+    input is read exactly, never through binary64); it is still a ``float`` for the rest."""
+
+    text: str
+
+    def __new__(cls, text: str) -> ExactNumber:
+        number = super().__new__(cls, text)
+        number.text = text
+        return number
+
+
+def decimal_text(value: Fraction) -> str:
+    """Return the shortest exact decimal string of ``value``: "0.8125", "-1", "7"."""
+    if value.denominator == 1:
+        return str(value.numerator)
+    d = value.denominator
+    twos = (d & -d).bit_length() - 1
+    fives = 0
+    rest = d >> twos
+    while rest % 5 == 0:
+        rest //= 5
+        fives += 1
+    if rest != 1:
+        return str(value)  # not a finite decimal (never a fixed-point value)
+    places = max(twos, fives)
+    digits = str(abs(value.numerator) * 10**places // d).rjust(places + 1, "0")
+    text = f"{digits[:-places]}.{digits[-places:]}".rstrip("0")
+    return ("-" if value < 0 else "") + text
+
+
+def fixed_from_json(obj: object, t: FixedType, where: str) -> int:
+    """Return the raw bits of a JSON fixed-point value (exactly representable in ``t``)."""
+    if type(obj) is int:
+        value = Fraction(obj)
+    elif isinstance(obj, ExactNumber):
+        value = Fraction(obj.text)
+    elif isinstance(obj, str) and _DECIMAL.fullmatch(obj):
+        value = Fraction(obj)
+    else:
+        raise KeraError(f"{where}: expected a number or a decimal string of type {t}, "
+                        f"not {_show(obj)}")  # fmt: skip
+    raw = t.raw_of(value)
+    if raw is None:
+        scaled = value * Fraction(2) ** t.frac
+        lo = min(max(math.floor(scaled), t.min), t.max)
+        hi = max(min(math.ceil(scaled), t.max), t.min)
+        near = sorted({decimal_text(t.value_of(lo)), decimal_text(t.value_of(hi))}, key=Fraction)
+        raise KeraError(f"{where}: {decimal_text(value)} is not exactly representable in {t} "
+                        f"(nearest: {' and '.join(near)})")  # fmt: skip
+    return raw
+
+
+def port_formats(ports: Sequence[tuple[str, Type]]) -> list[str]:
+    """Describe every port holding fixed point: ``x: fx<16, 2> (raw i16, value = raw / 2^14)``.
+
+    Ports without fixed point are left out (an integer design's texts do not change).
+    """
+    lines = []
+    for name, t in ports:
+        leaves = list(dict.fromkeys(_fixed_leaves(t)))
+        if leaves:
+            raw = "; ".join(f"{leaf}: {_raw_note(leaf)}" for leaf in leaves) if (
+                len(leaves) > 1 or leaves[0] != t) else _raw_note(leaves[0])  # fmt: skip
+            lines.append(f"{name}: {t} ({raw})")
+    return lines
+
+
+def _fixed_leaves(t: Type) -> list[FixedType]:
+    if isinstance(t, FixedType):
+        return [t]
+    if isinstance(t, ArrayType):
+        return _fixed_leaves(t.elem)
+    if isinstance(t, TupleType):
+        return [leaf for e in t.elems for leaf in _fixed_leaves(e)]
+    return []
+
+
+def _raw_note(t: FixedType) -> str:
+    raw = f"raw {'i' if t.signed else 'u'}{t.width}"
+    if t.frac == 0:
+        return f"{raw}, value = raw"
+    return f"{raw}, value = raw {'/' if t.frac > 0 else '*'} 2^{abs(t.frac)}"
+
+
+def from_raw_json(obj: object, t: Type) -> object:
+    """Turn a JSON value whose fixed-point leaves are raw bits into the usual JSON form."""
+    if obj is None:
+        return None
+    if isinstance(t, FixedType):
+        return fixed_text(int(obj), t)  # type: ignore[call-overload]
+    if isinstance(t, ArrayType):
+        return [from_raw_json(v, t.elem) for v in obj]  # type: ignore[attr-defined]
+    if isinstance(t, TupleType):
+        return [from_raw_json(v, e) for v, e in zip(obj, t.elems, strict=True)]  # type: ignore[call-overload]
+    return obj
+
+
+def fixed_text(raw: int, t: FixedType) -> str:
+    """Return the JSON text value of raw bits ``raw`` of ``t`` (``decimal_text``, on ints)."""
+    frac = t.frac
+    if frac <= 0:
+        return str(raw << -frac)
+    digits = str(abs(raw) * 5**frac).rjust(frac + 1, "0")
+    whole, tail = digits[:-frac], digits[-frac:].rstrip("0")
+    sign = "-" if raw < 0 else ""
+    return f"{sign}{whole}.{tail}" if tail else f"{sign}{whole}"
 
 
 # ----------------------------------------------------------------------------- JSON values
@@ -176,6 +308,8 @@ def from_json(obj: object, t: Type, where: str) -> object:
         if type(obj) is int and obj in (0, 1):
             return bool(obj)
         raise KeraError(f"{where}: {_show(obj)} is not a bool (true, false, 0 or 1)")
+    if isinstance(t, FixedType):
+        return fixed_from_json(obj, t, where)
     if isinstance(t, IntType):
         if type(obj) is not int:
             raise KeraError(f"{where}: expected an integer of type {t}, not {_show(obj)}")
@@ -184,8 +318,9 @@ def from_json(obj: object, t: Type, where: str) -> object:
         return obj
     if isinstance(t, ArrayType):
         e = t.elem
-        if (isinstance(e, IntType) and type(obj) is list and len(obj) == t.length
-                and all(type(v) is int for v in obj) and e.min <= min(obj) and max(obj) <= e.max):
+        if (isinstance(e, IntType) and not isinstance(e, FixedType) and type(obj) is list
+                and len(obj) == t.length and all(type(v) is int for v in obj)
+                and e.min <= min(obj) and max(obj) <= e.max):
             return obj  # fast path: a flat list of in-range integers
         if not isinstance(obj, list) or len(obj) != t.length:
             raise KeraError(f"{where}: expected a list of {t.length} elements for {t}, "
@@ -234,30 +369,39 @@ def _row(value: Value, t: Type, i: int) -> object:
     return bool(leaf) if isinstance(t, BoolType) else int(leaf)
 
 
-def to_json(value: Value, t: Type, i: int) -> object:
-    """Return row ``i`` of a batch as a JSON-ready value (ints, lists, True/False)."""
+def to_json(value: Value, t: Type, i: int, raw: bool = False) -> object:
+    """Return row ``i`` of a batch as a JSON-ready value (ints, lists, True/False).
+
+    With ``raw``, fixed-point values are their raw bits (ints), as the RTL sees them.
+    """
     if isinstance(t, ArrayType):
-        return [to_json(v, t.elem, i) for v in value]
+        return [to_json(v, t.elem, i, raw) for v in value]
     if isinstance(t, TupleType):
-        return [to_json(v, e, i) for v, e in zip(value, t.elems, strict=True)]
+        return [to_json(v, e, i, raw) for v, e in zip(value, t.elems, strict=True)]
     leaf = value[i] if value.shape[0] > 1 else value[0]
+    if isinstance(t, FixedType) and not raw:
+        return fixed_text(int(leaf), t)
     return bool(leaf) if isinstance(t, BoolType) else int(leaf)
 
 
-def to_json_rows(value: Value, t: Type, rows: int | None = None) -> list[object]:
+def to_json_rows(value: Value, t: Type, rows: int | None = None,
+                 raw: bool = False) -> list[object]:  # fmt: skip
     """Return every row of a batch as JSON-ready values (faster than calling ``to_json``).
 
-    ``rows`` defaults to the value's batch size; pass it when every leaf broadcasts.
+    ``rows`` defaults to the value's batch size; pass it when every leaf broadcasts. With
+    ``raw``, fixed-point values are their raw bits (ints), as the RTL sees them.
     """
     rows = batch_size(value) if rows is None else rows
-    return _columns(broadcast(value, rows), t, rows)
+    return _columns(broadcast(value, rows), t, rows, raw)
 
 
-def _columns(value: Value, t: Type, rows: int) -> list[object]:
+def _columns(value: Value, t: Type, rows: int, raw: bool) -> list[object]:
     if isinstance(t, ArrayType | TupleType):
         elems = t.elems if isinstance(t, TupleType) else (t.elem,) * t.length
-        cols = [_columns(v, e, rows) for v, e in zip(value, elems, strict=True)]
+        cols = [_columns(v, e, rows, raw) for v, e in zip(value, elems, strict=True)]
         return [list(r) for r in zip(*cols, strict=True)] if cols else [[] for _ in range(rows)]
+    if isinstance(t, FixedType) and not raw:
+        return [fixed_text(v, t) for v in value.tolist()]
     return value.tolist()
 
 
@@ -344,7 +488,7 @@ def evaluate_jsonl(
 
 def _parse_line(line: str, where: str) -> dict:
     try:
-        obj = json.loads(line)
+        obj = json.loads(line, parse_float=ExactNumber)
     except (json.JSONDecodeError, RecursionError) as e:
         msg = getattr(e, "msg", "nesting too deep")
         raise KeraError(f"{where}: invalid JSON: {msg}") from None
@@ -363,6 +507,7 @@ def read_jsonl(
 
 
 __all__ = [
+    "ExactNumber",
     "JsonlBatch",
     "Value",
     "batch_size",
@@ -370,9 +515,14 @@ __all__ = [
     "bits",
     "broadcast",
     "conforms",
+    "decimal_text",
     "dtype_of",
     "edge_values",
     "evaluate_jsonl",
+    "fixed_from_json",
+    "fixed_text",
+    "from_raw_json",
+    "port_formats",
     "from_json",
     "full",
     "load_jsonl",

@@ -282,6 +282,13 @@ class _Module:
             out.append(f"{direction:<6} wire {r:<{width}}{name}")
         return out
 
+    def _formats(self) -> list[str]:
+        """The fixed-point format of each port that has one (FIXED.md), for the header."""
+        from kera.ir.values import port_formats
+
+        params, result = self.g.signature(self.s.region)
+        return port_formats([*params, ("out", result)])
+
     def text(self, board: str, version: str, source_name: str | None) -> str:
         """Return the whole file: header comment, module, trailing newline."""
         body = self.build()
@@ -299,6 +306,7 @@ class _Module:
             f"// ii:          {s.ii}",
             f"// schedule:    {s.method}, {s.latency} stage{'s' * (s.latency != 1)}",
             "// ports:       valid/ready handshake; arrays and tuples packed element 0 in the LSBs",
+            *(f"// format:      {line}" for line in self._formats()),
             "",
             f"module {s.region} (",
         ]

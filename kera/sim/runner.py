@@ -166,16 +166,20 @@ def simulate(
     if batch.rows == 0:
         return SimResult([], 0, None, [], True, simulator=simulator, backpressure=backpressure,
                          fingerprint=fingerprint, verilog_digest=digest)  # fmt: skip
+    # The testbench sees raw bits (fixed point as its integer); results come back as JSON values.
     expected = values.to_json_rows(
-        interp.evaluate(graph, region, batch.inputs, rows=batch.rows), result_type, batch.rows
+        interp.evaluate(graph, region, batch.inputs, rows=batch.rows), result_type, batch.rows,
+        raw=True,
     )
     rows = [_row(batch.inputs, params, i) for i in range(batch.rows)]
     trace = _trace_format(simulator, waves)
     build = _build(schedule, text, simulator, trace, _cache_root(build_dir))
     report = _run(schedule, build, simulator, rows, expected, backpressure, seed, waves)
     problems = list(report["mismatches"]) + list(report["timing_errors"])
+    outputs = [values.from_raw_json(o, result_type) for o in report["outputs"]]
+    expected = [values.from_raw_json(o, result_type) for o in expected]
     return SimResult(
-        outputs=report["outputs"], cycles=report["cycles"],
+        outputs=outputs, cycles=report["cycles"],
         latency_observed=report["latency_observed"], mismatches=problems,
         passed=bool(report["passed"]) and not problems, expected=expected,
         accepted=report["accepted"], delivered=report["delivered"],
@@ -214,7 +218,7 @@ def _json_lines(inputs: object, params: list) -> list[str]:
 
 
 def _row(batch: Mapping[str, values.Value], params: list, i: int) -> dict[str, object]:
-    return {name: values.to_json(batch[name], t, i) for name, t in params}
+    return {name: values.to_json(batch[name], t, i, raw=True) for name, t in params}
 
 
 # ----------------------------------------------------------------------------- tools

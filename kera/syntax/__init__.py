@@ -11,7 +11,7 @@ from functools import cached_property
 
 from kera.diagnostics import Diagnostic, Note, Severity, SourceFile, Span, render_all
 from kera.syntax.kinds import ASSIGN_OPS, KEYWORDS, RESERVED_WORDS, SyntaxKind
-from kera.syntax.lexer import Lexed, Token, lex, parse_int_literal
+from kera.syntax.lexer import Lexed, Token, lex, parse_frac_literal, parse_int_literal
 from kera.syntax.parser import MAX_NESTING, Event, Events, parse_events
 from kera.syntax.tree import (
     GreenNode,
@@ -49,6 +49,7 @@ __all__ = [
     "dump_tree",
     "lex",
     "parse",
+    "parse_frac_literal",
     "parse_int_literal",
     "render_all",
 ]

@@ -84,7 +84,8 @@ class SyntaxKind(IntEnum):
     SHLEQ = 63
     SHREQ = 64
     UNDERSCORE = 65  # `_` alone
-    EOF = 66  # never stored in the tree
+    FRAC_LITERAL = 66  # 1.25, 3e-2, 0x1.8p-3, 1_000.5 (fixed-point values, FIXED.md)
+    EOF = 67  # never stored in the tree
 
     # --- nodes --------------------------------------------------------------------------------
     SOURCE_FILE = 80
@@ -112,7 +113,7 @@ class SyntaxKind(IntEnum):
     WILDCARD_PAT = 98  # UNDERSCORE
     TUPLE_PAT = 99  # L_PAREN (pattern (COMMA pattern)* COMMA?)? R_PAREN
     # expressions
-    LITERAL = 100  # INT_LITERAL | TRUE_KW | FALSE_KW
+    LITERAL = 100  # INT_LITERAL | FRAC_LITERAL | TRUE_KW | FALSE_KW
     NAME_REF = 101  # IDENT
     PAREN_EXPR = 102  # L_PAREN expr R_PAREN
     TUPLE_EXPR = 103  # L_PAREN (expr COMMA)+ expr? R_PAREN, or `()`
@@ -132,6 +133,7 @@ class SyntaxKind(IntEnum):
     RANGE_EXPR = 117  # expr DOT2 expr
     RETURN_EXPR = 118  # RETURN_KW expr?
     ASSIGN_EXPR = 119  # expr (EQ | PLUSEQ | ... | SHREQ) expr
+    FIXED_TYPE = 120  # IDENT(fx | ufx) LT expr (COMMA expr)* GT    e.g. fx<16, 2, rnd, sat>
 
     def is_trivia(self) -> bool:
         """Return True for whitespace and comments."""

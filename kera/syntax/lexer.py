@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import re
 from contextlib import suppress
+from fractions import Fraction
 from itertools import accumulate
 from typing import NamedTuple
 
 from kera.diagnostics import Diagnostic, Span
 from kera.syntax.kinds import KEYWORDS, RESERVED_WORDS, SyntaxKind
 
-__all__ = ["Lexed", "Token", "lex", "parse_int_literal", "int_literal_error"]
+__all__ = ["Lexed", "Token", "lex", "parse_frac_literal", "parse_int_literal", "int_literal_error"]
 
 K = SyntaxKind
 
@@ -31,6 +32,7 @@ _MASTER_SOURCE = (
     r"[ \t\n\r\x0b\x0c]+"
     r"|{ident}"
     r"|[(){{}}\[\],;#]"
+    r"|{frac}"
     r"|[0-9]\w*"
     r"|//[^\n]*"
     r"|/\*(?:[^*/]++|/(?!\*)|\*(?!/))*+\*/"
@@ -38,8 +40,19 @@ _MASTER_SOURCE = (
     r"|<<=|>>=|\.\.|::|->|==|!=|<=|>=|&&|\|\||<<|>>|[-+*/%&|^]="
     r"|."
 )
-_MASTER = re.compile(_MASTER_SOURCE.format(ident=r"[^\W\d]\w*"), re.DOTALL)
-_MASTER_ASCII = re.compile(_MASTER_SOURCE.format(ident=r"[A-Za-z_]\w*"), re.DOTALL | re.ASCII)
+# Fractional literals: decimal `1.25`, `3e-2`, hexadecimal `0x1.8p-3`. Never right after a `.`
+# (so `t.0.1` stays two field accesses) and a `.` needs a digit after it (so `0..4` is a range).
+_FRAC_SOURCE = (
+    r"(?<!\.)(?:0x[0-9a-fA-F_]*(?:\.[0-9a-fA-F_]*)?[pP][+-]?[0-9][0-9_]*"
+    r"|[0-9][0-9_]*(?:\.[0-9][0-9_]*(?:[eE][+-]?[0-9][0-9_]*)?|[eE][+-]?[0-9][0-9_]*))"
+)
+_FRAC = re.compile(_FRAC_SOURCE, re.ASCII)
+_MASTER = re.compile(
+    _MASTER_SOURCE.format(ident=r"[^\W\d]\w*", frac=_FRAC_SOURCE), re.DOTALL
+)
+_MASTER_ASCII = re.compile(
+    _MASTER_SOURCE.format(ident=r"[A-Za-z_]\w*", frac=_FRAC_SOURCE), re.DOTALL | re.ASCII
+)
 
 _PUNCT: dict[str, SyntaxKind] = {
     "(": K.L_PAREN,
@@ -96,6 +109,7 @@ _FIXED["_"] = int(K.UNDERSCORE)
 
 _WS, _LINE, _BLOCK = int(K.WHITESPACE), int(K.LINE_COMMENT), int(K.BLOCK_COMMENT)
 _ERR, _IDENT, _INT = int(K.ERROR_TOKEN), int(K.IDENT), int(K.INT_LITERAL)
+_FRAC_KIND = int(K.FRAC_LITERAL)
 _WS_CHARS = frozenset(" \t\n\r\x0b\x0c")
 _DIGITS = frozenset("0123456789")
 _ESCAPED = re.compile("[\udc80-\udcff]")  # bytes that were not valid UTF-8
@@ -206,6 +220,20 @@ def parse_int_literal(text: str) -> tuple[int, tuple[bool, int] | None]:
     return value, (body[suffix_at] == "i", int(body[suffix_at + 1 :]))
 
 
+def parse_frac_literal(text: str) -> Fraction:
+    """Return the exact value of a fractional literal: ``parse_frac_literal("0x1.8p-3")`` is
+    ``Fraction(3, 16)``. Raise ``ValueError`` for text that is not one."""
+    if not _FRAC.fullmatch(text):
+        raise ValueError(f"not a fractional literal: {text!r}")
+    body = text.replace("_", "")
+    if body.startswith("0x"):
+        mant, _, exp = body[2:].lower().partition("p")
+        whole, _, frac = mant.partition(".")
+        digits = (whole + frac) or "0"
+        return Fraction(int(digits, 16)) * Fraction(2) ** (int(exp) - 4 * len(frac))
+    return Fraction(body)
+
+
 def _byte_len(text: str) -> int:
     return len(text) if text.isascii() else len(text.encode("utf-8", "surrogateescape"))
 
@@ -295,6 +323,9 @@ def _lex_ascii(data: bytes, text: str) -> Lexed | None:
             piece = texts[i]
             if piece in valid or piece.isdigit():
                 continue
+            if _FRAC.fullmatch(piece):
+                kinds[i] = _FRAC_KIND
+                continue
             problem = int_literal_error(piece)
             if problem is None:
                 valid.add(piece)
@@ -370,6 +401,8 @@ def _classify(
     if first in _WS_CHARS:
         return _WS, piece
     if first in _DIGITS:
+        if _FRAC.fullmatch(piece):
+            return _FRAC_KIND, piece
         if not piece.isdigit():
             problem = int_literal_error(piece)
             if problem is not None:

@@ -54,6 +54,7 @@ _SKIPPED_MAX = T.ERROR_TOKEN
 _NAMES: dict[int, str] = {int(kind): f"`{text}`" for text, kind in _PUNCT.items()}
 _NAMES.update({int(kind): f"`{text}`" for text, kind in KEYWORDS.items()})
 _NAMES.update({T.IDENT: "a name", T.INT_LITERAL: "an integer literal", T.EOF: "end of file"})
+_NAMES[T.FRAC_LITERAL] = "a fractional literal"
 _NAMES[T.UNDERSCORE] = "`_`"
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import pytest
 
 from kera.syntax import SyntaxKind as K
 from kera.syntax import lex, parse_int_literal
-from kera.syntax.lexer import _lex_general
+from kera.syntax.lexer import _lex_general, parse_frac_literal
 
 
 def kinds(src: str | bytes, trivia: bool = False) -> list[K]:
@@ -136,7 +138,7 @@ def test_parse_int_literal(text: str, value: int, suffix: tuple[bool, int] | Non
         ("7i128", "integer suffix width must be in 1..=64, not 128", 1, 5),
         ("0b102", "invalid digit `2` in binary literal", 4, 5),
         ("0o78", "invalid digit `8` in octal literal", 3, 4),
-        ("12e3", "invalid suffix `e3` for integer literal", 2, 4),
+        ("12e", "invalid suffix `e` for integer literal", 2, 3),
         ("1u", "invalid suffix `u` for integer literal", 1, 2),
         ("3f32", "invalid suffix `f32` for integer literal", 1, 4),
         ("0X10", "invalid suffix `X10` for integer literal", 1, 4),
@@ -238,3 +240,35 @@ def test_ascii_fast_path_matches_the_general_lexer(src: bytes) -> None:
 def test_empty_input() -> None:
     result = lex(b"")
     assert result.tokens == [] and result.starts == [0] and result.diagnostics == []
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("1.25", Fraction(5, 4)),
+        ("3e-2", Fraction(3, 100)),
+        ("12e3", Fraction(12000)),
+        ("1_000.5", Fraction(2001, 2)),
+        ("0x1.8p-3", Fraction(3, 16)),
+        ("0xAp1", Fraction(20)),
+        ("0x.8p0", Fraction(1, 2)),
+    ],
+)
+def test_fractional_literals_are_one_token_with_an_exact_value(text: str, value: Fraction) -> None:
+    lexed = lex(text.encode())
+    assert [(tok.kind, tok.text) for tok in lexed.tokens] == [(K.FRAC_LITERAL, text)]
+    assert not lexed.diagnostics
+    assert parse_frac_literal(text) == value
+
+
+@pytest.mark.parametrize(
+    "text, kinds",
+    [
+        ("t.0.1", ["IDENT", "DOT", "INT_LITERAL", "DOT", "INT_LITERAL"]),
+        ("0..4", ["INT_LITERAL", "DOT2", "INT_LITERAL"]),
+        ("0x1e5", ["INT_LITERAL"]),
+        ("1.x", ["INT_LITERAL", "DOT", "IDENT"]),
+    ],
+)
+def test_what_is_not_a_fractional_literal(text: str, kinds: list[str]) -> None:
+    assert [tok.kind.name for tok in lex(text.encode()).tokens] == kinds

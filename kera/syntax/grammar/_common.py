@@ -9,6 +9,7 @@ from kera.syntax.parser import _NAMES, Parser, T, token_set
 ITEM_FIRST = token_set(T.FN_KW, T.PUB_KW, T.CONST_KW, T.TYPE_KW, T.POUND)
 EXPR_FIRST = token_set(
     T.INT_LITERAL,
+    T.FRAC_LITERAL,
     T.TRUE_KW,
     T.FALSE_KW,
     T.IDENT,

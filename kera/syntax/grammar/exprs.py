@@ -36,12 +36,13 @@ for _kinds, _bp in (
 
 _POSTFIX = token_set(T.L_PAREN, T.L_BRACK, T.DOT)
 COND_FIRST = EXPR_FIRST & ~token_set(T.L_CURLY)  # `if {` has no condition
-_LITERALS = token_set(T.INT_LITERAL, T.TRUE_KW, T.FALSE_KW)
+_LITERALS = token_set(T.INT_LITERAL, T.FRAC_LITERAL, T.TRUE_KW, T.FALSE_KW)
 _NESTED_ATOMS = token_set(T.L_PAREN, T.L_BRACK, T.RETURN_KW)
 # The node a one-token expression becomes (0: not a leaf).
 _LEAF = [0] * (T.EOF + 1)
 _LEAF[T.IDENT] = LEAF + T.NAME_REF
-_LEAF[T.INT_LITERAL] = _LEAF[T.TRUE_KW] = _LEAF[T.FALSE_KW] = LEAF + T.LITERAL
+_LEAF[T.INT_LITERAL] = _LEAF[T.FRAC_LITERAL] = LEAF + T.LITERAL
+_LEAF[T.TRUE_KW] = _LEAF[T.FALSE_KW] = LEAF + T.LITERAL
 _COLON2, _AS_KW, _BIN_EXPR, _CAST_EXPR = T.COLON2, T.AS_KW, T.BIN_EXPR, T.CAST_EXPR
 
 
@@ -52,7 +53,15 @@ def expr(p: Parser) -> int | None:
 
 def _generic_arg(p: Parser) -> None:
     # Above comparisons and shifts, so the `>` that closes `::<...>` is never an operator.
+    if types.at_fixed_type(p):  # `from_bits::<fx<16, 2> >(u)`
+        types.type_(p)
+        return
     expr_bp(p, _ADDITIVE_BP)
+
+
+def generic_arg(p: Parser) -> None:
+    """Parse one parameter of ``name::<...>`` or ``fx<...>`` (a type where one starts)."""
+    _generic_arg(p)
 
 
 def expr_bp(p: Parser, min_bp: int) -> int | None:

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from kera.syntax.grammar import exprs
-from kera.syntax.grammar._common import PAT_FIRST, RECOVERY, TYPE_FIRST, list_items
+from kera.syntax.grammar._common import (
+    EXPR_FIRST,
+    PAT_FIRST,
+    RECOVERY,
+    TYPE_FIRST,
+    list_items,
+)
 from kera.syntax.parser import Parser, T, token_set
 
 __all__ = ["PAT_FIRST", "TYPE_FIRST", "pattern", "type_"]
@@ -12,11 +18,22 @@ _TYPE_RECOVERY = RECOVERY | token_set(T.EQ, T.GT)
 _PAT_RECOVERY = RECOVERY | token_set(T.EQ, T.COLON, T.IN_KW)
 
 
+FIXED_NAMES = ("fx", "ufx")  # keywords only in type position, and only before `<`
+
+
+def at_fixed_type(p: Parser) -> bool:
+    """Return True at ``fx<`` or ``ufx<``."""
+    return p.at(T.IDENT) and p.nth(1) == T.LT and p.token_text(p.pos) in FIXED_NAMES
+
+
 def type_(p: Parser) -> None:
-    """Parse a type: ``NAME_TYPE``, ``ARRAY_TYPE`` or ``TUPLE_TYPE``."""
+    """Parse a type: ``NAME_TYPE``, ``FIXED_TYPE``, ``ARRAY_TYPE`` or ``TUPLE_TYPE``."""
     kind = p.current()
     if kind == T.IDENT:
-        p.leaf(T.NAME_TYPE)
+        if at_fixed_type(p):
+            _fixed_type(p)
+        else:
+            p.leaf(T.NAME_TYPE)
         return
     if kind != T.L_BRACK and kind != T.L_PAREN:
         p.err_recover("a type", _TYPE_RECOVERY)
@@ -34,6 +51,18 @@ def type_(p: Parser) -> None:
             exprs.expr(p)
         p.expect(T.R_BRACK)
         p.complete(m, T.ARRAY_TYPE)
+    p.leave()
+
+
+def _fixed_type(p: Parser) -> None:
+    """Parse ``fx<W, I, Q, O>``: integers and mode names, like ``name::<...>`` parameters."""
+    if not p.enter():
+        return
+    m = p.start()
+    p.bump()  # `fx` / `ufx`
+    p.bump()  # `<`
+    list_items(p, T.GT, exprs.generic_arg, EXPR_FIRST, "a width, a position or a mode")
+    p.complete(m, T.FIXED_TYPE)
     p.leave()
 
 
