@@ -15,7 +15,7 @@ from kera.diagnostics import Diagnostic, Note, SourceFile, Span
 from kera.elaborate.exprs import ExprMixin
 from kera.elaborate.fold import ClosedEvaluator
 from kera.elaborate.items import ConstItem, FnItem, ItemsMixin
-from kera.elaborate.stmts import StmtMixin
+from kera.elaborate.stmts import LoopBudget, StmtMixin
 from kera.elaborate.values import POISON, Binding, Lit, Val, Value
 from kera.ir.graph import Graph, Region
 from kera.ir.types import UNIT, BoolType, IntType, Type
@@ -56,7 +56,7 @@ class Builder(ItemsMixin, StmtMixin, ExprMixin):
         self._alias_stack: list[str] = []
         self.scopes: list[dict[str, Binding]] = [{}]
         self.call_stack: list[str] = []
-        self.unrolled = 0
+        self.loops = LoopBudget()
         self._depth = 0
         self._folder = ClosedEvaluator(self.graph)
 
