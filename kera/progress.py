@@ -59,13 +59,16 @@ _NULL = Task()
 
 
 class _Reporter:
-    """The display of one ``reporting`` block, started when its first task begins."""
+    """The display of one ``reporting`` block: live only while a task is running, so what the
+    program prints between tasks reaches the stream untouched."""
 
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
         self.progress: Progress | None = None
+        self.tasks = 0
 
-    def start(self) -> Progress:
+    def begin(self) -> Progress:
+        """Return the display (started if it was not) for one more task."""
         if self.progress is None:
             from rich.console import Console
             from rich.progress import (
@@ -80,14 +83,24 @@ class _Reporter:
                 TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                 _rate_column(), TimeElapsedColumn(),
                 console=Console(file=self.stream), transient=True, redirect_stdout=False,
-                refresh_per_second=8,
+                redirect_stderr=False, refresh_per_second=8,
             )  # fmt: skip
             self.progress.start()
+        self.tasks += 1
         return self.progress
 
+    def end(self) -> None:
+        """One task is over; stop the display after the last one."""
+        self.tasks -= 1
+        if self.tasks <= 0:
+            self.stop()
+
     def stop(self) -> None:
+        """Stop the display (it erases itself) and its refresh thread."""
         if self.progress is not None:
             self.progress.stop()
+            self.progress = None
+        self.tasks = 0
 
 
 def _rate_column() -> object:
@@ -136,6 +149,15 @@ def reporting(enabled: bool = True, stream: TextIO | None = None) -> Iterator[bo
         reporter.stop()
 
 
+def say(message: str) -> None:
+    """Print one line for a person on stderr (above the bars while a display is live)."""
+    reporter = _ACTIVE.get()
+    if reporter is not None and reporter.progress is not None:
+        reporter.progress.console.print(message, markup=False, highlight=False, soft_wrap=True)
+    else:
+        print(message, file=sys.stderr)
+
+
 @contextlib.contextmanager
 def task(description: str, total: int | None = None, unit: str = "",
          show: bool = True) -> Iterator[Task]:  # fmt: skip
@@ -148,7 +170,7 @@ def task(description: str, total: int | None = None, unit: str = "",
     if reporter is None or not show:
         yield _NULL
         return
-    progress = reporter.start()
+    progress = reporter.begin()
     task_id = progress.add_task(description, total=total, unit=unit)
     handle = Task(progress, task_id)
     try:
@@ -156,6 +178,7 @@ def task(description: str, total: int | None = None, unit: str = "",
     finally:
         handle.flush()
         progress.remove_task(task_id)
+        reporter.end()
 
 
-__all__ = ["REFRESH_S", "Task", "is_terminal", "reporting", "task"]
+__all__ = ["REFRESH_S", "Task", "is_terminal", "reporting", "say", "task"]
