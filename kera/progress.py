@@ -4,7 +4,9 @@ Library code announces work with ``task(description, total)`` and advances the t
 nothing is shown unless a front end turned reporting on with ``reporting()`` (the command line
 does, unless ``--quiet``), and never when the stream is not a terminal, so pipes, logs, test
 runs and library users see no bars. Bars are transient: each vanishes when its work is done,
-and the display stops (its refresh thread with it) when ``reporting`` ends, Ctrl-C included.
+and the display (its refresh thread with it) runs only while some task does, so lines printed
+between tasks are untouched; ``say`` prints a line above a running bar. Ctrl-C ends a task's
+block like any exception: the bar is erased and the cursor restored.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
-    from rich.progress import Progress, TaskID
+    from rich.progress import Progress, ProgressColumn, TaskID
+    from rich.progress import Task as RichTask
+    from rich.text import Text
 
 REFRESH_S = 0.1  # at most this often a task pushes its count to the display
 
@@ -103,13 +107,13 @@ class _Reporter:
         self.tasks = 0
 
 
-def _rate_column() -> object:
+def _rate_column() -> ProgressColumn:
     """Return a column showing a task's rate in units per second."""
     from rich.progress import ProgressColumn
     from rich.text import Text
 
     class Rate(ProgressColumn):
-        def render(self, task) -> Text:  # type: ignore[no-untyped-def]
+        def render(self, task: RichTask) -> Text:
             speed = task.finished_speed or task.speed
             unit = task.fields.get("unit", "")
             return Text(f"{speed:,.0f} {unit}/s".replace(" /s", "/s") if speed else "")
