@@ -12,8 +12,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from operator import itemgetter
-from typing import TYPE_CHECKING
 
 from kera.diagnostics import KeraError, Span
 from kera.ir.ops import OPS
@@ -39,7 +37,6 @@ _NO_ATTRS_ENCODED = bytes(4)  # u32 attribute count 0
 _COUNTS = tuple(n.to_bytes(4, "big") for n in range(8))  # u32 input counts, preassembled
 _NO_ATTRS: dict[str, AttrValue] = {}  # shared, read-only: type rules never mutate attrs
 _UNKNOWN = object()
-_new_tuple = tuple.__new__
 _MAX_VERDICTS = 1 << 16
 # (opcode, result type, input types, attributes) -> the type rule's message (None: it holds).
 _verdicts: dict[tuple[str, Type, tuple[Type, ...], Attrs], str | None] = {}
@@ -92,51 +89,30 @@ def node_id(op: str, t: Type, inputs: tuple[bytes, ...], attrs: Attrs) -> bytes:
     return _sha3(b"".join((prefix, th, count, *inputs, tail))).digest()
 
 
-class Node(tuple):
+@dataclass(slots=True, eq=False)
+class Node:
     """One operation: opcode, output type, input ids, sorted attributes, and its own id.
 
-    A tuple underneath (compact, and built without per-field ``__setattr__``); two nodes are
-    equal exactly when their ids are.
+    Never mutate one: nodes are shared between graphs, and the id is the hash of the rest.
+    (Not a frozen dataclass only because a frozen ``__init__`` costs several times as much,
+    and ``Graph.add`` makes one per new node; the validator catches a tampered node.)
     """
 
-    __slots__ = ()
-
-    def __new__(cls, op: str, type: Type, inputs: tuple[bytes, ...], attrs: Attrs,
-                id: bytes) -> Node:  # fmt: skip
-        return _new_tuple(cls, (op, type, inputs, attrs, id))
-
-    if TYPE_CHECKING:
-        op: str
-        type: Type
-        inputs: tuple[bytes, ...]
-        attrs: Attrs
-        id: bytes
-    else:  # C-level field access, as fast as a slot
-        op = property(itemgetter(0), doc="The opcode.")
-        type = property(itemgetter(1), doc="The output type.")
-        inputs = property(itemgetter(2), doc="The input ids, in order.")
-        attrs = property(itemgetter(3), doc="The attributes, sorted by key.")
-        id = property(itemgetter(4), doc="SHA3-256 of the node's canonical encoding.")
+    op: str
+    type: Type
+    inputs: tuple[bytes, ...]
+    attrs: Attrs
+    id: bytes
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Node) and other[4] == self[4]
-
-    def __ne__(self, other: object) -> bool:
-        return not self == other
+        return isinstance(other, Node) and other.id == self.id
 
     def __hash__(self) -> int:
-        return hash(self[4])
-
-    def __getnewargs__(self) -> tuple:  # pickling: rebuild through ``__new__``
-        return tuple(self)
-
-    def __repr__(self) -> str:
-        return (f"Node(op={self.op!r}, type={self.type!r}, inputs={self.inputs!r}, "
-                f"attrs={self.attrs!r}, id={self.id!r})")  # fmt: skip
+        return hash(self.id)
 
     def attr(self, key: str) -> AttrValue:
         """Return the value of attribute ``key``; raise ``KeyError`` when absent."""
-        for k, v in self[3]:
+        for k, v in self.attrs:
             if k == key:
                 return v
         raise KeyError(key)
@@ -144,7 +120,7 @@ class Node(tuple):
     @property
     def attr_dict(self) -> dict[str, AttrValue]:
         """The attributes as a dict."""
-        return dict(self[3])
+        return dict(self.attrs)
 
     def short(self) -> str:
         """Return a short label such as ``add#1a2b3c4d5e6f`` for messages."""
@@ -241,7 +217,7 @@ class Graph:
         nodes = self.nodes
         if nid not in nodes:  # a hit has the content, so the checks, of a node already added
             self._check(op, type, inputs, items)
-            nodes[nid] = _new_tuple(Node, (op, type, inputs, items, nid))
+            nodes[nid] = Node(op, type, inputs, items, nid)
         if span is not None and nid not in self.spans:
             self.spans[nid] = span
         return nid
