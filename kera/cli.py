@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable
 
 import kera
+from kera import progress
 from kera.diagnostics import ExitCode, KeraError
 
 INPUTS_HELP = ("JSONL file of inputs: one JSON object per line, parameter name -> value "
@@ -16,7 +17,7 @@ INPUTS_HELP = ("JSONL file of inputs: one JSON object per line, parameter name -
 
 
 def _err(message: str) -> None:
-    print(message, file=sys.stderr)
+    progress.say(message)
 
 
 # --- commands ---------------------------------------------------------------------------------
@@ -185,6 +186,7 @@ def _parser(characterize: bool = False) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="kera-hls", description="The Kera HLS compiler.")
     p.add_argument("--version", action="version", version=f"kera-hls {kera.__version__}")
     p.add_argument("--debug", action="store_true", help="show Python tracebacks")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars on stderr")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     def command(name: str, fn: Callable, help_: str, **kw: object) -> argparse.ArgumentParser:
@@ -192,6 +194,8 @@ def _parser(characterize: bool = False) -> argparse.ArgumentParser:
         sp.set_defaults(fn=fn)
         sp.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                         help="show Python tracebacks")  # fmt: skip
+        sp.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+                        help="no progress bars on stderr")  # fmt: skip
         return sp
 
     sp = command("check", cmd_check, "parse and type-check; print every diagnostic")
@@ -296,12 +300,18 @@ def _parser(characterize: bool = False) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit code (INTERFACES.md)."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    args = _parser(characterize="characterize" in argv).parse_args(argv)
-    if args.command == "characterize":  # its own parser reads its options again
-        args.argv = [a for a in argv[argv.index("characterize") + 1 :] if a != "--debug"]
     try:
-        return int(args.fn(args))
+        argv = list(sys.argv[1:] if argv is None else argv)
+        args = _parser(characterize="characterize" in argv).parse_args(argv)
+    except KeyboardInterrupt:
+        _err("kera-hls: interrupted")
+        return 130
+    if args.command == "characterize":  # its own parser reads its options again
+        args.argv = [a for a in argv[argv.index("characterize") + 1 :]
+                     if a not in ("--debug", "-q", "--quiet")]  # fmt: skip
+    try:
+        with progress.reporting(enabled=not args.quiet):
+            return int(args.fn(args))
     except KeraError as e:
         if args.debug:
             raise

@@ -37,7 +37,9 @@ class BuilderBase:
         self._alias_stack: list[str] = []
         self.scopes: list[dict[str, Binding]] = [{}]
         self.call_stack: list[str] = []
-        self.unrolled = 0
+        from kera.elaborate.stmts import LoopBudget  # stmts builds on this module
+
+        self.loops = LoopBudget()
         self._depth = 0
         self._folder = ClosedEvaluator(self.graph)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kera import progress
 from kera.check import typeck
 from kera.check.typeck import TypeRuleError
 from kera.diagnostics import Note, Span
@@ -12,15 +13,72 @@ from kera.elaborate.items import FnItem
 from kera.elaborate.values import POISON, Binding, Lit, Val, Value
 from kera.ir.types import UNIT, ArrayType, FixedType, IntType, TupleType, Type, uint
 from kera.syntax import SyntaxKind as K
-from kera.syntax import SyntaxNode
+from kera.syntax import SyntaxNode, parse_int_literal
 
 BLOCK_LIKE = frozenset({K.IF_EXPR, K.FOR_EXPR, K.BLOCK_EXPR})
 MAX_UNROLL = 1 << 20  # loop iterations in one program, all loops together
 Step = Val | int  # a step into a place: an index value (array element) or a field number
+MAX_UNROLL_WORK = 1 << 21  # estimated operations (body expressions x iterations), all loops
+PROGRESS_WORK = 1 << 16  # a loop estimated at this many operations or more shows a bar
 COMPOUND = {
     K.PLUSEQ: "+", K.MINUSEQ: "-", K.STAREQ: "*", K.SLASHEQ: "/", K.PERCENTEQ: "%",
     K.AMPEQ: "&", K.PIPEEQ: "|", K.CARETEQ: "^", K.SHLEQ: "<<", K.SHREQ: ">>",
 }  # fmt: skip
+
+
+class LoopBudget:
+    """What the loops of one program may unroll to, estimated before each loop's work starts.
+
+    A loop's estimate is its trip count times its body's weight: the body's expressions, where
+    a nested loop with literal bounds counts its own trips times its body's weight. Those
+    nested loops are then *covered* (already counted) while the loop that counted them unrolls;
+    other loops (bounds from constants, loops in inlined functions) are counted when reached.
+    """
+
+    def __init__(self) -> None:
+        self.iterations = 0
+        self.work = 0
+        self.covered = 0  # how many loops are being unrolled (their nests are counted)
+        self._weights: dict[int, tuple[int, int]] = {}  # id(green body) -> (iterations, work)
+
+    def weight(self, node: SyntaxNode) -> tuple[int, int]:
+        """Return (loop iterations, operations) that one copy of ``node`` unrolls to."""
+        key = id(node.green)
+        known = self._weights.get(key)
+        if known is not None:
+            return known
+        iterations = work = 0
+        for child in node.child_nodes():
+            if child.kind == K.FOR_EXPR:
+                trips, body = literal_trips(child), child.first_child(K.BLOCK)
+                if trips is not None and body is not None:
+                    inner_iterations, inner_work = self.weight(body)
+                    iterations += trips * (1 + inner_iterations)
+                    work += trips * inner_work
+                work += 1
+            else:
+                inner_iterations, inner_work = self.weight(child)
+                iterations += inner_iterations
+                work += inner_work + (child.kind in t.EXPR_KINDS)
+        self._weights[key] = (iterations, work)
+        return iterations, work
+
+
+def literal_trips(loop: SyntaxNode) -> int | None:
+    """Return the trip count of `for _ in A..B` with integer-literal bounds, else None."""
+    rng = loop.first_child(K.RANGE_EXPR)
+    bounds = t.exprs(rng) if rng is not None else []
+    if len(bounds) != 2 or any(b.kind != K.LITERAL for b in bounds):
+        return None
+    values = []
+    for b in bounds:
+        tok = b.first_token(K.INT_LITERAL)
+        try:
+            values.append(parse_int_literal(tok.text)[0] if tok is not None else None)
+        except ValueError:
+            return None
+    lo, hi = values
+    return None if lo is None or hi is None else max(0, hi - lo)
 
 
 class StmtMixin(BuilderBase):
@@ -289,10 +347,44 @@ class StmtMixin(BuilderBase):
         lo, hi = (self.closed(v, ty, b, "loop bound") for v, b in zip(raw, bounds, strict=True))
         if lo is None or hi is None:
             return
-        self.unrolled += max(0, hi - lo)
-        if self.unrolled > MAX_UNROLL:
-            self.error(f"loops unroll to more than {MAX_UNROLL} iterations in total", rng.span)
+        name = f"for {pat.text().strip() if pat is not None else '_'} in {lo}..{hi}"
+        if not self._within_budget(node, name, hi - lo, body, rng.span):
             return
+        outermost = self.loops.covered == 0
+        show = outermost and max(0, hi - lo) * self.loops.weight(body)[1] >= PROGRESS_WORK
+        self.loops.covered += 1  # the nests inside are in an estimate already
+        try:
+            with progress.task(f"unrolling `{name}`", total=hi - lo, unit="iterations",
+                               show=show) as bar:  # fmt: skip
+                self._unroll(pat, ty, body, lo, hi, bar)
+        finally:
+            self.loops.covered -= 1
+
+    def _within_budget(self, node: SyntaxNode, name: str, trips: int, body: SyntaxNode,
+                       span: Span) -> bool:  # fmt: skip
+        """Count a loop's estimate against the program's budget; report a loop over it."""
+        budget = self.loops
+        trips = max(0, trips)
+        if budget.covered and literal_trips(node) is not None:
+            return True  # counted by the loop that holds it
+        inner_iterations, inner_work = budget.weight(body)
+        iterations, work = trips * (1 + inner_iterations), trips * inner_work
+        if budget.iterations + iterations > MAX_UNROLL:
+            self.error(f"loop `{name}`: loops unroll to more than {MAX_UNROLL} iterations in "
+                       "total", span)  # fmt: skip
+            return False
+        if budget.work + work > MAX_UNROLL_WORK:
+            self.error(f"loop `{name}` unrolls to about {work:,} operations ({trips:,} "
+                       f"iterations of {inner_work:,}); a program may unroll to at most "
+                       f"{MAX_UNROLL_WORK:,}, all loops together", span)  # fmt: skip
+            return False
+        budget.iterations += iterations
+        budget.work += work
+        return True
+
+    def _unroll(self, pat: SyntaxNode | None, ty: IntType, body: SyntaxNode, lo: int, hi: int,
+                bar: progress.Task) -> None:  # fmt: skip
+        """Build ``body`` once per iteration value ``lo..hi`` (the variable bound to each)."""
         for i in range(lo, hi):
             self.scopes.append({})
             try:
@@ -303,6 +395,7 @@ class StmtMixin(BuilderBase):
                     self.error("a `for` body must not end in a value", body.span)
             finally:
                 self.scopes.pop()
+            bar.advance()
 
     def closed(self, value: Value, ty: IntType, node: SyntaxNode, what: str) -> int | None:
         """Return the compile-time integer value of an already-built value of type ``ty``."""
@@ -328,10 +421,11 @@ class StmtMixin(BuilderBase):
         body = fn.node.first_child(K.BLOCK)
         if body is None:
             return POISON
-        saved = self.scopes
+        saved, covered = self.scopes, self.loops.covered
         self.scopes = [{name: Binding(name, arg, False, pspan)
                         for (name, _, pspan), arg in zip(fn.params, args, strict=True)}]
         self.call_stack.append(fn.name)
+        self.loops.covered = 0  # the estimates of loops around a call left its body out
         try:
             value = self.block(body, fn.ret, fn_body=True)
             tail = self._tail_node(body)
@@ -340,7 +434,7 @@ class StmtMixin(BuilderBase):
             return self.expect(value, fn.ret, tail or body, note)
         finally:
             self.call_stack.pop()
-            self.scopes = saved
+            self.scopes, self.loops.covered = saved, covered
 
     @staticmethod
     def _tail_node(body: SyntaxNode) -> SyntaxNode | None:

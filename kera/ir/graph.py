@@ -27,12 +27,19 @@ Attrs = tuple[tuple[str, AttrValue], ...]
 
 _ATTR_INT, _ATTR_STR = 1, 2
 _INT_ATTR_MIN, _INT_ATTR_MAX = -(1 << 127), (1 << 127) - 1
+_INT_TAG = bytes([_ATTR_INT])
 
 _type_hashes: dict[Type, bytes] = {}
 _op_prefixes: dict[str, bytes] = {}
+_attr_keys: dict[str, bytes] = {}  # attribute key -> its length-prefixed encoding
 _sha3 = hashlib.sha3_256
 _NO_ATTRS_ENCODED = bytes(4)  # u32 attribute count 0
+_COUNTS = tuple(n.to_bytes(4, "big") for n in range(8))  # u32 input counts, preassembled
 _NO_ATTRS: dict[str, AttrValue] = {}  # shared, read-only: type rules never mutate attrs
+_UNKNOWN = object()
+_MAX_VERDICTS = 1 << 16
+# (opcode, result type, input types, attributes) -> the type rule's message (None: it holds).
+_verdicts: dict[tuple[str, Type, tuple[Type, ...], Attrs], str | None] = {}
 
 
 def _u32(n: int) -> bytes:
@@ -57,11 +64,14 @@ def encode_attrs(attrs: Attrs) -> bytes:
     """Return the canonical encoding of sorted attributes (count, then key, tag, payload)."""
     out = [_u32(len(attrs))]
     for key, value in attrs:
-        out.append(_lp(key))
+        k = _attr_keys.get(key)
+        if k is None:
+            k = _attr_keys[key] = _lp(key)
+        out.append(k)
         if isinstance(value, str):
             out.append(bytes([_ATTR_STR]) + _lp(value))
         else:
-            out.append(bytes([_ATTR_INT]) + value.to_bytes(16, "big", signed=True))
+            out.append(_INT_TAG + value.to_bytes(16, "big", signed=True))
     return b"".join(out)
 
 
@@ -73,13 +83,20 @@ def node_id(op: str, t: Type, inputs: tuple[bytes, ...], attrs: Attrs) -> bytes:
     th = _type_hashes.get(t)
     if th is None:
         th = _type_hashes[t] = t.type_hash()
+    n = len(inputs)
+    count = _COUNTS[n] if n < 8 else n.to_bytes(4, "big")
     tail = encode_attrs(attrs) if attrs else _NO_ATTRS_ENCODED
-    return _sha3(b"".join((prefix, th, len(inputs).to_bytes(4, "big"), *inputs, tail))).digest()
+    return _sha3(b"".join((prefix, th, count, *inputs, tail))).digest()
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(slots=True, eq=False)
 class Node:
-    """One operation: opcode, output type, input ids, sorted attributes, and its own id."""
+    """One operation: opcode, output type, input ids, sorted attributes, and its own id.
+
+    Never mutate one: nodes are shared between graphs, and the id is the hash of the rest.
+    (Not a frozen dataclass only because a frozen ``__init__`` costs several times as much,
+    and ``Graph.add`` makes one per new node; the validator catches a tampered node.)
+    """
 
     op: str
     type: Type
@@ -126,15 +143,22 @@ class Region:
 
 def canonical_attrs(op: str, attrs: Mapping[str, AttrValue] | None) -> Attrs:
     """Return attributes sorted by key, checked against the opcode's schema."""
-    items = tuple(sorted(attrs.items())) if attrs else ()
+    if not attrs:
+        items: Attrs = ()
+    elif len(attrs) == 1:
+        items = tuple(attrs.items())
+    else:
+        items = tuple(sorted(attrs.items()))
     want = OPS[op].attrs
-    if tuple(k for k, _ in items) != want:
+    if len(items) != len(want) or any(k != w for (k, _), w in zip(items, want, strict=True)):
         got = ", ".join(k for k, _ in items) or "none"
         raise ValueError(f"`{op}` takes attributes ({', '.join(want)}), not ({got})")
     for key, value in items:
-        if isinstance(value, bool) or not isinstance(value, int | str):
+        if value.__class__ is str:
+            continue
+        if value.__class__ is not int and (isinstance(value, bool) or not isinstance(value, int)):
             raise ValueError(f"`{op}` attribute `{key}` must be an int or str, not {value!r}")
-        if isinstance(value, int) and not _INT_ATTR_MIN <= value <= _INT_ATTR_MAX:
+        if not _INT_ATTR_MIN <= value <= _INT_ATTR_MAX:
             raise ValueError(f"`{op}` attribute `{key}` does not fit 128 bits: {value}")
     return items
 
@@ -180,30 +204,46 @@ class Graph:
             raise ValueError(f"unknown opcode `{op}`")
         if not isinstance(type, Type):
             raise ValueError(f"`{op}`: result type must be a Type, not {type!r}")
-        inputs = tuple(inputs)
+        if inputs.__class__ is not tuple:
+            inputs = tuple(inputs)
         if opdef.arity is not None and len(inputs) != opdef.arity:
             raise ValueError(f"`{op}` takes {opdef.arity} operands, not {len(inputs)}")
-        nodes = self.nodes
+        items = canonical_attrs(op, attrs) if attrs or opdef.attrs else ()
         try:
-            in_types = [nodes[i].type for i in inputs]
-        except (KeyError, TypeError):
-            bad = next(i for i in inputs if not isinstance(i, bytes) or i not in nodes)
+            nid = node_id(op, type, inputs, items)
+        except TypeError:  # an input that is not bytes
+            bad = next(i for i in inputs if not isinstance(i, bytes))
             raise ValueError(f"`{op}`: input {_show_id(bad)} is not in the graph") from None
-        if attrs or opdef.attrs:
-            items = canonical_attrs(op, attrs)
-            msg = opdef.type_rule(in_types, dict(items), type)
-        else:
-            items = ()
-            msg = opdef.type_rule(in_types, _NO_ATTRS, type)
-        if msg is not None:
-            args = ", ".join(str(t) for t in in_types)
-            raise ValueError(f"`{op}`({args}) -> {type}: {msg}")
-        nid = node_id(op, type, inputs, items)
-        if nid not in nodes:
+        nodes = self.nodes
+        if nid not in nodes:  # a hit has the content, so the checks, of a node already added
+            self._check(op, type, inputs, items)
             nodes[nid] = Node(op, type, inputs, items, nid)
         if span is not None and nid not in self.spans:
             self.spans[nid] = span
         return nid
+
+    def _check(self, op: str, type: Type, inputs: tuple[bytes, ...], items: Attrs) -> None:
+        """Raise ``ValueError`` unless the inputs exist and the opcode's type rule holds.
+
+        Verdicts are memoised per (opcode, result type, input types, attributes): unrolled code
+        asks the same question for most of its nodes.
+        """
+        nodes = self.nodes
+        try:
+            in_types = tuple([nodes[i].type for i in inputs])
+        except (KeyError, TypeError):
+            bad = next(i for i in inputs if not isinstance(i, bytes) or i not in nodes)
+            raise ValueError(f"`{op}`: input {_show_id(bad)} is not in the graph") from None
+        key = (op, type, in_types, items)
+        msg = _verdicts.get(key, _UNKNOWN)
+        if msg is _UNKNOWN:
+            msg = OPS[op].type_rule(in_types, dict(items) if items else _NO_ATTRS, type)
+            if len(_verdicts) >= _MAX_VERDICTS:
+                _verdicts.clear()
+            _verdicts[key] = msg
+        if msg is not None:
+            args = ", ".join(str(t) for t in in_types)
+            raise ValueError(f"`{op}`({args}) -> {type}: {msg}")
 
     def add_region(self, region: Region, replace: bool = False) -> None:
         """Name an entry point; its params must be this graph's ``param`` nodes 0, 1, ...

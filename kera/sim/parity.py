@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from kera import progress as bars
 from kera._targets import Target, get_target, registered_targets
 from kera.backends.layout import Leaf, flatten_type, leaf_bits, unflatten
 from kera.diagnostics import ExitCode, KeraError
@@ -290,11 +291,13 @@ def run_parity(
     expected = evaluate(graph, top, inputs, rows=batch.rows)
     want = leaf_bits(expected, result_type, batch.rows)
     results = []
-    for target in chosen:
-        if progress:
-            progress(f"parity: {target.name} on {batch.rows} vectors")
-        results.append(_check(target, schedule, inputs, batch.rows, result_type,
-                              (expected, want), max_mismatches))  # fmt: skip
+    with bars.task(f"parity on {batch.rows} vectors", total=len(chosen), unit="targets") as bar:
+        for target in chosen:
+            if progress:
+                progress(f"parity: {target.name} on {batch.rows} vectors")
+            results.append(_check(target, schedule, inputs, batch.rows, result_type,
+                                  (expected, want), max_mismatches))  # fmt: skip
+            bar.advance()
     requested = tuple(t.name for t in chosen) if targets is not None else ()
     return ParityReport(graph.fingerprint(), top, edges.rows, vectors, seed, schedule.method,
                         tuple(results), requested)  # fmt: skip

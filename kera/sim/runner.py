@@ -29,6 +29,7 @@ from typing import Any
 
 import kera
 from kera import interp
+from kera import progress as bars
 from kera.backends.cache import cache_dir
 from kera.diagnostics import ExitCode, KeraError
 from kera.hls.pipeline import Schedule
@@ -328,9 +329,10 @@ def _build(schedule: Schedule, text: str, simulator: str, trace: str, root: Path
         if simulator == "verilator":
             _copy_objects(runtime, folder / "build")
         try:
-            runner.build(sources=[source], hdl_toplevel=top, build_dir=folder / "build",
-                         timescale=("1ns", "1ps"), waves=trace != "none", build_args=args,
-                         log_file=log)  # fmt: skip
+            with bars.task(f"building the {simulator} simulation of `{top}`"):
+                runner.build(sources=[source], hdl_toplevel=top, build_dir=folder / "build",
+                             timescale=("1ns", "1ps"), waves=trace != "none", build_args=args,
+                             log_file=log)  # fmt: skip
         except (RuntimeError, SystemExit, OSError) as e:
             raise KeraError(f"building the {simulator} simulation failed ({e}); see {log}:\n"
                             f"{_tail(log)}", exit_code=ExitCode.TOOL) from None  # fmt: skip
@@ -442,11 +444,12 @@ def _run(schedule: Schedule, folder: Path, simulator: str, rows: list, expected:
     log, xml = run / "sim.log", run / "results.xml"
     runner = cocotb_runner.get_runner(simulator)
     try:
-        runner.test(test_module=TEMPLATE_MODULE, hdl_toplevel=schedule.region,
-                    hdl_toplevel_lang="verilog", build_dir=folder / "build", test_dir=run,
-                    results_xml=str(xml), extra_env=env, waves=waves is not None,
-                    test_args=test_args, plusargs=plusargs, seed=seed, log_file=log,
-                    timescale=("1ns", "1ps"))  # fmt: skip
+        with bars.task(f"simulating `{schedule.region}` on {len(rows)} inputs"):
+            runner.test(test_module=TEMPLATE_MODULE, hdl_toplevel=schedule.region,
+                        hdl_toplevel_lang="verilog", build_dir=folder / "build", test_dir=run,
+                        results_xml=str(xml), extra_env=env, waves=waves is not None,
+                        test_args=test_args, plusargs=plusargs, seed=seed, log_file=log,
+                        timescale=("1ns", "1ps"))  # fmt: skip
     except (RuntimeError, SystemExit, OSError):
         pass  # judged below from the files the run left
     if not results.is_file():

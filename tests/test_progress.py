@@ -1,0 +1,121 @@
+"""Progress bars: on a terminal only, never with --quiet; Ctrl-C stops cleanly with exit 130."""
+
+from __future__ import annotations
+
+import io
+import os
+import pty
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from kera import progress
+
+KERA = [sys.executable, "-m", "kera.cli"]
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class _Terminal(io.StringIO):
+    """A text stream that says it is a terminal (what rich and ``is_terminal`` ask)."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def _count_to(n: int, stream: io.StringIO, enabled: bool = True) -> bool:
+    with progress.reporting(enabled, stream=stream) as shown:
+        with progress.task("counting", total=n, unit="items") as bar:
+            for _ in range(n):
+                bar.advance()
+                time.sleep(0.02)
+    return shown
+
+
+def test_a_terminal_shows_the_bar_with_counts_and_rate() -> None:
+    out = _Terminal()
+    assert _count_to(20, out)
+    text = out.getvalue()
+    assert "counting" in text and "/20" in text and "items/s" in text
+
+
+def test_a_stream_that_is_not_a_terminal_gets_nothing() -> None:
+    out = io.StringIO()
+    assert not _count_to(5, out)
+    assert out.getvalue() == ""
+
+
+def test_disabled_reporting_and_tasks_outside_it_show_nothing() -> None:
+    out = _Terminal()
+    assert not _count_to(5, out, enabled=False)
+    with progress.task("alone", total=3) as bar:
+        assert not bar.shown
+        bar.advance(3)
+    assert out.getvalue() == ""
+
+
+def _loop_file(tmp_path: Path, iterations: int) -> Path:
+    path = tmp_path / "loop.kera"
+    path.write_text("#[top]\npub fn big(x: [u32; 16]) -> u32 {\n    let mut acc = 0u32;\n"
+                    f"    for i in 0..{iterations} {{ acc = (acc ^ x[i % 16]) + i; }}\n"
+                    "    acc\n}\n")  # fmt: skip
+    return path
+
+
+def _on_a_terminal(args: list[str]) -> tuple[int, str]:
+    """Run the CLI with stderr on a pseudo-terminal; return its exit code and what it showed."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(KERA + args, stdout=subprocess.DEVNULL, stderr=slave, cwd=ROOT)
+    os.close(slave)
+    chunks = []
+    while True:
+        ready, _, _ = select.select([master], [], [], 60)
+        if not ready:
+            break
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # the child closed its side
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    return proc.wait(timeout=60), b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_check_of_a_big_loop_shows_progress_on_a_terminal_unless_quiet(tmp_path: Path) -> None:
+    path = str(_loop_file(tmp_path, 6000))
+    code, shown = _on_a_terminal(["check", path])
+    assert code == 0, shown
+    assert "unrolling `for i in 0..6000`" in shown and "/6000" in shown
+    assert "ok (1 function)" in shown
+    code, quiet = _on_a_terminal(["check", "--quiet", path])
+    assert code == 0 and "unrolling" not in quiet and "ok (1 function)" in quiet
+
+
+def test_ctrl_c_stops_a_long_check_with_exit_130_and_no_traceback(tmp_path: Path) -> None:
+    path = _loop_file(tmp_path, 150000)  # minutes of work: it must be the interrupt that ends it
+    proc = subprocess.Popen(KERA + ["check", str(path)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=ROOT)  # fmt: skip
+    time.sleep(3.0)  # past the imports, into the unrolling
+    assert proc.poll() is None
+    start = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert time.monotonic() - start < 10
+    assert proc.returncode == 130
+    assert err == "kera-hls: interrupted\n" and out == ""
+
+
+def test_parity_counts_its_targets_on_the_bar() -> None:
+    from kera import load
+    from kera.sim.parity import run_parity
+
+    loaded = load(str(ROOT / "examples" / "popcount32.kera"))
+    out = _Terminal()
+    with progress.reporting(stream=out):
+        report = run_parity(loaded.graph, loaded.top, targets=["interp"], vectors=50)
+    assert [r.status for r in report.results] == ["ok"]
+    assert "parity on" in out.getvalue() and "/1" in out.getvalue()
