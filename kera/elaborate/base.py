@@ -97,6 +97,7 @@ class BuilderBase:
             return POISON
         if lit.build is not None:
             return lit.build(ty)
+        assert isinstance(lit.value, int)  # a fraction without a fixed-point type was refused
         if not ty.contains(lit.value):
             self.error(
                 f"literal `{lit.value}` does not fit in `{ty}` ({ty.min}..={ty.max})", lit.span
@@ -131,6 +132,8 @@ class BuilderBase:
 
         def settle(self, value: Value, ty: Type | None) -> Val: ...
 
+        def typed(self, node: SyntaxNode, hint: Type | None) -> Val: ...
+
         def any_unsigned(self, node: SyntaxNode) -> Val: ...
 
         def binary(self, op: str, lhs: Value, lhs_node: SyntaxNode, rhs_node: SyntaxNode,
@@ -164,6 +167,8 @@ class BuilderBase:
         # --- provided by ItemsMixin (kera.elaborate.items) -------------------------------------
 
         def resolve_type(self, node: SyntaxNode | None) -> Type | None: ...
+
+        def _named_type(self, node: SyntaxNode) -> Type | None: ...
 
         def const_item_value(self, item: ConstItem, use_span: Span) -> Val: ...
 

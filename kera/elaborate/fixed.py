@@ -35,7 +35,7 @@ from kera.syntax import SyntaxKind as K
 from kera.syntax import SyntaxNode, parse_frac_literal, parse_int_literal
 
 if TYPE_CHECKING:
-    from kera.elaborate import Builder
+    from kera.elaborate.base import BuilderBase as Builder
 
 BUILTINS = ("abs", "bits", "from_bits")
 _SHIFT = uint(8)  # the type of constant shift amounts
@@ -362,7 +362,7 @@ def _saturate(b: Builder, q: Val, q_range: tuple[int, int], dst: FixedType, span
 # --- `as`, built-ins -------------------------------------------------------------------------
 
 
-def cast_expr(b: Builder, operand: SyntaxNode, target: Type, span: Span) -> Value:
+def cast_expr(b: Builder, operand: SyntaxNode, target: Type | None, span: Span) -> Value:
     """Build ``operand as target`` when fixed point is involved on either side (or None)."""
     value = literal_value(operand)
     if isinstance(target, FixedType) and value is not None:  # exact, converted at compile time

@@ -105,7 +105,8 @@ def _udivmod(g: Graph, a: bytes, b: bytes, w: int, span: Span | None) -> tuple[b
     a_u = a if g.nodes[a].type == u else add("cast", u, a)
     b_u = b if g.nodes[b].type == u else add("cast", u, b)
     divisor = g.nodes[b_u]
-    if divisor.op == "const" and divisor.attr("value") > 0 and _is_pow2(int(divisor.attr("value"))):
+    value = int(divisor.attr("value")) if divisor.op == "const" else 0
+    if value > 0 and _is_pow2(value):
         k = int(divisor.attr("value")).bit_length() - 1  # a / 2**k, a % 2**k: only wiring
         if k == 0:
             return a_u, const(g, u, 0, span)
@@ -150,7 +151,8 @@ def _adder(g: Graph, span: Span | None) -> Callable[..., bytes]:
         ins = [g.nodes[i] for i in inputs]
         known = [n.attr("value") if n.op == "const" else None for n in ins]
         if ins and None not in known and isinstance(t, IntType | BoolType):
-            args = [np.array([v], dtype=dtype_of(n.type)) for v, n in zip(known, ins, strict=True)]
+            args: list[np.ndarray] = [np.array([v], dtype=dtype_of(n.type))
+                                      for v, n in zip(known, ins, strict=True)]
             value = OPS[op].evaluate(args, attrs or {}, [n.type for n in ins], t)
             return const(g, t, int(value[0]), span)
         if op == "select" and known[0] is not None:

@@ -99,7 +99,7 @@ def points(
             raise ValueError(f"no characterisation design for op `{op}`")
         grid = widths or WIDTHS
         if op in MUL_OPS and not widths:
-            grid = sorted(MUL_WIDTHS + (DSP_EDGE_WIDTHS if uses_dsp(op) else ()))
+            grid = tuple(sorted(MUL_WIDTHS + (DSP_EDGE_WIDTHS if uses_dsp(op) else ())))
         for w in grid:
             if op in MUL_OPS and w > MUL_WIDTHS[-1]:
                 continue
