@@ -21,7 +21,7 @@ BOARD ?= icebreaker
 demo: $(STAMP)
 	$(BIN)/kera-hls check $(DEMO)
 	$(BIN)/kera-hls compile $(DEMO) -o out/demo.keg
-	$(BIN)/kera-hls synthesize $(DEMO) --board $(BOARD) -o out/demo
+	$(BIN)/kera-hls synthesize $(DEMO) --board $(BOARD) --bitstream -o out/demo
 	$(BIN)/kera-hls sim $(DEMO) --board $(BOARD) --inputs $(DEMO:.kera=.vectors.jsonl) --backpressure > out/demo/sim.jsonl
 	$(BIN)/kera-hls parity $(DEMO) --board $(BOARD) --vectors 2000
 

@@ -95,7 +95,7 @@ GOALS = {
 def export(rev: str, into: Path) -> Path:
     """Write the tree of ``rev`` into ``into`` with this folder's benchmarks; return its root."""
     data = subprocess.run(["git", "archive", "--format=tar", rev], cwd=ROOT, check=True,
-                          capture_output=True).stdout  # fmt: skip
+                          capture_output=True).stdout
     with tarfile.open(fileobj=BytesIO(data)) as tar:
         tar.extractall(into, filter="data")
     for script in (ROOT / "benchmarks").glob("*.py"):
@@ -110,7 +110,7 @@ def run_one(root: Path, name: str, args: list[str], timeout: float) -> dict | st
     try:
         done = subprocess.run([sys.executable, str(root / "benchmarks" / script), *args],
                               cwd=root, env=env, capture_output=True, text=True,
-                              timeout=timeout)  # fmt: skip
+                              timeout=timeout)
     except subprocess.TimeoutExpired:
         return "timeout"
     if done.returncode != 0:

@@ -124,7 +124,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     programs = {"fir8": kernel_file("fir8"), "popcount32": kernel_file("popcount32"),
-                "arx64": arx(64)}  # fmt: skip
+                "arx64": arx(64)}
     result: dict = {"isa": host_isa(), "unit": "vectors/s", "programs": {}}
     for name, (graph, top) in programs.items():
         rows = args.rows if name != "arx64" else max(1, args.rows // 10)

@@ -38,7 +38,7 @@ def measure(iterations: int) -> dict[str, object]:
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     errors = [d.message for d in program.diagnostics if d.severity.value == "error"]
     row: dict[str, object] = {"iterations": iterations, "seconds": round(wall, 3),
-                              "cpu_seconds": round(cpu, 3)}  # fmt: skip
+                              "cpu_seconds": round(cpu, 3)}
     if errors:
         row["refused"] = errors[0]
     else:

@@ -45,7 +45,7 @@ def default_files() -> list[Path]:
     """Return the default designs, one per distinct text, in a stable order."""
     shared = ROOT.parent / "shared" / "kernels"
     files = [*sorted((ROOT / "examples").glob("*.kera")), *sorted(shared.glob("*.kera")),
-             *sorted((shared / "peers").glob("*.kera"))]  # fmt: skip
+             *sorted((shared / "peers").glob("*.kera"))]
     seen: set[str] = set()
     out = []
     for f in files:
@@ -70,7 +70,7 @@ def measure(verilog: str, sched: Any, family: str, seeds: tuple[int, ...]) -> di
     in_bits, out_bits = sum(w for _, w in inputs), result.flat_width
     point = Point("design", in_bits)
     full = run_flow(flow, Design(point, shell_verilog(verilog, sched.region, inputs, out_bits),
-                                 in_bits, out_bits), seeds=seeds)  # fmt: skip
+                                 in_bits, out_bits), seeds=seeds)
     ref = _shell(flow, inputs, out_bits, point, run_flow, _passthrough, shell_verilog)
     keys = ("lut", "ff", "carry", "dsp", "fmax_mhz", "seconds")
     return {"full": {k: full[k] for k in keys}, "shell": {k: ref[k] for k in keys},
@@ -94,7 +94,7 @@ _SHELLS: dict[tuple[str, tuple, int], dict] = {}
 
 
 def _shell(flow: Any, inputs: list, out_bits: int, point: Any, run_flow: Any, passthrough: Any,
-           shell_verilog: Any) -> dict:  # fmt: skip
+           shell_verilog: Any) -> dict:
     from kera.hls.characterize.designs import Design
 
     key = (flow.family, tuple(inputs), out_bits)
@@ -102,7 +102,7 @@ def _shell(flow: Any, inputs: list, out_bits: int, point: Any, run_flow: Any, pa
         in_bits = sum(w for _, w in inputs)
         _SHELLS[key] = run_flow(flow, Design(point, shell_verilog(
             passthrough(inputs, out_bits), "kera_shell_ref", inputs, out_bits), in_bits,
-            out_bits), seeds=(1,))  # fmt: skip
+            out_bits), seeds=(1,))
     return _SHELLS[key]
 
 
@@ -129,7 +129,7 @@ def one(path: Path, family: str, seeds: tuple[int, ...], do_measure: bool,
     loaded = load(str(path))
     board = load_board(BOARDS[family])
     row: dict[str, Any] = {"design": path.stem, "file": str(path), "family": family,
-                           "board": board.name}  # fmt: skip
+                           "board": board.name}
     try:
         sched, board, model = plan_schedule(loaded.graph, loaded.top, board=board.name)
     except KeraError as e:
@@ -162,7 +162,7 @@ def one(path: Path, family: str, seeds: tuple[int, ...], do_measure: bool,
     meas_lut = meas["lut"] + sites * meas["carry"]  # LUT sites, as nextpnr counts them
     row["measured"] = {"lut": meas_lut, "ff": meas["ff"], "dsp": meas["dsp"],
                        "fmax_mhz": meas["fmax_mhz"], "lut_cells": meas["lut"],
-                       "carry": meas["carry"], "seconds": meas["seconds"]}  # fmt: skip
+                       "carry": meas["carry"], "seconds": meas["seconds"]}
     row["error_pct"] = {k: _error(row["estimate"][k], row["measured"][k]) for k in METRICS}
     if family == "ice40" and meas["dsp"]:
         # nextpnr-ice40 does not time a combinational SB_MAC16 (TOOLS.md): its Fmax is not a
@@ -178,13 +178,13 @@ def summary(rows: list[dict[str, Any]], families: list[str]) -> dict[str, Any]:
     for family in families:
         for k in METRICS:
             errs = [abs(r["error_pct"][k]) for r in rows if r["family"] == family
-                    and "error_pct" in r and r["error_pct"][k] is not None]  # fmt: skip
+                    and "error_pct" in r and r["error_pct"][k] is not None]
             out[f"{family}.{k}"] = {
                 "mape_pct": round(sum(errs) / len(errs), 1) if errs else None,
                 "worst_pct": max(errs, default=None), "points": len(errs),
                 "goal_met": (bool(errs) and sum(errs) / len(errs) <= 10.0 and max(errs) <= 25.0)
                 if k in GOAL else None,
-            }  # fmt: skip
+            }
     return out
 
 
@@ -210,7 +210,7 @@ def main() -> None:
             if args.cache:
                 args.cache.write_text(json.dumps(cache, indent=1, sort_keys=True) + "\n")
     print(json.dumps({"designs": rows, "summary": summary(rows, families), "seeds": seeds},
-                     indent=1, sort_keys=True))  # fmt: skip
+                     indent=1, sort_keys=True))
 
 
 if __name__ == "__main__":

@@ -73,7 +73,7 @@ def fir_source(taps: int) -> str:
     coefs = ", ".join(str((i * 37) % 200 - 100) for i in range(taps))
     return (f"const C: [i16; {taps}] = [{coefs}];\n#[top]\npub fn fir(x: [i16; {taps}]) -> i32 {{\n"
             f"    let mut acc = 0i32;\n    for i in 0..{taps} {{\n"
-            "        acc += (x[i] as i32) * (C[i] as i32);\n    }\n    acc\n}\n")  # fmt: skip
+            "        acc += (x[i] as i32) * (C[i] as i32);\n    }\n    acc\n}\n")
 
 
 def fir_graph(nodes: int) -> tuple[Graph, float]:
@@ -117,7 +117,7 @@ def kernel_table(directory: Path, cases: list[tuple[str, float | None]]) -> list
                 with tempfile.TemporaryDirectory() as out:
                     t0 = time.perf_counter()
                     r = synthesize(p.graph, p.top, board=board, clock_mhz=clock, outdir=out,
-                                   source=p).report  # type: ignore[arg-type]  # fmt: skip
+                                   source=p).report  # type: ignore[arg-type]
                     row["seconds"] = round(time.perf_counter() - t0, 3)
             except KeraError as e:
                 rows.append(row | {"error": e.message})
@@ -127,7 +127,7 @@ def kernel_table(directory: Path, cases: list[tuple[str, float | None]]) -> list
                                "method": r["schedule_method"],
                                "stage_ns": [st["delay_ns"] for st in r["stages"]],
                                "fmax_mhz": est["fmax_mhz"], "lut": est["lut"], "ff": est["ff"],
-                               "dsp": est["dsp"]})  # fmt: skip
+                               "dsp": est["dsp"]})
     return rows
 
 
@@ -162,17 +162,17 @@ def main(argv: list[str] | None = None) -> int:
             for method in args.methods.split(","):
                 t0 = time.perf_counter()
                 s = schedule(g, region, family=family, clock_mhz=args.clock_mhz,
-                             model=model, method=method)  # type: ignore[arg-type]  # fmt: skip
+                             model=model, method=method)  # type: ignore[arg-type]
                 dt = time.perf_counter() - t0
                 bits = sum(g.nodes[i].type.flat_width for bank in s.crossing() for i in bank)
                 row = {"kind": kind, "nodes": n, "requested": method, "method": s.method,
                        "seconds": round(dt, 3), "latency": s.latency, "register_bits": bits,
-                       "build_seconds": round(build, 3)}  # fmt: skip
+                       "build_seconds": round(build, 3)}
                 rows.append(row)
                 print(json.dumps(row), file=sys.stderr)
     print(json.dumps({"clock_mhz": args.clock_mhz, "model": family,
                       "lp_max_nodes": LP_MAX_NODES, "lp_max_rows": LP_MAX_ROWS,
-                      "runs": rows}, indent=2))  # fmt: skip
+                      "runs": rows}, indent=2))
     return 0
 
 

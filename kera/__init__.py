@@ -25,7 +25,7 @@ _EXPORTS = {
          "check_clock", "check_output", "check_source", "compile", "load", "parity", "plan",
          "read_file", "run", "simulate", "synthesize"],
         "kera._api",
-    ),  # fmt: skip
+    ),
     **dict.fromkeys(
         ["Target", "get_target", "register_target", "registered_targets", "unregister_target"],
         "kera._targets",
@@ -51,4 +51,4 @@ __all__ = ["MIN_CLOCK_MHZ", "Compiled", "ExitCode", "KeraError", "Loaded", "Pari
            "Report", "Simulation", "Synthesis", "Target", "__version__", "board_run", "check_clock",
            "check_output", "check_source", "compile", "get_target", "load", "parity", "plan",
            "read_file", "register_target", "registered_targets", "run", "simulate", "synthesize",
-           "unregister_target"]  # fmt: skip
+           "unregister_target"]

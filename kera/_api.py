@@ -56,7 +56,7 @@ def check_output(path: str | os.PathLike[str], *, directory: bool = False) -> Pa
     existing = next(p for p in (out, *out.parents) if p.exists() or p.is_symlink())
     if existing != out and not existing.is_dir():
         raise KeraError(f"{out}: cannot write: `{existing}` is a file, not a directory",
-                        exit_code=ExitCode.USAGE)  # fmt: skip
+                        exit_code=ExitCode.USAGE)
     if existing == out and out.is_dir() != directory:
         what = "a file, not a directory" if directory else "a directory, not a file"
         raise KeraError(f"{out}: cannot write: it is {what}", exit_code=ExitCode.USAGE)
@@ -76,7 +76,7 @@ def check_output(path: str | os.PathLike[str], *, directory: bool = False) -> Pa
             out.unlink()
     except OSError as e:
         raise KeraError(f"{out}: cannot write: {e.strerror or e}",
-                        exit_code=ExitCode.USAGE) from None  # fmt: skip
+                        exit_code=ExitCode.USAGE) from None
     return out
 
 
@@ -106,7 +106,7 @@ class Loaded:
 
 
 def check_source(path: str | os.PathLike[str] | None = None, *, text: str | bytes | None = None,
-          name: str | None = None) -> Program:  # fmt: skip
+          name: str | None = None) -> Program:
     """Parse and type-check every function of a file or a text (no top needed).
 
     The result's ``diagnostics`` hold every problem; ``ok`` is False when there are errors.
@@ -146,23 +146,23 @@ def load(
         text_ = render_all(program.source, program.diagnostics)
         count = sum(d.severity.value == "error" for d in program.diagnostics)
         raise KeraError(f"{text_}\n{where}: {count} error{'s' * (count != 1)}",
-                        diagnostics=tuple(program.diagnostics))  # fmt: skip
+                        diagnostics=tuple(program.diagnostics))
     assert program.graph is not None and program.top is not None
     from kera.opt import PASSES, PIPELINES, optimize
 
     if f"O{opt_level}" not in PIPELINES:
         raise KeraError(f"unknown optimisation level -O{opt_level} (known: -O0, -O1, -O2)",
-                        exit_code=ExitCode.USAGE)  # fmt: skip
+                        exit_code=ExitCode.USAGE)
     if dump_after is not None and dump_after not in PASSES:
         known = ", ".join(sorted(PASSES))
         raise KeraError(f"unknown pass `{dump_after}` for --dump-after (known: {known})",
-                        exit_code=ExitCode.USAGE)  # fmt: skip
+                        exit_code=ExitCode.USAGE)
     graph = optimize(program.graph, opt_level, stats=stats, dump_after=dump_after)
     return Loaded(graph, program.top, where, program)
 
 
 def _source(path: str | os.PathLike[str] | None, text: str | bytes | None,
-            name: str | None) -> tuple[str, bytes]:  # fmt: skip
+            name: str | None) -> tuple[str, bytes]:
     if (path is None) == (text is None):
         raise KeraError("give exactly one of a path or a text", exit_code=ExitCode.USAGE)
     if path is not None:
@@ -179,7 +179,7 @@ def _load_keg(data: bytes, where: str, top: str | None) -> Loaded:
     if top is None:
         if len(names) != 1:
             raise KeraError(f"{where}: holds {len(names)} functions; pass --top",
-                            exit_code=ExitCode.USAGE)  # fmt: skip
+                            exit_code=ExitCode.USAGE)
         top = names[0]
     if top not in graph.regions:
         raise KeraError(f"{where}: no function `{top}`; candidates: {', '.join(names)}")
@@ -214,7 +214,7 @@ def compile(loaded: Loaded, output: str | os.PathLike[str] | None = None) -> Com
 
 
 def plan(loaded: Loaded, *, board: str = "icebreaker", clock_mhz: float | None = None,
-         ii: int | None = None) -> Schedule:  # fmt: skip
+         ii: int | None = None) -> Schedule:
     """Lower the top for hardware and schedule it for ``board`` (the schedule every target uses).
 
     ``clock_mhz`` defaults to the board's clock and must lie between ``MIN_CLOCK_MHZ`` and what
@@ -242,7 +242,7 @@ def check_clock(board: str, clock_mhz: float | None) -> None:
     if not ok or not MIN_CLOCK_MHZ <= clock_mhz <= fastest:
         raise KeraError(f"--clock-mhz {clock_mhz} is not a clock for {family} (board `{board}`): "
                         f"it must be between {MIN_CLOCK_MHZ} and {fastest:.3f} MHz (one "
-                        "register stage with no logic)", exit_code=ExitCode.USAGE)  # fmt: skip
+                        "register stage with no logic)", exit_code=ExitCode.USAGE)
 
 
 # ----------------------------------------------------------------------------- synthesize
@@ -276,7 +276,7 @@ class Report:
         return cls(d["fingerprint"], d["top"], d["board"], d["family"], d["device"],
                    float(d["clock_mhz"]), int(d["latency_cycles"]), int(d["ii"]),
                    tuple(d["stages"]), d["estimate"], tuple(d["critical_path"]),
-                   d.get("measured"), d)  # fmt: skip
+                   d.get("measured"), d)
 
     def to_json(self) -> dict[str, Any]:
         """Return the report as the JSON-ready dict ``report.json`` holds."""
@@ -347,7 +347,7 @@ def synthesize(
 
         synthesize_bitstream(result, out, progress=say)
     return Synthesis(Report.from_json(result.report), dict(result.paths), result.schedule,
-                     result.board)  # fmt: skip
+                     result.board)
 
 
 def _rtl_emitter(source_name: str | None) -> Callable:
@@ -360,7 +360,7 @@ def _rtl_emitter(source_name: str | None) -> Callable:
 
         sched = result.schedule
         verilog = emit_verilog(sched, board=result.board.name, version=kera.__version__,
-                               source_name=source_name)  # fmt: skip
+                               source_name=source_name)
         paths = {"verilog": out / f"{sched.region}.v", "testbench": out / f"{sched.region}_tb.py"}
         _write(paths["verilog"], verilog.encode("utf-8"))
         _write(paths["testbench"], render_testbench(sched).encode("utf-8"))
@@ -427,10 +427,10 @@ def simulate(
 
         progress(describe(sched, simulator))
     result = sim(sched, rows, simulator=simulator, backpressure=backpressure, seed=seed,
-                 waves=out)  # fmt: skip
+                 waves=out)
     if out is not None and result.waves is None:
         raise KeraError(f"{out}: the {simulator} simulation wrote no waveform there",
-                        exit_code=ExitCode.TOOL)  # fmt: skip
+                        exit_code=ExitCode.TOOL)
     return Simulation(sched, result)
 
 
@@ -461,7 +461,7 @@ def run(
     if batch.rows == 0:
         return []
     sched = (plan(loaded, board=board, clock_mhz=clock_mhz) if chosen.scheduled
-             else single_stage(loaded.graph, loaded.top))  # fmt: skip
+             else single_stage(loaded.graph, loaded.top))
     got = chosen.run(sched, batch.inputs, batch.rows)
     if chosen.json_rows:
         return list(got)  # type: ignore[call-overload]
@@ -478,7 +478,7 @@ def _input_lines(inputs: Inputs) -> list[str]:
         lines = read_file(inputs).decode("utf-8", errors="replace").splitlines()
         if not any(line.strip() for line in lines):
             raise KeraError(f"{inputs}: no inputs: the file is empty or holds only blank lines "
-                            "(one JSON object per line is expected)")  # fmt: skip
+                            "(one JSON object per line is expected)")
         return lines
     return list(_json_lines(inputs))
 
@@ -516,7 +516,7 @@ def parity(
     chosen = [get_target(n, simulator=simulator) for n in dict.fromkeys(names)]
     sched = plan(loaded, board=board, clock_mhz=clock_mhz)
     report = run_parity(loaded.graph, loaded.top, targets=chosen, vectors=vectors, seed=seed,
-                        schedule=sched, progress=progress)  # fmt: skip
+                        schedule=sched, progress=progress)
     if targets is None:  # nothing was asked for by name: a target that cannot run is no failure
         report = replace(report, requested=())
     if out is not None:
@@ -527,4 +527,4 @@ def parity(
 
 __all__ = ["MIN_CLOCK_MHZ", "Compiled", "Loaded", "Report", "Simulation", "Synthesis",
            "check_clock", "check_output", "check_source", "compile", "load", "parity", "plan",
-           "read_file", "run", "simulate", "synthesize"]  # fmt: skip
+           "read_file", "run", "simulate", "synthesize"]

@@ -65,7 +65,7 @@ def register_target(
     (status ``assembled-not-run``), so the lowering is still checked.
     """
     target = Target(name, fn, available_fn or (lambda: None), build, json_rows, scheduled,
-                    default, description)  # fmt: skip
+                    default, description)
     _REGISTRY[name] = target
     return target
 
@@ -88,7 +88,7 @@ def get_target(name: str, *, simulator: str | None = None) -> Target:
     target = _REGISTRY.get(name)
     if target is None:
         raise KeraError(f"unknown target `{name}`; targets: {', '.join(_REGISTRY)}",
-                        exit_code=ExitCode.USAGE)  # fmt: skip
+                        exit_code=ExitCode.USAGE)
     if name == "rtl" and simulator is not None and simulator != "verilator":
         return replace(target, run=_run_rtl(simulator), available=_rtl_unavailable(simulator))
     return target
@@ -140,7 +140,7 @@ def _run_rtl(simulator: str) -> RunFn:
         if not result.passed:
             raise KeraError("RTL simulation disagrees with the report or the interpreter: "
                             + "; ".join(result.mismatches[:3]),
-                            exit_code=ExitCode.CHECK)  # fmt: skip
+                            exit_code=ExitCode.CHECK)
         return result.outputs
 
     return run
@@ -163,9 +163,9 @@ register_target("interp", _interp, scheduled=False, description="the reference i
 register_target("cpu", *_backend("cpu"), description="C through the system compiler")
 register_target("wasm", *_backend("wasm"), description="WebAssembly through wasmtime")
 register_target("ptx", *_backend("ptx"), build=_assemble_ptx,
-                description="PTX on a CUDA device (assembled only without one)")  # fmt: skip
+                description="PTX on a CUDA device (assembled only without one)")
 register_target("rtl", _run_rtl("verilator"), _rtl_unavailable("verilator"), json_rows=True,
                 default=False, description="the generated Verilog, simulated with cocotb")
 
 __all__ = ["Target", "get_target", "register_target", "registered_targets", "require",
-           "unregister_target"]  # fmt: skip
+           "unregister_target"]

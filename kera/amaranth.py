@@ -24,7 +24,7 @@ class KeraCore(Elaboratable):
     """The generated module ``module`` (Verilog text ``verilog``) as an Amaranth component."""
 
     def __init__(self, verilog: str, module: str, inputs: Sequence[tuple[str, int]],
-                 out_width: int, *, domain: str = "sync") -> None:  # fmt: skip
+                 out_width: int, *, domain: str = "sync") -> None:
         self.verilog = verilog
         self.module = module
         self.domain = domain
@@ -42,7 +42,7 @@ class KeraCore(Elaboratable):
         params, result = schedule.graph.signature(schedule.region)
         return cls(synthesis.verilog, schedule.region,
                    [(name, t.flat_width) for name, t in params], result.flat_width,
-                   domain=domain)  # fmt: skip
+                   domain=domain)
 
     @property
     def ports(self) -> dict[str, Signal]:
@@ -59,7 +59,7 @@ class KeraCore(Elaboratable):
                                  "i_rst": ResetSignal(self.domain),
                                  "i_in_valid": self.in_valid, "o_in_ready": self.in_ready,
                                  "o_out_valid": self.out_valid, "i_out_ready": self.out_ready,
-                                 "o_out": self.out}  # fmt: skip
+                                 "o_out": self.out}
         ports.update({f"i_{name}": sig for name, sig in self.inputs.items()})
         m.submodules.core = Instance(self.module, **ports)
         return m

@@ -27,7 +27,7 @@ def _load(args: argparse.Namespace) -> kera.Loaded:
     """Load FILE with the optimisation options of the command line; print --stats."""
     stats: list | None = [] if getattr(args, "stats", False) else None
     loaded = kera.load(args.file, top=args.top, opt_level=args.opt_level, stats=stats,
-                       dump_after=getattr(args, "dump_after", None))  # fmt: skip
+                       dump_after=getattr(args, "dump_after", None))
     if stats is not None:
         from kera.opt import format_stats
 
@@ -81,7 +81,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     """Evaluate the program on one input vector per JSONL line."""
     for result in kera.run(_load(args), args.inputs, target=args.target, board=args.board,
-                           clock_mhz=args.clock_mhz):  # fmt: skip
+                           clock_mhz=args.clock_mhz):
         print(json.dumps(result))
     return ExitCode.OK
 
@@ -91,7 +91,7 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
     kera.check_output(args.output, directory=True)
     result = kera.synthesize(_load(args), args.board, outdir=args.output,
                              clock_mhz=args.clock_mhz, pnr=args.pnr, bitstream=args.bitstream,
-                             allow_overfull=args.allow_overfull, progress=_err)  # fmt: skip
+                             allow_overfull=args.allow_overfull, progress=_err)
     _err((result.paths["report.txt"]).read_text(encoding="utf-8").rstrip())
     for key in sorted(result.paths):
         print(result.paths[key])
@@ -113,7 +113,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
         kera.check_output(args.waves)
     sim = kera.simulate(_load(args), args.inputs, board=args.board, clock_mhz=args.clock_mhz,
                         simulator=args.simulator, backpressure=args.backpressure,
-                        seed=args.seed, waves=args.waves, progress=_err)  # fmt: skip
+                        seed=args.seed, waves=args.waves, progress=_err)
     result = sim.result
     for value in result.outputs:
         print(json.dumps(value))
@@ -136,7 +136,7 @@ def cmd_parity(args: argparse.Namespace) -> int:
         kera.get_target(name)  # an unknown name is a usage error before any work
     report = kera.parity(_load(args), targets=targets, vectors=args.vectors, seed=args.seed,
                          board=args.board, clock_mhz=args.clock_mhz, simulator=args.simulator,
-                         output=args.json, progress=_err)  # fmt: skip
+                         output=args.json, progress=_err)
     print(report.table())
     return report.exit_code
 
@@ -193,9 +193,9 @@ def _parser(characterize: bool = False) -> argparse.ArgumentParser:
         sp = sub.add_parser(name, help=help_, description=help_, **kw)  # type: ignore[arg-type]
         sp.set_defaults(fn=fn)
         sp.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
-                        help="show Python tracebacks")  # fmt: skip
+                        help="show Python tracebacks")
         sp.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
-                        help="no progress bars on stderr")  # fmt: skip
+                        help="no progress bars on stderr")
         return sp
 
     sp = command("check", cmd_check, "parse and type-check; print every diagnostic")
@@ -242,11 +242,11 @@ def _parser(characterize: bool = False) -> argparse.ArgumentParser:
     sp.add_argument("--inputs", required=True, metavar="IN.jsonl", help=INPUTS_HELP)
 
     sp = command("synthesize", cmd_synthesize,
-                 "schedule for a board; emit Verilog, testbench and reports")  # fmt: skip
+                 "schedule for a board; emit Verilog, testbench and reports")
     program_args(sp, board=True)
     sp.add_argument("-o", "--output", required=True, metavar="DIR",
                     help="the folder for <top>.v, <top>_tb.py, report.json, report.txt and "
-                         "<top>.keg (required; created)")  # fmt: skip
+                         "<top>.keg (required; created)")
     sp.add_argument("--pnr", action="store_true",
                     help="also run yosys + nextpnr and fill `measured` in the report (slow)")
     sp.add_argument("--strict", action="store_true",
@@ -278,7 +278,7 @@ def _parser(characterize: bool = False) -> argparse.ArgumentParser:
     program_args(sp, board=True)
     sp.add_argument("--targets", metavar="LIST",
                     help=f"comma-separated, from {targets} (default: all of them; a target "
-                         "that cannot run here is reported, not a failure)")  # fmt: skip
+                         "that cannot run here is reported, not a failure)")
     sp.add_argument("--vectors", type=_count, default=10000, metavar="N",
                     help="random vectors, added to the edge ones (default: 10000)")
     seed_arg(sp, "the random vectors")
@@ -292,7 +292,7 @@ def _parser(characterize: bool = False) -> argparse.ArgumentParser:
         from kera.hls.characterize.__main__ import parser as characterize_parser
 
         command("characterize", cmd_characterize, help_, parents=[characterize_parser()],
-                add_help=False)  # fmt: skip
+                add_help=False)
     else:
         command("characterize", cmd_characterize, help_)
     return p
@@ -308,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     if args.command == "characterize":  # its own parser reads its options again
         args.argv = [a for a in argv[argv.index("characterize") + 1 :]
-                     if a not in ("--debug", "-q", "--quiet")]  # fmt: skip
+                     if a not in ("--debug", "-q", "--quiet")]
     try:
         with progress.reporting(enabled=not args.quiet):
             return int(args.fn(args))
@@ -316,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug:
             raise
         _err(e.message if e.message.startswith(("kera-hls", "/")) or ":" in e.message
-             else f"kera-hls: {e.message}")  # fmt: skip
+             else f"kera-hls: {e.message}")
         return int(e.exit_code)
     except KeyboardInterrupt:
         _err("kera-hls: interrupted")
@@ -327,7 +327,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug:
             raise
         _err(f"kera-hls: internal compiler error: {type(e).__name__}: {e} "
-             "(rerun with --debug for the traceback)")  # fmt: skip
+             "(rerun with --debug for the traceback)")
         return ExitCode.INTERNAL
 
 

@@ -81,7 +81,7 @@ class KeraError(Exception):
     """
 
     def __init__(self, message: str, exit_code: int = ExitCode.USER,
-                 diagnostics: tuple = ()) -> None:  # fmt: skip
+                 diagnostics: tuple = ()) -> None:
         super().__init__(message)
         self.message = message
         self.exit_code = ExitCode(exit_code)

@@ -88,7 +88,7 @@ class _Reporter:
                 _rate_column(), TimeElapsedColumn(),
                 console=Console(file=self.stream), transient=True, redirect_stdout=False,
                 redirect_stderr=False, refresh_per_second=8,
-            )  # fmt: skip
+            )
             self.progress.start()
         self.tasks += 1
         return self.progress
@@ -164,7 +164,7 @@ def say(message: str) -> None:
 
 @contextlib.contextmanager
 def task(description: str, total: int | None = None, unit: str = "",
-         show: bool = True) -> Iterator[Task]:  # fmt: skip
+         show: bool = True) -> Iterator[Task]:
     """Count the work of one phase: ``total`` units (None: unknown, a pulsing bar).
 
     Yields a ``Task``; it does nothing without an active ``reporting`` display, or when

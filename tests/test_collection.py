@@ -18,7 +18,7 @@ def test_every_test_file_is_collected() -> None:
         [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
          "-p", "no:xdist", "tests"],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     # `-q` lists node ids (`tests/a.py::t`); `-qq` lists counts (`tests/a.py: 3`).
     pattern = re.compile(r"^(tests/\S+?\.py)(?:::|: \d+$)", re.M)

@@ -126,7 +126,7 @@ def test_an_op_only_in_the_registry_fails_naming_every_table_without_it(dummy_op
 def test_a_table_with_an_extra_or_reasonless_entry_fails() -> None:
     table = dict(cpu_ops.TABLE, zz_gone=cpu_ops.TABLE["add"], div=Unsupported(" "))
     assert table_problems(table) == ["entries for opcodes the registry lacks: ['zz_gone']",
-                                     "`div` is Unsupported without a reason"]  # fmt: skip
+                                     "`div` is Unsupported without a reason"]
     table["div"] = None
     assert table_problems(table)[1] == "`div` has an entry that is neither a rule nor Unsupported"
     assert table_problems(table, is_data)[1] == table_problems(table)[1]

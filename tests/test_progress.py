@@ -60,7 +60,7 @@ def _loop_file(tmp_path: Path, iterations: int) -> Path:
     path = tmp_path / "loop.kera"
     path.write_text("#[top]\npub fn big(x: [u32; 16]) -> u32 {\n    let mut acc = 0u32;\n"
                     f"    for i in 0..{iterations} {{ acc = (acc ^ x[i % 16]) + i; }}\n"
-                    "    acc\n}\n")  # fmt: skip
+                    "    acc\n}\n")
     return path
 
 
@@ -98,7 +98,7 @@ def test_check_of_a_big_loop_shows_progress_on_a_terminal_unless_quiet(tmp_path:
 def test_ctrl_c_stops_a_long_check_with_exit_130_and_no_traceback(tmp_path: Path) -> None:
     path = _loop_file(tmp_path, 150000)  # minutes of work: it must be the interrupt that ends it
     proc = subprocess.Popen(KERA + ["check", str(path)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=ROOT)  # fmt: skip
+                            stderr=subprocess.PIPE, text=True, cwd=ROOT)
     time.sleep(3.0)  # past the imports, into the unrolling
     assert proc.poll() is None
     start = time.monotonic()

@@ -27,7 +27,7 @@ Kernel = Callable[..., Value]  # kernel(inputs, rows=None) -> batched result
 def _module(target: str):  # noqa: ANN202 (a module)
     if target not in BACKENDS:
         raise KeraError(f"unknown backend `{target}`; backends: {', '.join(BACKENDS)}",
-                        exit_code=ExitCode.USAGE)  # fmt: skip
+                        exit_code=ExitCode.USAGE)
     return importlib.import_module(f"kera.backends.{target}")
 
 
@@ -75,7 +75,7 @@ def compile_target(target: str, schedule: Schedule) -> Kernel:
 
 
 def run(target: str, schedule: Schedule, inputs: Mapping[str, Value],
-        rows: int | None = None) -> Value:  # fmt: skip
+        rows: int | None = None) -> Value:
     """Evaluate ``schedule``'s region on batched ``inputs`` with backend ``target``."""
     return compile_target(target, schedule)(inputs, rows)
 

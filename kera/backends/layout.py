@@ -202,7 +202,7 @@ class Buffers:
 
 
 def call_buffers(layout: Layout, inputs: Mapping[str, Value], rows: int | None = None,
-                 block: int = 1) -> Buffers:  # fmt: skip
+                 block: int = 1) -> Buffers:
     """Check ``inputs`` against the layout's parameters and set up the buffers of one call.
 
     Follows ``kera.interp.evaluate`` (``values.bind_inputs``): leaves of one row broadcast; with

@@ -139,7 +139,7 @@ def lower_array_update(em: Emitter, call: OpCall, args: list[Tree]) -> Tree:
     assert isinstance(idx_t, IntType) and isinstance(idx, str)
     limit = 1 << idx_t.width  # elements the index type can reach
     return [select_tree(em, em.index_is(idx, idx_t, i), val, e, elem) if i < limit else e
-            for i, e in enumerate(arr)]  # fmt: skip
+            for i, e in enumerate(arr)]
 
 
 STRUCTURAL: dict[str, Lowering[Emitter]] = {

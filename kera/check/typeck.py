@@ -134,7 +134,7 @@ def slice_result(source: Type, lo: int, width: int) -> Type:
     except OpTypeError as e:
         if e.problem == "range":
             raise TypeRuleError(f"`slice::<{lo}, {width}>` reads bits {lo}..{lo + width} of a "
-                                f"{e.limit}-bit value") from None  # fmt: skip
+                                f"{e.limit}-bit value") from None
         raise TypeRuleError(f"`slice` operand must be {e.need}, not `{source}`") from None
     return out
 
@@ -159,7 +159,7 @@ FIXED_FORBIDDEN = {
     "<<": "multiply by a power of two, or convert with `as`",
     ">>": "multiply by a power of two, or convert with `as`",
     "&": "use `bits(x)`", "|": "use `bits(x)`", "^": "use `bits(x)`",
-}  # fmt: skip
+}
 
 
 def fixed_layout(width: int, int_bits: int, signed: bool, what: str) -> FixedType:
@@ -178,12 +178,12 @@ def fixed_binary_result(op: str, a: FixedType, b: FixedType) -> Type:
     """Return the exact type of ``a op b`` for two fixed-point operands."""
     if op in FIXED_FORBIDDEN:
         raise TypeRuleError(f"`{op}` is not defined on fixed-point values; "
-                            f"{FIXED_FORBIDDEN[op]}")  # fmt: skip
+                            f"{FIXED_FORBIDDEN[op]}")
     if op in LOGIC_OPS:
         return binary_result(op, a, b)
     if op == "*":
         return fixed_layout(a.width + b.width, a.int_bits + b.int_bits, a.signed or b.signed,
-                            f"`{a}` * `{b}`")  # fmt: skip
+                            f"`{a}` * `{b}`")
     exact = fixed_sum_type(op, a, b)
     return BOOL if op in COMPARE_OPS else exact
 

@@ -57,7 +57,7 @@ class Builder(ItemsMixin, StmtMixin, ExprMixin):
             for i, ((name, _, span), ty) in enumerate(zip(fn.params, types, strict=True))
         ]
         result = self.inline(fn, [Val(p, ty) for p, ty in zip(ids, types, strict=True)],
-                             fn.name_span)  # fmt: skip
+                             fn.name_span)
         if result.id is None:
             return None
         return Region(fn.name, tuple(ids), result.id)
@@ -80,7 +80,7 @@ def select_top(fns: dict[str, FnItem], top: str | None) -> tuple[str | None, str
 
 
 def build_program(path: str, data: bytes | str, top: str | None = None,
-                  need_top: bool = True) -> Program:  # fmt: skip
+                  need_top: bool = True) -> Program:
     """Parse and build one file. The graph holds the top function's region only."""
     raw = data.encode("utf-8") if isinstance(data, str) else data
     source = SourceFile(path, raw)

@@ -67,7 +67,7 @@ class BuilderBase:
     # --- graph values ------------------------------------------------------------------------
 
     def add(self, op: str, ty: Type, inputs: list[Val], attrs: dict | None = None,
-            span: Span | None = None) -> Val:  # fmt: skip
+            span: Span | None = None) -> Val:
         """Add a node unless an input is poisoned."""
         ids = tuple(v.id for v in inputs if v.id is not None)
         if len(ids) != len(inputs):
@@ -106,7 +106,7 @@ class BuilderBase:
         return self.const(ty, lit.value, lit.span)
 
     def expect(self, value: Value, ty: Type | None, node: SyntaxNode,
-               note: Note | None = None) -> Val:  # fmt: skip
+               note: Note | None = None) -> Val:
         """Check that ``value`` has type ``ty`` (a pending literal takes it)."""
         if ty is None:
             return POISON
@@ -117,7 +117,7 @@ class BuilderBase:
         if value.type != ty:
             notes = (note,) if note is not None else ()
             self.error(f"mismatched types: expected `{ty}`, found `{value.type}`", node.span,
-                       *notes)  # fmt: skip
+                       *notes)
             return POISON
         return value
 
@@ -137,7 +137,7 @@ class BuilderBase:
         def any_unsigned(self, node: SyntaxNode) -> Val: ...
 
         def binary(self, op: str, lhs: Value, lhs_node: SyntaxNode, rhs_node: SyntaxNode,
-                   span: Span) -> Value: ...  # fmt: skip
+                   span: Span) -> Value: ...
 
         def _expr_return_expr(self, node: SyntaxNode, hint: Type | None) -> Value: ...
 
@@ -154,7 +154,7 @@ class BuilderBase:
         def restore(saved: list[tuple[Binding, Val]]) -> None: ...
 
         def merge(self, saved: list[tuple[Binding, Val]], cond: Val, then_vals: list[Val],
-                  else_vals: list[Val]) -> None: ...  # fmt: skip
+                  else_vals: list[Val]) -> None: ...
 
         def block(self, node: SyntaxNode, hint: Type | None, fn_body: bool = False) -> Value: ...
 

@@ -32,7 +32,7 @@ BIN_TOKENS = {
     K.AMP: "&", K.PIPE: "|", K.CARET: "^", K.SHL: "<<", K.SHR: ">>",
     K.EQ2: "==", K.NEQ: "!=", K.LT: "<", K.LTEQ: "<=", K.GT: ">", K.GTEQ: ">=",
     K.AMP2: "&&", K.PIPE2: "||",
-}  # fmt: skip
+}
 POLYMORPHIC_OPS = {**typeck.ARITH_OPS, **typeck.BITWISE_OPS}  # literal operands give the type
 
 
@@ -50,7 +50,7 @@ class ExprMixin(BuilderBase):
             method = getattr(self, f"_expr_{node.kind.name.lower()}", None)
             if method is None:
                 raise ElaborationBug(f"no rule to elaborate a `{node.kind.name}` node at bytes "
-                                     f"{node.span.start}..{node.span.end}")  # fmt: skip
+                                     f"{node.span.start}..{node.span.end}")
             return method(node, hint)
         finally:
             self.leave()
@@ -76,7 +76,7 @@ class ExprMixin(BuilderBase):
             return POISON
         if value.what is not None:
             self.error(f"cannot infer the type of {value.what}; add a suffix to a literal",
-                       value.span)  # fmt: skip
+                       value.span)
         else:
             self.error(
                 f"cannot infer the type of the literal `{value.value}`; add a suffix "
@@ -86,7 +86,7 @@ class ExprMixin(BuilderBase):
         return POISON
 
     def lifted(self, vals: list[Value], make: Callable[[list[Val]], Value],
-               span: Span | None = None, what: str | None = None) -> Value:  # fmt: skip
+               span: Span | None = None, what: str | None = None) -> Value:
         """Return ``make(vals)``; while some of ``vals`` are pending literals (which must then
         have one type), the result is pending too and builds them at the type it is given."""
         built = [v for v in vals if isinstance(v, Val)]
@@ -146,7 +146,7 @@ class ExprMixin(BuilderBase):
     def _expr_generic_name(self, node: SyntaxNode, hint: Type | None) -> Value:
         name = t.name(node) or ""
         self.error(f"`{name}::<...>` is a function; call it with `{name}::<...>(...)`",
-                   node.span)  # fmt: skip
+                   node.span)
         return POISON
 
     def _expr_paren_expr(self, node: SyntaxNode, hint: Type | None) -> Value:
@@ -179,7 +179,7 @@ class ExprMixin(BuilderBase):
         raw = [self.expr(p, elem_hint) for p in parts]
         known = next((v.type for v in raw if isinstance(v, Val) and not v.poisoned), None)
         vals = [self.expect(v, known, p) if known else self.settle(v, elem_hint) for v, p in
-                zip(raw, parts, strict=True)]  # fmt: skip
+                zip(raw, parts, strict=True)]
         if any(v.poisoned for v in vals):
             return POISON
         return self.add("array", ArrayType(vals[0].live_type, len(vals)), vals, span=node.span)
@@ -287,7 +287,7 @@ class ExprMixin(BuilderBase):
         return lhs
 
     def binary(self, op: str, lhs: Value, lhs_node: SyntaxNode, rhs_node: SyntaxNode,
-               span: Span) -> Value:  # fmt: skip
+               span: Span) -> Value:
         """Type and build ``lhs op rhs`` where ``lhs`` is already built."""
         b: Value
         if op in typeck.SHIFT_OPS:
@@ -311,7 +311,7 @@ class ExprMixin(BuilderBase):
         return self.add(typeck.OPCODES[op], result, [a, b], span=span)
 
     def unify(self, lhs: Value, lhs_node: SyntaxNode,
-              rhs_node: SyntaxNode) -> tuple[Value, Value]:  # fmt: skip
+              rhs_node: SyntaxNode) -> tuple[Value, Value]:
         """Build the right operand and give both one type (a literal takes the other's); both
         stay pending when both are literals."""
         if isinstance(lhs, Lit):
@@ -339,7 +339,7 @@ class ExprMixin(BuilderBase):
         if isinstance(target, FixedType) or (exact is not None and exact.denominator != 1):
             return fixed.cast_expr(self, parts[0], target, node.span)
         value = self.settle(self.expr(parts[0], None),
-                            target if isinstance(target, IntType) else None)  # fmt: skip
+                            target if isinstance(target, IntType) else None)
         if value.poisoned or target is None:
             return POISON
         if isinstance(value.type, FixedType):
@@ -357,7 +357,7 @@ class ExprMixin(BuilderBase):
 
     def _expr_call_expr(self, node: SyntaxNode, hint: Type | None) -> Value:
         callee = next((c for c in node.child_nodes() if c.kind in (K.NAME_REF, K.GENERIC_NAME)),
-                      None)  # fmt: skip
+                      None)
         arg_list = node.first_child(K.ARG_LIST)
         if callee is None or arg_list is None:
             if callee is None and node.first_child() is not None:
@@ -383,12 +383,12 @@ class ExprMixin(BuilderBase):
         return POISON
 
     def call_builtin(self, name: str, callee: SyntaxNode, args: list[SyntaxNode],
-                     hint: Type | None, span: Span) -> Value:  # fmt: skip
+                     hint: Type | None, span: Span) -> Value:
         """Type and build a call of a built-in function (rules on its ``OpDef``)."""
         generics = t.exprs(callee) if callee.kind == K.GENERIC_NAME else []
         if (name == "slice") != bool(generics):
             msg = ("`slice` needs its parameters: `slice::<LO, W>(x)`" if name == "slice"
-                   else f"`{name}` takes no `::<...>` parameters")  # fmt: skip
+                   else f"`{name}` takes no `::<...>` parameters")
             self.error(msg, callee.span)
             return POISON
         if name == "slice":
@@ -400,7 +400,7 @@ class ExprMixin(BuilderBase):
         else:
             vals = [self.expr(arg, hint) if role == "result" else self.any_unsigned(arg)
                     if role == "amount" else self.typed(arg, None)
-                    for role, arg in zip(roles, args, strict=True)]  # fmt: skip
+                    for role, arg in zip(roles, args, strict=True)]
         for value, role in zip(vals, roles, strict=True):
             if isinstance(value, Lit) and role != "result":
                 return self.settle(value, None)  # the call's type cannot type this argument
@@ -459,9 +459,9 @@ class ExprMixin(BuilderBase):
             return POISON
         cond_node = parts[0]
         cond = self.expect(self.expr(cond_node, BOOL), BOOL, cond_node,
-                           Note("an `if` condition is a `bool`"))  # fmt: skip
+                           Note("an `if` condition is a `bool`"))
         else_node = blocks[1] if len(blocks) > 1 else next(
-            (c for c in parts[1:] if c.kind == K.IF_EXPR), None)  # fmt: skip
+            (c for c in parts[1:] if c.kind == K.IF_EXPR), None)
         saved = self.snapshot()
         then_val = self.block(blocks[0], hint)
         then_env = self.snapshot_values(saved)
@@ -485,11 +485,11 @@ class ExprMixin(BuilderBase):
         return self.select(cond, then_val, else_val, blocks[0], else_node, node.span)
 
     def select(self, cond: Val, a: Value, b: Value, a_node: SyntaxNode,
-               b_node: SyntaxNode | None, span: Span) -> Value:  # fmt: skip
+               b_node: SyntaxNode | None, span: Span) -> Value:
         """Build ``cond ? a : b`` after checking both arms have one type."""
         if isinstance(a, Lit) and isinstance(b, Lit):
             return self.lifted([a, b], lambda v: self.select(cond, v[0], v[1], a_node, b_node,
-                                                             span), span, "this `if`")  # fmt: skip
+                                                             span), span, "this `if`")
         if isinstance(a, Lit):
             assert isinstance(b, Val)  # two pending arms were lifted above
             a = self.expect(a, b.type, a_node) if not b.poisoned else POISON
@@ -518,7 +518,7 @@ class ExprMixin(BuilderBase):
 
     def _expr_return_expr(self, node: SyntaxNode, hint: Type | None) -> Value:
         self.error("`return` is allowed only as the last statement of a function body",
-                   node.span)  # fmt: skip
+                   node.span)
         return POISON
 
     def _expr_range_expr(self, node: SyntaxNode, hint: Type | None) -> Value:

@@ -62,7 +62,7 @@ def _round(x: Fraction, mode: str) -> int:
     return {
         "rnd": up, "rnd_min_inf": down, "rnd_zero": down if x > 0 else up,
         "rnd_inf": up if x > 0 else down, "rnd_conv": down if down % 2 == 0 else up,
-    }[mode]  # fmt: skip
+    }[mode]
 
 
 def _bounds(target: FixedType | IntType) -> tuple[int, int]:
@@ -104,17 +104,17 @@ def resolve(b: Builder, node: SyntaxNode) -> FixedType | None:
     if len(args) not in (2, 3, 4):
         b.error(f"`{'fx' if signed else 'ufx'}<...>` takes a width, a position and up to two "
                 f"modes, not {len(args)} parameters", node.span,
-                Note("write `fx<W, I>`, `fx<W, I, Q>` or `fx<W, I, Q, O>`"))  # fmt: skip
+                Note("write `fx<W, I>`, `fx<W, I, Q>` or `fx<W, I, Q, O>`"))
         return None
     width = b.const_int(args[0], sint(32), "a fixed-point width")
     ints = b.const_int(args[1], sint(32), "a fixed-point integer-bit count")
     modes = [_mode(b, arg, kinds) for arg, kinds in zip(args[2:], (QUANT_MODES, OVERFLOW_MODES),
-                                                        strict=False)]  # fmt: skip
+                                                        strict=False)]
     if width is None or ints is None or None in modes:
         return None
     if not 1 <= width <= 64:
         b.error(f"a fixed-point width must be in 1..=64, not {width}", args[0].span,
-                Note("wider values need two words: split the computation"))  # fmt: skip
+                Note("wider values need two words: split the computation"))
         return None
     if not -128 <= ints <= 127:
         b.error(f"a fixed-point integer-bit count must be in -128..=127, not {ints}", args[1].span)
@@ -132,7 +132,7 @@ def _mode(b: Builder, node: SyntaxNode, kinds: tuple[str, ...]) -> str | None:
     close = difflib.get_close_matches(name or node.text(), kinds, n=1)
     hint = f"did you mean `{close[0]}`? " if close else ""
     b.error(f"unknown {what} mode `{node.text().strip()}`", node.span,
-            Note(f"{hint}the {what} modes are {', '.join(f'`{k}`' for k in kinds)}"))  # fmt: skip
+            Note(f"{hint}the {what} modes are {', '.join(f'`{k}`' for k in kinds)}"))
     return None
 
 
@@ -178,10 +178,10 @@ def literal(b: Builder, lit: Lit, ty: FixedType) -> Val:
     if lo == hi:
         span_text = f"{decimal_text(ty.value_of(ty.min))}..={decimal_text(ty.value_of(ty.max))}"
         note = Note(f"`{ty}` holds {span_text}; write `{text} as {_with(ty, 'trn', 'sat')}` "
-                    "to saturate")  # fmt: skip
+                    "to saturate")
     else:
         note = Note(f"the nearest values are {decimal_text(lo)} and {decimal_text(hi)}; write "
-                    f"`{text} as {_with(ty, 'rnd', ty.overflow)}` to round")  # fmt: skip
+                    f"`{text} as {_with(ty, 'rnd', ty.overflow)}` to round")
     b.error(f"literal `{text}` is not exactly representable in `{ty}`", lit.span, note)
     return POISON
 
@@ -214,7 +214,7 @@ def _mixing(b: Builder, op: str, a: Type, c: Type, span: Span) -> None:
     other = c if isinstance(a, FixedType) else a
     fixed = a if isinstance(a, FixedType) else c
     b.error(f"mismatched types: `{a}` {op} `{c}` (integers mix with fixed point only through "
-            "`as`)", span, Note(f"convert the `{other}` operand: `... as {fixed}`"))  # fmt: skip
+            "`as`)", span, Note(f"convert the `{other}` operand: `... as {fixed}`"))
 
 
 def binary(b: Builder, op: str, x: Val, y: Val, span: Span) -> Val:
@@ -222,7 +222,7 @@ def binary(b: Builder, op: str, x: Val, y: Val, span: Span) -> Val:
     tx, ty = x.type, y.type
     if op in typeck.FIXED_FORBIDDEN:
         b.error(f"`{op}` is not defined on fixed-point values; {typeck.FIXED_FORBIDDEN[op]}",
-                span, Note(_instead(op)))  # fmt: skip
+                span, Note(_instead(op)))
         return POISON
     if not isinstance(tx, FixedType) or not isinstance(ty, FixedType):
         _mixing(b, op, tx, ty, span)  # type: ignore[arg-type]
@@ -231,12 +231,12 @@ def binary(b: Builder, op: str, x: Val, y: Val, span: Span) -> Val:
         result = typeck.fixed_binary_result(op, tx, ty)
     except TypeRuleError as e:
         b.error(str(e), span, Note("convert an operand first: `(x as fx<W, I>)`")
-                if "bits wide" in str(e) else Note(_instead(op)))  # fmt: skip
+                if "bits wide" in str(e) else Note(_instead(op)))
         return POISON
     if op == "*":
         assert isinstance(result, FixedType)
         return b.add("mul", result, [_cast(b, x, result, span), _cast(b, y, result, span)],
-                     span=span)  # fmt: skip
+                     span=span)
     if tx == ty and op in typeck.COMPARE_OPS:
         return b.add(typeck.OPCODES[op], BOOL, [x, y], span=span)
     common = typeck.fixed_sum_type(op if op in ("+", "-") else "-", tx, ty)
@@ -374,7 +374,7 @@ def cast_expr(b: Builder, operand: SyntaxNode, target: Type | None, span: Span) 
         return POISON
     if not isinstance(x.type, IntType) or not isinstance(target, IntType):
         b.error(f"cannot cast `{x.type}` to `{target}`", span,
-                Note("`as` converts between integer and fixed-point types"))  # fmt: skip
+                Note("`as` converts between integer and fixed-point types"))
         return POISON
     return convert(b, x, target, span)
 
@@ -384,7 +384,7 @@ def call(b: Builder, name: str, callee: SyntaxNode, args: list[SyntaxNode], span
     generic = callee.kind == K.GENERIC_NAME
     if (name == "from_bits") != generic:
         b.error("`from_bits` needs its type: `from_bits::<fx<W, I>>(u)`" if not generic
-                else f"`{name}` takes no `::<...>` parameters", callee.span)  # fmt: skip
+                else f"`{name}` takes no `::<...>` parameters", callee.span)
         return POISON
     if len(args) != 1:
         b.error(f"`{name}` takes 1 argument, but {len(args)} were given", span)
@@ -424,9 +424,9 @@ def _from_bits(b: Builder, callee: SyntaxNode, arg: SyntaxNode, span: Span) -> V
     if u.poisoned:
         return POISON
     if not isinstance(u.type, IntType) or isinstance(u.type, FixedType) \
-            or u.type.width != ty.width:  # fmt: skip
+            or u.type.width != ty.width:
         b.error(f"`from_bits::<{ty}>` takes `u{ty.width}` or `i{ty.width}` bits, not `{u.type}`",
-                arg.span, Note(f"`{ty}` is {ty.width} bits wide"))  # fmt: skip
+                arg.span, Note(f"`{ty}` is {ty.width} bits wide"))
         return POISON
     return _cast(b, u, ty, span)
 
@@ -434,5 +434,5 @@ def _from_bits(b: Builder, callee: SyntaxNode, arg: SyntaxNode, span: Span) -> V
 def refuse_compound(b: Builder, op: str, ty: FixedType, span: Span) -> Val:
     """Report ``a op= b`` on a fixed-point place: the exact result has another type."""
     b.error(f"compound assignment `{op}=` is not defined on fixed-point values: `a {op} b` has "
-            "a wider type", span, Note(f"write `a = (a {op} b) as {ty};`"))  # fmt: skip
+            "a wider type", span, Note(f"write `a = (a {op} b) as {ty};`"))
     return POISON

@@ -23,7 +23,7 @@ PROGRESS_WORK = 1 << 16  # a loop estimated at this many operations or more show
 COMPOUND = {
     K.PLUSEQ: "+", K.MINUSEQ: "-", K.STAREQ: "*", K.SLASHEQ: "/", K.PERCENTEQ: "%",
     K.AMPEQ: "&", K.PIPEEQ: "|", K.CARETEQ: "^", K.SHLEQ: "<<", K.SHREQ: ">>",
-}  # fmt: skip
+}
 
 
 class LoopBudget:
@@ -110,7 +110,7 @@ class StmtMixin(BuilderBase):
             binding.value = value
 
     def merge(self, saved: list[tuple[Binding, Val]], cond: Val, then_vals: list[Val],
-              else_vals: list[Val]) -> None:  # fmt: skip
+              else_vals: list[Val]) -> None:
         """After an `if`, give each variable assigned in a branch a `select` of both arms."""
         for (binding, _), a, b in zip(saved, then_vals, else_vals, strict=True):
             if a.id == b.id:
@@ -125,7 +125,7 @@ class StmtMixin(BuilderBase):
     def block(self, node: SyntaxNode, hint: Type | None, fn_body: bool = False) -> Value:
         """Build a block; its value is the tail expression (or a final `return`), else `()`."""
         items = [c for c in node.child_nodes() if c.kind in t.EXPR_KINDS
-                 or c.kind in (K.LET_STMT, K.EXPR_STMT)]  # fmt: skip
+                 or c.kind in (K.LET_STMT, K.EXPR_STMT)]
         self.scopes.append({})
         try:
             for i, item in enumerate(items):
@@ -137,7 +137,7 @@ class StmtMixin(BuilderBase):
                     values = t.exprs(inner)
                     return self.expr(values[0], hint) if values else self.unit()
                 if last and inner is not None and (item.kind in t.EXPR_KINDS
-                                                   or self._is_tail_stmt(item)):  # fmt: skip
+                                                   or self._is_tail_stmt(item)):
                     return self.expr(inner, hint)
                 if item.kind == K.LET_STMT:
                     self.let_stmt(item)
@@ -200,7 +200,7 @@ class StmtMixin(BuilderBase):
                 parts = [POISON] * len(subs)
             elif not isinstance(value.type, TupleType) or len(value.type.elems) != len(subs):
                 self.error(f"this pattern has {len(subs)} fields, but the value is `{value.type}`",
-                           pat.span)  # fmt: skip
+                           pat.span)
                 parts = [POISON] * len(subs)
             else:
                 parts = [
@@ -216,7 +216,7 @@ class StmtMixin(BuilderBase):
         """Build `place = value` / `place op= value` as a new SSA value of the root variable."""
         parts = t.exprs(node)
         op_tok = next((tk for tk in node.child_tokens() if tk.kind in COMPOUND or tk.kind == K.EQ),
-                      None)  # fmt: skip
+                      None)
         if len(parts) != 2 or op_tok is None:
             return
         place = self.place(parts[0])
@@ -231,7 +231,7 @@ class StmtMixin(BuilderBase):
         if op_tok.kind == K.EQ:
             note = Note(f"expected `{target.type}` because of the assigned place", parts[0].span)
             new = self.expect(self.expr(parts[1], target.type), target.type, parts[1], note) \
-                if not target.poisoned else POISON  # fmt: skip
+                if not target.poisoned else POISON
         elif isinstance(target.type, FixedType):
             new = fixed.refuse_compound(self, COMPOUND[op_tok.kind], target.type, node.span)
         else:
@@ -249,7 +249,7 @@ class StmtMixin(BuilderBase):
                     new if i == key else
                     self.add("tuple_get", elem, [outer], {"index": i}, span=node.span)
                     for i, elem in enumerate(ty.elems)
-                ]  # fmt: skip
+                ]
                 new = self.add("tuple", ty, fields, span=node.span)
         if not new.poisoned and not binding.value.poisoned and new.type != binding.value.type:
             new = POISON
@@ -276,7 +276,7 @@ class StmtMixin(BuilderBase):
                 what = "constant" if name in self.consts else "variable"
                 known = name in self.consts
                 self.error(f"cannot assign to {what} `{name}`" if known
-                           else f"cannot find `{name}` in this scope", node.span)  # fmt: skip
+                           else f"cannot find `{name}` in this scope", node.span)
                 return None
             if not binding.mutable:
                 self.error(
@@ -355,13 +355,13 @@ class StmtMixin(BuilderBase):
         self.loops.covered += 1  # the nests inside are in an estimate already
         try:
             with progress.task(f"unrolling `{name}`", total=hi - lo, unit="iterations",
-                               show=show) as bar:  # fmt: skip
+                               show=show) as bar:
                 self._unroll(pat, ty, body, lo, hi, bar)
         finally:
             self.loops.covered -= 1
 
     def _within_budget(self, node: SyntaxNode, name: str, trips: int, body: SyntaxNode,
-                       span: Span) -> bool:  # fmt: skip
+                       span: Span) -> bool:
         """Count a loop's estimate against the program's budget; report a loop over it."""
         budget = self.loops
         trips = max(0, trips)
@@ -371,19 +371,19 @@ class StmtMixin(BuilderBase):
         iterations, work = trips * (1 + inner_iterations), trips * inner_work
         if budget.iterations + iterations > MAX_UNROLL:
             self.error(f"loop `{name}`: loops unroll to more than {MAX_UNROLL} iterations in "
-                       "total", span)  # fmt: skip
+                       "total", span)
             return False
         if budget.work + work > MAX_UNROLL_WORK:
             self.error(f"loop `{name}` unrolls to about {work:,} operations ({trips:,} "
                        f"iterations of {inner_work:,}); a program may unroll to at most "
-                       f"{MAX_UNROLL_WORK:,}, all loops together", span)  # fmt: skip
+                       f"{MAX_UNROLL_WORK:,}, all loops together", span)
             return False
         budget.iterations += iterations
         budget.work += work
         return True
 
     def _unroll(self, pat: SyntaxNode | None, ty: IntType, body: SyntaxNode, lo: int, hi: int,
-                bar: progress.Task) -> None:  # fmt: skip
+                bar: progress.Task) -> None:
         """Build ``body`` once per iteration value ``lo..hi`` (the variable bound to each)."""
         for i in range(lo, hi):
             self.scopes.append({})
@@ -430,7 +430,7 @@ class StmtMixin(BuilderBase):
             value = self.block(body, fn.ret, fn_body=True)
             tail = self._tail_node(body)
             note = Note(f"expected `{fn.ret}` because of the return type", fn.ret_span) \
-                if fn.ret_span else None  # fmt: skip
+                if fn.ret_span else None
             return self.expect(value, fn.ret, tail or body, note)
         finally:
             self.call_stack.pop()

@@ -38,7 +38,7 @@ ONE: Bit = (0, 1, -1, 0)
 
 #: Ops that are always evaluated bit by bit.
 _ALWAYS = frozenset({"and", "or", "xor", "not", "select", "slice", "concat", "cast", "tuple",
-                     "tuple_get", "array", "eq", "ne", "const"})  # fmt: skip
+                     "tuple_get", "array", "eq", "ne", "const"})
 #: Ops evaluated bit by bit when their second operand is a constant.
 _CONST_SECOND = frozenset({"shl", "shr", "rotl", "rotr", "array_index", "array_update"})
 #: Orderings, evaluated bit by bit when one operand is a constant.
@@ -128,7 +128,7 @@ class BitNetwork:
         if not is_bitwise(self.graph, node):
             return 0
         below = max((self.levels.get(u, 0) for u in node.inputs if self._reads_comb(u, nid)),
-                    default=0)  # fmt: skip
+                    default=0)
         return max(0, self.levels[nid] - below)
 
     def materialise(self, nid: bytes) -> None:
@@ -198,7 +198,7 @@ class BitNetwork:
             cuts[g] = cut
             c = len(cut)
             depth[g] = max((depth[m] for kind, m in cut if kind), default=0) + (
-                1 if k < c <= limit else lut_levels(c, k))  # fmt: skip
+                1 if k < c <= limit else lut_levels(c, k))
         return cuts, depth, kept
 
     def _live(self) -> set[int]:
@@ -260,7 +260,7 @@ class BitNetwork:
         ins = [self._input(u, nid) for u in node.inputs]
         eff = [significant_width(bits, t.signed) for bits in ins]
         n = {"add": max(eff) + 1, "sub": max(eff) + 1, "neg": eff[0] + 1, "min": max(eff),
-             "max": max(eff), "mul": sum(eff)}[op]  # fmt: skip
+             "max": max(eff), "mul": sum(eff)}[op]
         if n >= w:
             return self._fresh(w)
         low = self._fresh(n)
@@ -301,7 +301,7 @@ def significant_width(bits: list[Bit], signed: bool) -> int:
     repeated sign bits (what yosys's ``wreduce`` leaves of an arithmetic operand)."""
     n = len(bits)
     while n > 1 and ((signed and bits[n - 1] == bits[n - 2])
-                     or (not signed and bits[n - 1] == ZERO)):  # fmt: skip
+                     or (not signed and bits[n - 1] == ZERO)):
         n -= 1
     return n
 
@@ -420,7 +420,7 @@ def _element(t: Type, index: int) -> tuple[int, int]:
 
 
 def _array_index(net: BitNetwork, node: Node, ins: list[list[Bit]],
-                 types: list[Type]) -> list[Bit]:  # fmt: skip
+                 types: list[Type]) -> list[Bit]:
     index = _const_value(ins[1])
     assert index is not None
     lo, w = _element(types[0], index)
@@ -428,7 +428,7 @@ def _array_index(net: BitNetwork, node: Node, ins: list[list[Bit]],
 
 
 def _array_update(net: BitNetwork, node: Node, ins: list[list[Bit]],
-                  types: list[Type]) -> list[Bit]:  # fmt: skip
+                  types: list[Type]) -> list[Bit]:
     index = _const_value(ins[1])
     assert index is not None and isinstance(types[0], ArrayType)
     if index >= types[0].length:
@@ -475,11 +475,11 @@ _RULES: dict[str, Rule] = {
     "array_update": _array_update, "shl": _shift, "shr": _shift, "rotl": _shift,
     "rotr": _shift, "eq": _compare, "ne": _compare, "lt": _compare, "le": _compare,
     "gt": _compare, "ge": _compare,
-}  # fmt: skip
+}
 
 
 def network(graph: Graph, k: int, cut: Callable[[bytes, bytes], bool] | None = None,
-            order: list[bytes] | None = None, wide: int = 0) -> BitNetwork:  # fmt: skip
+            order: list[bytes] | None = None, wide: int = 0) -> BitNetwork:
     """Return the bit network of ``graph`` (every region, or the nodes of ``order``)."""
     ids = order if order is not None else graph.canonical_order()
     results = [r.result for r in graph.regions.values()]

@@ -89,4 +89,4 @@ def single_stage(graph: Graph, region: str, clock_mhz: float = 12.0, ii: int = 1
     order = tuple(graph.topo_order(graph.regions[region]))
     zero = dict.fromkeys(order, 0)
     return Schedule(graph, region, clock_mhz, ii, 1, zero, dict.fromkeys(order, 0.0),
-                    dict.fromkeys(order, 0.0), order, method="single-stage")  # fmt: skip
+                    dict.fromkeys(order, 0.0), order, method="single-stage")

@@ -66,7 +66,7 @@ def _passthrough(inputs: list[tuple[str, int]], out_bits: int) -> str:
 
 
 def measure_core(verilog: str, module: str, inputs: list[tuple[str, int]], out_bits: int,
-                 family: str, seeds: tuple[int, ...] = SEEDS) -> dict[str, Any]:  # fmt: skip
+                 family: str, seeds: tuple[int, ...] = SEEDS) -> dict[str, Any]:
     """Place and route ``module`` (in ``verilog``) for ``family``; return the core's figures.
 
     Fmax is the median over ``seeds``; ``path_sources`` are the ``top.v`` spans of the worst
@@ -76,15 +76,15 @@ def measure_core(verilog: str, module: str, inputs: list[tuple[str, int]], out_b
     if flow is None:
         raise KeraError(f"no open place-and-route flow for family `{family}` here "
                         f"(available: {', '.join(sorted(FLOWS))})",
-                        exit_code=ExitCode.TOOL)  # fmt: skip
+                        exit_code=ExitCode.TOOL)
     point = Point("design", sum(w for _, w in inputs))
     in_bits = sum(w for _, w in inputs)
     try:
         full = measure(flow, Design(point, shell_verilog(verilog, module, inputs, out_bits),
-                                    in_bits, out_bits), seeds=seeds)  # fmt: skip
+                                    in_bits, out_bits), seeds=seeds)
         ref = measure(flow, Design(point, shell_verilog(_passthrough(inputs, out_bits),
                                                         "kera_shell_ref", inputs, out_bits),
-                                   in_bits, out_bits), seeds=(1,))  # fmt: skip
+                                   in_bits, out_bits), seeds=(1,))
     except RuntimeError as e:
         raise tool_failure(str(e), family) from None
     versions = tool_versions(flow)
@@ -110,7 +110,7 @@ def tool_failure(said: str, family: str) -> KeraError:
     tool's (exit 3).
     """
     found = re.search(r"cell type '?(\w+)", said) or re.search(r"\b([A-Z][A-Z0-9]*_[A-Z0-9_]+)\b",
-                                                              said)  # fmt: skip
+                                                              said)
     cell = found.group(1) if found else None
     tool, _, rest = said.partition(": ")
     errors = [part for part in rest.split(" | ") if "ERROR" in part]
@@ -121,13 +121,13 @@ def tool_failure(said: str, family: str) -> KeraError:
         return KeraError(f"place and route failed: the design needs more {kind} than the "
                          f"{family} device has (the tool said: {said}); make the design smaller "
                          "(narrower operands, a larger II) or choose a board with a larger "
-                         "device", exit_code=ExitCode.USER)  # fmt: skip
+                         "device", exit_code=ExitCode.USER)
     return KeraError(f"place and route failed ({said}); rerun with --debug, or synthesize without "
-                     "--pnr to get the estimate only", exit_code=ExitCode.TOOL)  # fmt: skip
+                     "--pnr to get the estimate only", exit_code=ExitCode.TOOL)
 
 
 def measure_schedule(verilog: str, schedule: Any, family: str,
-                     seeds: tuple[int, ...] = SEEDS) -> dict[str, Any]:  # fmt: skip
+                     seeds: tuple[int, ...] = SEEDS) -> dict[str, Any]:
     """Measure the emitted Verilog of a schedule (port widths from its graph's signature).
 
     The result's ``critical_path`` is nextpnr's worst path mapped back to the schedule
@@ -183,7 +183,7 @@ def path_to_schedule(verilog: str, spans: list[str], schedule: Any) -> list[dict
             continue
         seen.add(at)
         out.append({"verilog_line": at, "stage": stage,
-                    "position": _position(lines[at - 1], stage, schedule)})  # fmt: skip
+                    "position": _position(lines[at - 1], stage, schedule)})
     return out
 
 

@@ -27,14 +27,14 @@ from kera.hls.timing import (
     analyse,
     is_wiring,
     locate,
-    make_locator,  # fmt: skip
+    make_locator,
 )
 from kera.hls.verdict import (
     CARRY_PER_LUT,
     deadline,
     expected_error,
     line_ranges,
-    source_lines,  # fmt: skip
+    source_lines,
     timing_verdict,
     verdict_line,
 )
@@ -81,17 +81,17 @@ def build_report(
     top = top or schedule.region
     opts = {"board": board.name, "clock_mhz": schedule.clock_mhz, "ii": schedule.ii,
             "top": top, **({"margin": margin} if margin is not None else {}),
-            **dict(options or {})}  # fmt: skip
+            **dict(options or {})}
     overhead = costs.overhead_ns
     period = schedule.clock_ns
     meta = model_metadata(model, board.family)
     caps = {k: int(getattr(board.capacities, k)) for k in CAPACITY_KEYS}
     caps["carry"] = int(caps["lut"] * CARRY_PER_LUT.get(board.family, 1.0))
     path = [{"op": p.op, "width": p.width, "delay_ns": p.delay_ns, "start_ns": p.start_ns,
-             "stage": p.stage, "source": p.source} for p in timing.critical_path]  # fmt: skip
+             "stage": p.stage, "source": p.source} for p in timing.critical_path]
     meas = _measured(schedule, measured, locator, area.total, caps)
     verdict = timing_verdict(schedule.clock_mhz, timing.fmax_mhz, path, meas,
-                             meas["critical_path"] if meas else ())  # fmt: skip
+                             meas["critical_path"] if meas else ())
     ops = sum(row["count"] for row in area.by_op.values())
     warnings = list(meas["warnings"] if meas else area.warnings)
     if not verdict["met"]:
@@ -119,7 +119,7 @@ def build_report(
             **verdict,
         },
         "deadline": deadline(schedule.clock_mhz, schedule.latency, schedule.ii,
-                             verdict["fmax_mhz"]),  # fmt: skip
+                             verdict["fmax_mhz"]),
         "estimate": {
             **{k: area.total[k] for k in RESOURCE_KEYS},
             "fmax_mhz": timing.fmax_mhz,
@@ -128,7 +128,7 @@ def build_report(
             "expected_error": expected_error(meta, ops, len(path), timing.fmax_mhz, overhead),
             "by_op": area.by_op,
             "registers": {"bits": area.register_bits, "valid_bits": area.valid_bits,
-                          **area.registers},  # fmt: skip
+                          **area.registers},
         },
         "critical_path": path,
         "warnings": warnings,
@@ -163,7 +163,7 @@ def _measured(schedule: Schedule, measured: Mapping[str, Any] | None, locator: L
         node = schedule.graph.nodes[nid] if nid is not None else None
         path.append({"verilog_line": p["verilog_line"], "stage": p["stage"],
                      "op": node.op if node is not None else "",
-                     "source": locate(schedule.graph, nid, locator) if nid else ""})  # fmt: skip
+                     "source": locate(schedule.graph, nid, locator) if nid else ""})
     out["critical_path"] = path
     return out
 
@@ -173,7 +173,7 @@ def _carry_use(totals: Mapping[str, int], caps: Mapping[str, int]) -> dict[str, 
 
 
 def _stages(schedule: Schedule, delays: tuple[float, ...],
-            locator: Locator) -> list[dict[str, Any]]:  # fmt: skip
+            locator: Locator) -> list[dict[str, Any]]:
     graph = schedule.graph
     ops = [0] * schedule.latency
     where: list[list[str]] = [[] for _ in range(schedule.latency)]
@@ -185,7 +185,7 @@ def _stages(schedule: Schedule, delays: tuple[float, ...],
     bits = [sum(graph.nodes[n].type.flat_width for n in bank) for bank in banks]
     return [{"index": s, "delay_ns": delays[s], "ops": ops[s], "register_bits": bits[s],
              "source_lines": source_lines(where[s])}
-            for s in range(schedule.latency)]  # fmt: skip
+            for s in range(schedule.latency)]
 
 
 def model_metadata(model: Any, family: str) -> dict[str, Any]:
@@ -270,7 +270,7 @@ def render_text(report: Mapping[str, Any], source: SourceFile | None = None) -> 
     if "at_fmax" in d:
         f = d["at_fmax"]
         out.append(f"  at the {f['clock_mhz']:.1f} MHz it reaches: latency {f['latency_ns']:.3f} "
-                   f"ns, throughput {f['throughput_per_s'] / 1e6:.3f} M results/s")  # fmt: skip
+                   f"ns, throughput {f['throughput_per_s'] / 1e6:.3f} M results/s")
     out += [
         f"  stall: {d['stall']}",
         f"  clock period {t['period_ns']:.3f} ns, register overhead "
@@ -279,7 +279,7 @@ def render_text(report: Mapping[str, Any], source: SourceFile | None = None) -> 
     ]
     for s in r["stages"]:
         out.append(f"  {s['index']:>5}   {s['delay_ns']:>8.3f}   {s['ops']:>3}   "
-                   f"{s['register_bits']:>8}   {line_ranges(s['source_lines'])}")  # fmt: skip
+                   f"{s['register_bits']:>8}   {line_ranges(s['source_lines'])}")
     out += ["", *_resource_table(r), "", *_critical_text(r, lines)]
     for title, key in (("Warnings", "warnings"), ("Notes", "notes")):
         if r.get(key):
@@ -317,11 +317,11 @@ def _resource_table(r: Mapping[str, Any]) -> list[str]:
     line += f" {_num(measured.get('fmax_mhz')):>10}" if measured else ""
     lines.append(line + f" {'target':>8} {r['clock_mhz']:>7g}")
     lines.append(f"  used: {'measured' if measured else 'estimate'} / device; expected error: "
-                 f"{err.get('basis', 'unknown')}")  # fmt: skip
+                 f"{err.get('basis', 'unknown')}")
     lines += [f"  {note}" for note in _counting_notes(r)]
     if measured.get("tool"):
         lines.append(f"  measured with {measured['tool']} (the serial shell's own cost "
-                     "subtracted)")  # fmt: skip
+                     "subtracted)")
     return lines
 
 
@@ -354,7 +354,7 @@ def _critical_text(r: Mapping[str, Any], lines: Mapping[int, str]) -> list[str]:
     shown = None
     for p in path:
         out.append(f"  {p['start_ns']:>7.3f} {p['delay_ns']:>7.3f}  {p['op']:<12} "
-                   f"{p['width']:>5}  {p['source'] or '-'}")  # fmt: skip
+                   f"{p['width']:>5}  {p['source'] or '-'}")
         numbers = source_lines([p["source"]]) if p["source"] else []
         text = lines.get(numbers[0], "") if numbers else ""
         if text and text != shown:  # each source line once per run of ops from it
@@ -366,7 +366,7 @@ def _critical_text(r: Mapping[str, Any], lines: Mapping[int, str]) -> list[str]:
                 f"  {'stage':>5}  {'.v line':>7}  {'op':<12} source"]
         for p in measured:
             out.append(f"  {p['stage']:>5}  {p['verilog_line']:>7}  {p['op'] or '-':<12} "
-                       f"{p['source'] or '-'}")  # fmt: skip
+                       f"{p['source'] or '-'}")
     return out
 
 

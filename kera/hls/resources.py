@@ -67,7 +67,7 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
     stage = schedule.stage
     net = network(graph, costs.lut_k, cut=lambda u, v: stage[u] < stage[v],
                   order=graph.topo_order(graph.regions[schedule.region]),
-                  wide=costs.lut_wide)  # fmt: skip
+                  wide=costs.lut_wide)
     luts = net.luts_by_node()
     by_op: dict[str, dict[str, float]] = {}
     for nid in schedule.order:
@@ -95,14 +95,14 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
         total[k] += regs.get(k, 0.0)
     totals = {k: int(round(v)) for k, v in total.items()}
     ops = {op: {"count": int(r["count"]), **{k: int(round(r[k])) for k in AREA_KEYS}}
-           for op, r in sorted(by_op.items())}  # fmt: skip
+           for op, r in sorted(by_op.items())}
     registers = {k: int(round(regs.get(k, 0.0))) for k in AREA_KEYS}
     util, warnings = utilisation(totals, capacities)
     notes = dict(getattr(costs.model, "resource_notes", {}) or {})
     over = {k: (totals.get(k, 0), int(caps[k])) for k in CAPACITY_KEYS
-            if k in caps and totals.get(k, 0) > int(caps[k])}  # fmt: skip
+            if k in caps and totals.get(k, 0) > int(caps[k])}
     return Resources(totals, ops, register_bits, valid_bits, registers, util, tuple(warnings),
-                     notes, over, kept_bits)  # fmt: skip
+                     notes, over, kept_bits)
 
 
 def _caps(capacities: Any) -> dict[str, int]:
@@ -135,7 +135,7 @@ def utilisation(totals: dict[str, int], capacities: Any) -> tuple[dict[str, floa
     if capacities is None:
         return {}, []
     caps = capacities if isinstance(capacities, dict) else {
-        k: getattr(capacities, k) for k in CAPACITY_KEYS}  # fmt: skip
+        k: getattr(capacities, k) for k in CAPACITY_KEYS}
     util: dict[str, float] = {}
     warnings: list[str] = []
     for k in CAPACITY_KEYS:
@@ -147,15 +147,15 @@ def utilisation(totals: dict[str, int], capacities: Any) -> tuple[dict[str, floa
         util[k] = used / cap
         if used > cap:
             warnings.append(f"the design needs {used} {k.upper()} but the device has {cap} "
-                            f"({util[k]:.0%}): it will not fit")  # fmt: skip
+                            f"({util[k]:.0%}): it will not fit")
         elif util[k] > TIGHT:
             warnings.append(f"{k.upper()} use is {util[k]:.0%} of the device: placement and "
-                            "routing may fail or miss the clock")  # fmt: skip
+                            "routing may fail or miss the clock")
     return util, warnings
 
 
 def check_schedule_fits(schedule: Schedule, board: Any, model: Any, source: Any = None,
-                        allow_overfull: bool = False) -> Resources:  # fmt: skip
+                        allow_overfull: bool = False) -> Resources:
     """Estimate ``schedule`` on ``board`` and raise when it cannot fit (``check_fits``).
 
     ``allow_overfull`` skips the error (the report still warns). The error's location is

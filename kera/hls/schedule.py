@@ -104,20 +104,20 @@ def schedule(
             notes.append(f"{why}, so the list-scheduling fallback was used")
     elif method == "auto":
         notes.append(f"{live} nodes (more than {LP_MAX_NODES}), so the list-scheduling "
-                     "fallback was used")  # fmt: skip
+                     "fallback was used")
     chosen = "sdc" if stage is not None else "list"
     if stage is None:
         stage = push_late(problem, asap, asap_finish, depth)
     if ii > 1:
         notes.append(f"ii = {ii}: a new input is accepted every {ii} cycles; operators are not "
-                     "shared yet, so the datapath is the same as for ii = 1")  # fmt: skip
+                     "shared yet, so the datapath is the same as for ii = 1")
     return _finish(problem, stage, clock_mhz, ii, chosen, family, tuple(notes))
 
 
 def _check_options(clock_mhz: float, ii: int, margin: float, method: str) -> None:
     if not isinstance(clock_mhz, int | float) or not math.isfinite(clock_mhz) or clock_mhz <= 0:
         raise KeraError(f"the clock must be a positive frequency in MHz, not {clock_mhz}",
-                        exit_code=ExitCode.USAGE)  # fmt: skip
+                        exit_code=ExitCode.USAGE)
     if isinstance(ii, bool) or not isinstance(ii, int) or ii < 1:
         raise KeraError(f"the initiation interval must be an integer >= 1, not {ii}",
                         exit_code=ExitCode.USAGE)
@@ -148,7 +148,7 @@ def build_problem(
     nodes = graph.nodes
     const = [nodes[n].op == "const" for n in ids]
     inputs = [list(dict.fromkeys(index[i] for i in nodes[n].inputs if not const[index[i]]))
-              for n in ids]  # fmt: skip
+              for n in ids]
     users: list[list[int]] = [[] for _ in ids]  # constants' users too: they take their stage
     for v, nid in enumerate(ids):
         for u in dict.fromkeys(index[i] for i in nodes[nid].inputs):
@@ -158,7 +158,7 @@ def build_problem(
     usable = period * (1.0 - margin) - costs.overhead_ns
     problem = Problem(graph, region, ids, delay, [nodes[n].type.flat_width for n in ids], inputs,
                       users, const, [nodes[n].op == "param" for n in ids], index[reg.result],
-                      usable)  # fmt: skip
+                      usable)
     _check_fits(problem, clock_mhz, margin, costs.overhead_ns)
     return problem
 
@@ -173,13 +173,13 @@ def _check_fits(problem: Problem, clock_mhz: float, margin: float, overhead: flo
     if usable <= EPS_NS:
         raise KeraError(f"the clock period at {clock} leaves no time for logic after the "
                         f"{overhead:.1f} ns register overhead and the {margin:.0%} margin; "
-                        f"try --clock-mhz {_suggest(d, margin, overhead)} or lower")  # fmt: skip
+                        f"try --clock-mhz {_suggest(d, margin, overhead)} or lower")
     if d > usable + EPS_NS:
         node = problem.graph.nodes[problem.ids[worst]]
         width = display_width(problem.graph, node)
         raise KeraError(f"`{node.op}` ({width} bits) needs {d:.1f} ns but the clock period at "
                         f"{clock} leaves {usable:.1f} ns; try --clock-mhz "
-                        f"{_suggest(d, margin, overhead)} or lower")  # fmt: skip
+                        f"{_suggest(d, margin, overhead)} or lower")
 
 
 def _suggest(delay: float, margin: float, overhead: float) -> str:
@@ -314,14 +314,14 @@ class LP:
             ends = zip(self.cost[:n], self.bounds[:n], strict=True)
             return [hi if c < 0 else lo for c, (lo, hi) in ends]
         res = optimize.linprog(self.cost, A_ub=self.a_ub, b_ub=self.b_ub, bounds=self.bounds,
-                               method="highs-ds")  # fmt: skip
+                               method="highs-ds")
         x = res.x if res.status == 0 else None
         if x is None or np.max(np.abs(x - np.rint(x)), initial=0.0) > 1e-6:
             lo, hi = np.array(self.bounds, dtype=float).T
             res = optimize.milp(self.cost, integrality=np.ones(len(self.cost)),
                                 constraints=optimize.LinearConstraint(self.a_ub, -np.inf,
                                                                       self.b_ub),
-                                bounds=optimize.Bounds(lo, hi))  # fmt: skip
+                                bounds=optimize.Bounds(lo, hi))
             if res.status != 0 or res.x is None:
                 return None
             x = res.x
@@ -420,7 +420,7 @@ def push_late(
 
 
 def _try_push(problem: Problem, v: int, st: list[int], fin: list[float], last: list[int],
-              depth: int) -> bool:  # fmt: skip
+              depth: int) -> bool:
     s = st[v]
     limit = min((st[w] for w in problem.users[v]), default=depth)
     if s + 1 > min(limit, depth):
@@ -437,7 +437,7 @@ def _try_push(problem: Problem, v: int, st: list[int], fin: list[float], last: l
         if w in changed:
             continue
         start = max((changed.get(u, fin[u]) for u in problem.inputs[w]
-                     if (s + 1 if u == v else st[u]) == s + 1), default=0.0)  # fmt: skip
+                     if (s + 1 if u == v else st[u]) == s + 1), default=0.0)
         new = start + problem.delay[w]
         if new > problem.period + EPS_NS:
             return False
@@ -459,7 +459,7 @@ def _try_push(problem: Problem, v: int, st: list[int], fin: list[float], last: l
 
 
 def _finish(problem: Problem, stage: list[int], clock_mhz: float, ii: int, method: str,
-            family: str, notes: tuple[str, ...]) -> Schedule:  # fmt: skip
+            family: str, notes: tuple[str, ...]) -> Schedule:
     """Place constants, compute start/finish times and the order; check the period."""
     n = problem.size
     for v in range(n):
@@ -474,7 +474,7 @@ def _finish(problem: Problem, stage: list[int], clock_mhz: float, ii: int, metho
         finish[v] = start[v] + problem.delay[v]
         if finish[v] > problem.period + 1e-6:
             raise AssertionError(f"scheduler bug: stage {s} runs {finish[v]:.3f} ns "
-                                 f"> {problem.period:.3f} ns")  # fmt: skip
+                                 f"> {problem.period:.3f} ns")
     latency = max(stage, default=0) + 1
     ids = problem.ids
     order = tuple(ids[v] for v in sorted(range(n), key=lambda v: (stage[v], start[v], v)))
@@ -483,7 +483,7 @@ def _finish(problem: Problem, stage: list[int], clock_mhz: float, ii: int, metho
         latency=latency, stage=dict(zip(ids, stage, strict=True)),
         start_ns=dict(zip(ids, start, strict=True)), finish_ns=dict(zip(ids, finish, strict=True)),
         order=order, method=method, family=family, notes=notes,
-    )  # fmt: skip
+    )
 
 
 __all__ = [

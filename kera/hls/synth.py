@@ -85,7 +85,7 @@ def synthesize(
     options = {"method": method}
     report = build_report(sched, the_board, model=model, source=src,
                           fingerprint=graph.fingerprint(), top=top, margin=margin,
-                          options=options, measured=measured)  # fmt: skip
+                          options=options, measured=measured)
     result = SynthResult(sched, report, graph=graph, board=the_board)
     out = Path(outdir)
     _write(out / "report.json", dumps(report).encode("utf-8"), result, "report.json")
@@ -131,7 +131,7 @@ def plan_schedule(
     lowered = lower_for_hardware(graph.subgraph([top]))
     sched = make_schedule(lowered, top, family=the_board.family, clock_mhz=clock, ii=ii,
                           margin=margin, model=model, method=method,
-                          dsp_budget=the_board.capacities.dsp)  # fmt: skip
+                          dsp_budget=the_board.capacities.dsp)
     return sched, the_board, model
 
 

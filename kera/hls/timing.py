@@ -194,7 +194,7 @@ class CostModel:
         yosys's ``wreduce`` builds ``a + b`` of 8-bit values held in u32 as a 9-bit adder."""
         q = model_query(graph, node)
         if q is None or node.op not in _NARROWED or not isinstance(
-                graph.nodes[node.inputs[0]].type, IntType):  # fmt: skip
+                graph.nodes[node.inputs[0]].type, IntType):
             return q
         net = self.network(graph)
         eff = max(_significant(net.bits[i], graph.nodes[i].type) for i in node.inputs)
@@ -220,7 +220,7 @@ class CostModel:
         if eff >= q[1] or narrow == q:
             return q
         return min((q, narrow), key=lambda c: (self._query_area(c)["dsp"],
-                                               self._query_area(c)["lut"]))  # fmt: skip
+                                               self._query_area(c)["lut"]))
 
     def merged_area(self, graph: Graph) -> dict[bytes, dict[str, float]]:
         """Return the area of carry-chain ops that yosys merges into an earlier one.
@@ -371,7 +371,7 @@ class CostModel:
         got = self._ask("delay_ns", q)
         timing = getattr(self.model, "dsp_timing", {})
         if (got is not None and q[0] in MUL_OPS and timing.get("untimed")
-                and self._query_area(q)["dsp"] > 0):  # fmt: skip
+                and self._query_area(q)["dsp"] > 0):
             # One SB_MAC16 is a 16x16 multiplier: its untimed delay is taken as that of the
             # LUT multiplier of the tile's width; the adders that join wider partial products
             # are in the fabric, timed by nextpnr, and in ``got``.
@@ -389,7 +389,7 @@ class CostModel:
                 ("eq", _index_bits(n), None))
         # div / rem that were not lowered: a combinational restoring divider
         return width * (self._query_delay(("sub", width, None))
-                        + self._query_delay(("select", width, None)))  # fmt: skip
+                        + self._query_delay(("select", width, None)))
 
     def _query_area(self, q: Query) -> dict[str, float]:
         got = self._ask("area", q)
@@ -560,7 +560,7 @@ def critical_path(schedule: Schedule, locator: Locator) -> list[PathOp]:
         node = graph.nodes[nid]
         prev = next((i for i in node.inputs if stage.get(i) == stage[nid]
                      and graph.nodes[i].op != "const"
-                     and abs(finish[i] - start[nid]) <= 1e-6), None)  # fmt: skip
+                     and abs(finish[i] - start[nid]) <= 1e-6), None)
         if prev is None:
             break
         chain.append(prev)
@@ -572,14 +572,14 @@ def critical_path(schedule: Schedule, locator: Locator) -> list[PathOp]:
         if is_wiring(graph, node) or delay <= EPS_NS:
             continue  # wires, and bitwise ops folded into the LUTs of their inputs
         out.append(PathOp(nid, node.op, display_width(graph, node), stage[nid], start[nid],
-                          delay, locate(graph, nid, locator)))  # fmt: skip
+                          delay, locate(graph, nid, locator)))
     return out
 
 
 def analyse(schedule: Schedule, costs: CostModel, locator: Locator) -> Timing:
     """Return the timing summary of a schedule."""
     return Timing(tuple(stage_delays(schedule)), tuple(critical_path(schedule, locator)),
-                  costs.overhead_ns)  # fmt: skip
+                  costs.overhead_ns)
 
 
 __all__ = [

@@ -22,7 +22,7 @@ CARRY_PER_LUT: dict[str, float] = {"ice40": 1.0, "ecp5": 0.5, "gowin": 1.0, "xc7
 #: The stall behaviour of every generated pipeline (INTERFACES.md handshake, kera.rtl.emit).
 STALL = ("out_ready = 0 while a result waits holds every stage at once (one enable), in_ready "
          "falls in the same cycle, no transfer is lost or duplicated; each stalled cycle delays "
-         "every result in flight by one cycle")  # fmt: skip
+         "every result in flight by one cycle")
 
 
 def timing_verdict(
@@ -62,17 +62,17 @@ def verdict_line(t: Mapping[str, Any], lines: Mapping[int, str] | None = None) -
     what = "nextpnr's measured" if t["source"] == "nextpnr" else "the estimated"
     if t["met"]:
         return (f"Timing met: {what} Fmax {t['fmax_mhz']:.1f} MHz >= {t['target_mhz']:g} MHz "
-                f"target, slack {t['slack_ns']:.3f} ns")  # fmt: skip
+                f"target, slack {t['slack_ns']:.3f} ns")
     out = (f"Timing NOT met: {what} Fmax {t['fmax_mhz']:.1f} MHz misses the "
            f"{t['target_mhz']:g} MHz target by {t['miss_mhz']:.1f} MHz "
-           f"(slack {t['slack_ns']:.3f} ns)")  # fmt: skip
+           f"(slack {t['slack_ns']:.3f} ns)")
     where = t["path"]
     if where["stage"] is not None:
         out += f"; failing path in stage {where['stage']}"
         numbers = source_lines(where["sources"])
         if numbers:
             shown = ", ".join(f"{n} ({lines[n]})" if lines and lines.get(n) else str(n)
-                              for n in numbers)  # fmt: skip
+                              for n in numbers)
             out += f", line{'s' * (len(numbers) != 1)} {shown}"
     elif t["source"] == "nextpnr":
         out += "; nextpnr's worst path is in the handshake or the measurement shell, not a stage"
@@ -118,12 +118,12 @@ def deadline(clock_mhz: float, latency: int, ii: int, fmax_mhz: float) -> dict[s
     }
     if fmax_mhz + 1e-9 < clock_mhz:  # the target cannot be met: what the design really does
         out["at_fmax"] = {"clock_mhz": fmax_mhz, "latency_ns": latency * 1000.0 / fmax_mhz,
-                          "throughput_per_s": fmax_mhz * 1e6 / ii}  # fmt: skip
+                          "throughput_per_s": fmax_mhz * 1e6 / ii}
     return out
 
 
 def expected_error(model_meta: Mapping[str, Any], ops: int, path_ops: int,
-                   fmax_mhz: float, overhead_ns: float) -> dict[str, Any]:  # fmt: skip
+                   fmax_mhz: float, overhead_ns: float) -> dict[str, Any]:
     """Return each estimate's expected error from the model's held-out error.
 
     The model records, per quantity, the mean absolute error of one op on the widths held out
@@ -149,7 +149,7 @@ def expected_error(model_meta: Mapping[str, Any], ops: int, path_ops: int,
         low = 1000.0 / (period + err)
         high = 1000.0 / max(period - err, overhead_ns)
         out["fmax_mhz"] = {"low": low, "high": high, "delay_ns": err, "per_op": per_op,
-                           "ops": path_ops}  # fmt: skip
+                           "ops": path_ops}
     return out
 
 

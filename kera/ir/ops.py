@@ -97,7 +97,7 @@ def _op(
     def register(fn: Evaluate) -> Evaluate:
         OPS[name] = OpDef(name, arity, tuple(sorted(attrs)), _reported(check), fn, doc,
                           commutative, associative, infer, check,
-                          name if builtin else None, builtin)  # fmt: skip
+                          name if builtin else None, builtin)
         return fn
 
     return register
@@ -117,7 +117,7 @@ class OpTypeError(Exception):
     """
 
     def __init__(self, message: str, problem: str, operand: int | None = None,
-                 need: str = "", value: int = 0, limit: int = 0) -> None:  # fmt: skip
+                 need: str = "", value: int = 0, limit: int = 0) -> None:
         super().__init__(message)
         self.problem = problem
         self.operand = operand
@@ -263,7 +263,7 @@ def _infer_concat(ins: Sequence[Type], attrs: Attrs) -> Type:
     width = hi.width + lo.width
     if width > 64:
         raise OpTypeError(f"result would be {width} bits wide; the limit is 64", "width",
-                          value=width, limit=64)  # fmt: skip
+                          value=width, limit=64)
     return IntType(width, False)
 
 
@@ -278,7 +278,7 @@ def _check_slice(ins: Sequence[Type], attrs: Attrs, out: Type) -> None:
     lo = attrs["lo"]
     if lo + out.width > x.width:
         raise OpTypeError(f"bits {lo}..{lo + out.width} are outside {x}", "range",
-                          value=lo + out.width, limit=x.width)  # fmt: skip
+                          value=lo + out.width, limit=x.width)
 
 
 def _infer_widening_mul(ins: Sequence[Type], attrs: Attrs) -> Type:
@@ -298,14 +298,14 @@ def _infer_array(ins: Sequence[Type], attrs: Attrs) -> Type:
         raise OpTypeError("an array needs at least one element", "count")
     if any(t != ins[0] for t in ins):
         raise OpTypeError("elements must have one type, not "
-                          + ", ".join(sorted({str(t) for t in ins})), "mismatch")  # fmt: skip
+                          + ", ".join(sorted({str(t) for t in ins})), "mismatch")
     return ArrayType(ins[0], len(ins))
 
 
 def _indexed(arr: Type, idx: Type) -> ArrayType:
     if not isinstance(arr, ArrayType):
         raise OpTypeError(f"indexed operand must be an array, not {arr}", "operand", 0,
-                          "an array")  # fmt: skip
+                          "an array")
     _require(idx, UNSIGNED, 1, "index")
     return arr
 
@@ -319,7 +319,7 @@ def _infer_array_update(ins: Sequence[Type], attrs: Attrs) -> Type:
     arr = _indexed(arr, idx)
     if val != arr.elem:
         raise OpTypeError(f"stored value must be {arr.elem}, not {val}", "operand", 2,
-                          f"`{arr.elem}`")  # fmt: skip
+                          f"`{arr.elem}`")
     return arr
 
 
@@ -336,7 +336,7 @@ def _infer_tuple_get(ins: Sequence[Type], attrs: Attrs) -> Type:
     i = attrs["index"]
     if i >= len(t.elems):
         raise OpTypeError(f"field {i} is out of range for {t}", "range", value=i,
-                          limit=len(t.elems))  # fmt: skip
+                          limit=len(t.elems))
     return t.elems[i]
 
 

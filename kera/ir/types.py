@@ -138,7 +138,7 @@ class FixedType(IntType):
         return bytes([
             _TAG_FIXED, self.width, int(self.signed), self.int_bits + _INT_BITS_BIAS,
             QUANT_MODES.index(self.quant), OVERFLOW_MODES.index(self.overflow),
-        ])  # fmt: skip
+        ])
 
     def layout(self) -> FixedType:
         """Return the same layout with the default modes (the type of arithmetic results)."""
@@ -241,10 +241,10 @@ def decode_type(data: bytes, pos: int = 0) -> tuple[Type, int]:
         return IntType(data[pos + 1], bool(data[pos + 2])), pos + 3
     if tag == _TAG_FIXED:
         if (pos + 6 > len(data) or data[pos + 2] > 1 or data[pos + 4] >= len(QUANT_MODES)
-                or data[pos + 5] >= len(OVERFLOW_MODES)):  # fmt: skip
+                or data[pos + 5] >= len(OVERFLOW_MODES)):
             raise ValueError("bad fixed-point type encoding")
         fixed = FixedType(data[pos + 1], bool(data[pos + 2]), data[pos + 3] - _INT_BITS_BIAS,
-                          QUANT_MODES[data[pos + 4]], OVERFLOW_MODES[data[pos + 5]])  # fmt: skip
+                          QUANT_MODES[data[pos + 4]], OVERFLOW_MODES[data[pos + 5]])
         return fixed, pos + 6
     if tag == _TAG_ARRAY:
         if pos + 5 > len(data):

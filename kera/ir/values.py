@@ -122,7 +122,7 @@ def conforms(value: Value, t: Type) -> str | None:
 
 
 def bind_inputs(params: Sequence[tuple[str, Type]], inputs: Mapping[str, Value],
-                rows: int | None = None) -> int:  # fmt: skip
+                rows: int | None = None) -> int:
     """Check ``inputs`` against a signature's ``(name, type)`` parameters; return the batch size.
 
     The batch size is the common size of the inputs (leaves of one row broadcast), or ``rows``
@@ -225,7 +225,7 @@ def fixed_from_json(obj: object, t: FixedType, where: str) -> int:
         value = Fraction(obj)
     else:
         raise KeraError(f"{where}: expected a number or a decimal string of type {t}, "
-                        f"not {_show(obj)}")  # fmt: skip
+                        f"not {_show(obj)}")
     raw = t.raw_of(value)
     if raw is None:
         scaled = value * Fraction(2) ** t.frac
@@ -233,7 +233,7 @@ def fixed_from_json(obj: object, t: FixedType, where: str) -> int:
         hi = max(min(math.ceil(scaled), t.max), t.min)
         near = sorted({decimal_text(t.value_of(lo)), decimal_text(t.value_of(hi))}, key=Fraction)
         raise KeraError(f"{where}: {decimal_text(value)} is not exactly representable in {t} "
-                        f"(nearest: {' and '.join(near)})")  # fmt: skip
+                        f"(nearest: {' and '.join(near)})")
     return raw
 
 
@@ -247,7 +247,7 @@ def port_formats(ports: Sequence[tuple[str, Type]]) -> list[str]:
         leaves = list(dict.fromkeys(_fixed_leaves(t)))
         if leaves:
             raw = "; ".join(f"{leaf}: {_raw_note(leaf)}" for leaf in leaves) if (
-                len(leaves) > 1 or leaves[0] != t) else _raw_note(leaves[0])  # fmt: skip
+                len(leaves) > 1 or leaves[0] != t) else _raw_note(leaves[0])
             lines.append(f"{name}: {t} ({raw})")
     return lines
 
@@ -385,7 +385,7 @@ def to_json(value: Value, t: Type, i: int, raw: bool = False) -> object:
 
 
 def to_json_rows(value: Value, t: Type, rows: int | None = None,
-                 raw: bool = False) -> list[object]:  # fmt: skip
+                 raw: bool = False) -> list[object]:
     """Return every row of a batch as JSON-ready values (faster than calling ``to_json``).
 
     ``rows`` defaults to the value's batch size; pass it when every leaf broadcasts. With

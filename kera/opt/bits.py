@@ -36,7 +36,7 @@ NARROWED = frozenset({"add", "sub", "mul", "neg", "and", "or", "xor", "not", "se
 BITS = NARROWED | frozenset({
     "shr", "rotl", "rotr", "div", "rem", "min", "max", "widening_mul", "popcount", "clz", "ctz",
     "eq", "ne", "lt", "le", "gt", "ge", "cast", "slice", "concat", "array_index", "tuple_get",
-})  # fmt: skip
+})
 """The opcodes the rule looks at."""
 
 _WITH_OPERAND_BITS = frozenset({"and", "or", "xor", "add", "mul"})

@@ -144,7 +144,7 @@ DEMAND: dict[str, Demand] = {
     "shl": _shl, "shr": _shr, "rotl": _rotate, "rotr": _rotate,
     "cast": _cast, "slice": _slice, "concat": _concat, "select": _select,
     "widening_mul": _widening_mul,
-}  # fmt: skip
+}
 """Opcode -> the demand on each operand, given the node's own demand (scalar results only)."""
 
 

@@ -194,7 +194,7 @@ def _or(ins: list[Known], t: Type, attrs: Mapping[str, Any]) -> Known:
 def _xor(ins: list[Known], t: Type, attrs: Mapping[str, Any]) -> Known:
     a, b = ins
     return Known((a.zero & b.zero) | (a.one & b.one), (a.zero & b.one) | (a.one & b.zero),
-                 a.width)  # fmt: skip
+                 a.width)
 
 
 def amounts(n: Known, limit: int) -> list[int]:
@@ -348,7 +348,7 @@ TRANSFER: dict[str, Transfer] = {
     "clz": lambda ins, t, a: _count(ins, t, a, "clz"),
     "ctz": lambda ins, t, a: _count(ins, t, a, "ctz"),
     "select": _select, "slice": _slice, "concat": _concat,
-}  # fmt: skip
+}
 """Opcode -> transfer function on the operands' known bits (each operand scalar)."""
 
 COMPARISONS = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
@@ -392,7 +392,7 @@ class KnownBits:
         return memo[nid]
 
     def compute(self, op: str, t: Type, inputs: Sequence[bytes],
-                attrs: Mapping[str, Any]) -> Known | None:  # fmt: skip
+                attrs: Mapping[str, Any]) -> Known | None:
         """Return the known bits of a node with these parts (its inputs already in the graph)."""
         w = width_of(t)
         if w is None:

@@ -131,7 +131,7 @@ class _Runner:
     """Run passes one at a time, validating, timing, recording and dumping each."""
 
     def __init__(self, table: dict[str, Pass], stats: list[PassStats] | None,
-                 dump_after: str | None, dump: Dump, validate: bool) -> None:  # fmt: skip
+                 dump_after: str | None, dump: Dump, validate: bool) -> None:
         self.table, self.stats, self.validate = table, stats, validate
         self.dump_after, self.dump = dump_after, dump
 
@@ -179,7 +179,7 @@ def _check_names(pipeline: Sequence[Step], table: Mapping[str, Pass], dump_after
                 if part not in LOCAL_RULES:
                     rules = ", ".join(LOCAL_RULES)
                     raise ValueError(f"`{name}`: only local-rule passes ({rules}) can be "
-                                     f"joined with `+`, not `{part}`")  # fmt: skip
+                                     f"joined with `+`, not `{part}`")
         elif name not in table:
             raise ValueError(f"unknown pass `{name}` (known: {known})")
     if dump_after is not None and dump_after not in table:
@@ -192,14 +192,14 @@ def _check_signature(before: Graph, after: Graph, label: str) -> None:
         new = after.regions.get(name)
         if new is None:
             raise InvariantError(f"graph invariant broken after `{label}`: region `{name}` "
-                                 "is gone")  # fmt: skip
+                                 "is gone")
         if new.params != region.params:
             raise InvariantError(f"graph invariant broken after `{label}`: region `{name}` "
-                                 "changed its params")  # fmt: skip
+                                 "changed its params")
         old_t, new_t = before.nodes[region.result].type, after.nodes[new.result].type
         if old_t != new_t:
             raise InvariantError(f"graph invariant broken after `{label}`: region `{name}` "
-                                 f"returns {new_t}, not {old_t}")  # fmt: skip
+                                 f"returns {new_t}, not {old_t}")
     extra = sorted(set(after.regions) - set(before.regions))
     if extra:
         raise InvariantError(f"graph invariant broken after `{label}`: new region `{extra[0]}`")
@@ -226,7 +226,7 @@ def _same_graph(a: Graph, b: Graph) -> bool:
     if a.regions != b.regions or len(a.nodes) != len(b.nodes):
         return False
     return all(k1 == k2 and v1 is v2 for (k1, v1), (k2, v2)
-               in zip(a.nodes.items(), b.nodes.items(), strict=True))  # fmt: skip
+               in zip(a.nodes.items(), b.nodes.items(), strict=True))
 
 
 def _dump_to_stderr(label: str, text: str) -> None:
@@ -239,7 +239,7 @@ def format_stats(records: Sequence[PassStats]) -> str:
     lines = [f"{'pass':<{w}} {'round':>5} {'before':>8} {'after':>8} {'ms':>9}"]
     for r in records:
         lines.append(f"{r.name:<{w}} {r.round:>5} {r.nodes_before:>8} {r.nodes_after:>8} "
-                     f"{r.seconds * 1e3:>9.2f}")  # fmt: skip
+                     f"{r.seconds * 1e3:>9.2f}")
     total = sum(r.seconds for r in records)
     lines.append(f"{'total':<{w}} {'':>5} {'':>8} {'':>8} {total * 1e3:>9.2f}")
     return "\n".join(lines)

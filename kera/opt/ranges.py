@@ -235,7 +235,7 @@ RULES: dict[str, Transfer | Unsupported] = {
     "concat": _concat, "array_index": _array_index,
     "array": _AGGREGATE, "array_update": _AGGREGATE, "tuple": _AGGREGATE,
     "tuple_get": Unsupported("tuple fields are not tracked: a field has its type's range"),
-}  # fmt: skip
+}
 """The transfer rule of each opcode (an integer or bool result's interval from its operands')."""
 
 

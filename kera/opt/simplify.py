@@ -283,7 +283,7 @@ def _compare(rw: Rewriter, t: Term) -> bytes | None:
         return a if keep else rw.emit("not", ty, (a,))
     assert isinstance(ty, IntType)
     always = {("lt", ty.min): False, ("ge", ty.min): True,
-              ("gt", ty.max): False, ("le", ty.max): True}  # fmt: skip
+              ("gt", ty.max): False, ("le", ty.max): True}
     known = always.get((t.op, c))
     return None if known is None else rw.const(t.type, known)
 
@@ -368,7 +368,7 @@ _RULES: dict[str, SimplifyRule] = {
     "eq": _compare, "ne": _compare, "lt": _compare, "le": _compare, "gt": _compare,
     "ge": _compare,
     "select": _select, "cast": _cast, "slice": _slice,
-}  # fmt: skip
+}
 
 
 SIMPLIFIED = frozenset(_RULES) | {n for n, d in OPS.items() if d.commutative} | set(_MIRROR)

@@ -146,7 +146,7 @@ def _mul(rw: Rewriter, x: bytes, c: int, ty: IntType) -> bytes | None:
 
 
 def _udiv(rw: Rewriter, x: bytes, d: int, ty: IntType, rem: bool,
-          ranges: Ranges | None) -> bytes | None:  # fmt: skip
+          ranges: Ranges | None) -> bytes | None:
     k = _pow2(d)
     if k is not None:
         if rem:

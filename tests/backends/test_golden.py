@@ -29,7 +29,7 @@ def small_graph() -> Graph:
     n, t = param(g, 2, "n", uint(8)), param(g, 3, "t", ArrayType(uint(16), 3))
     k = param(g, 4, "k", uint(2))
     arith = [g.add("div", sint(8), [a, b]), g.add("rem", sint(8), [a, b]),
-             g.add("shl", sint(8), [a, n]), g.add("shr", sint(8), [a, n])]  # fmt: skip
+             g.add("shl", sint(8), [a, n]), g.add("shr", sint(8), [a, n])]
     pick = g.add("array_index", uint(16), [t, k])
     rot = g.add("rotl", uint(16), [pick, n])
     wide = g.add("concat", uint(24), [g.add("slice", uint(8), [rot], {"lo": 4}), rot])
@@ -42,7 +42,7 @@ def small_graph() -> Graph:
         g.add("popcount", uint(16), [pick]),
         g.add("tuple", out_t.elems[2], [wide, less]),
         big,
-    ])  # fmt: skip
+    ])
     g.add_region(Region("f", (a, b, n, t, k), result))
     return g
 
@@ -52,7 +52,7 @@ def lanes_graph() -> Graph:
     g = Graph()
     x, y = param(g, 0, "x", uint(32)), param(g, 1, "y", sint(12))
     mixed = g.add("add", uint(32), [g.add("rotl", uint(32), [x, const(g, uint(8), 5)]),
-                                    g.add("cast", uint(32), [y])])  # fmt: skip
+                                    g.add("cast", uint(32), [y])])
     small = g.add("lt", BOOL, [y, const(g, sint(12), -3)])
     shifted = g.add("shr", sint(12), [y, const(g, uint(4), 15)])
     out = TupleType((uint(32), BOOL, sint(12)))

@@ -44,7 +44,7 @@ def identity_graph() -> Graph:
 def test_flatten_names_paths_and_containers() -> None:
     leaves = flatten_type(NESTED, "v")
     assert [leaf.name for leaf in leaves] == ["v.0[0].0", "v.0[0].1", "v.0[1].0", "v.0[1].1",
-                                              "v.1", "v.2[0]"]  # fmt: skip
+                                              "v.1", "v.2[0]"]
     assert [leaf.path for leaf in leaves][-1] == (2, 0)
     assert [leaf.word for leaf in leaves] == [32, 32, 32, 32, 64, 64]
 

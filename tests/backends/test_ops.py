@@ -28,7 +28,7 @@ from kera.ir.types import BOOL, IntType, TupleType, uint
 from .kit import EDGE_WIDTHS, OpProgram, check_backend, op_program
 
 RUNNABLE = [pytest.param(b, marks=pytest.mark.skipif(bool(unavailable(b)), reason=str(
-    unavailable(b)))) for b in ("cpu", "wasm")]  # fmt: skip
+    unavailable(b)))) for b in ("cpu", "wasm")]
 EXAMPLES = settings(max_examples=6, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
@@ -37,7 +37,7 @@ EXAMPLES = settings(max_examples=6, deadline=None,
 @EXAMPLES
 @given(data=st.data(), seed=st.integers(0, 2**16))
 def test_every_opcode_matches_the_interpreter(backend: str, data: st.DataObject,
-                                              seed: int) -> None:  # fmt: skip
+                                              seed: int) -> None:
     check_backend(backend, op_program(sorted(OPS), data, 2), seed)
 
 
@@ -94,7 +94,7 @@ def width_sweep(widths: Sequence[int]) -> OpProgram:
 # draws the others above).
 SWEEPS = [pytest.param("wasm", range(w, w + 8), id=f"wasm-w{w}-{w + 7}") for w in range(1, 65, 8)]
 SWEEPS += [pytest.param("cpu", EDGE_WIDTHS[:8], id="cpu-w1-16"),
-           pytest.param("cpu", EDGE_WIDTHS[8:], id="cpu-w17-64")]  # fmt: skip
+           pytest.param("cpu", EDGE_WIDTHS[8:], id="cpu-w17-64")]
 
 
 @pytest.mark.parametrize(("backend", "widths"), SWEEPS)

@@ -39,7 +39,7 @@ def test_code_follows_the_schedule_order(emit) -> None:  # noqa: ANN001
     swapped[i], swapped[j] = swapped[j], swapped[i]
     start, markers = {emit_c: ("const size_t i =", ("v0 * v1", "k_pop32(")),
                       emit_wat: ("(loop", ("mul", "popcnt")),
-                      emit_ptx: (".entry", ("mul.lo", "popc"))}[emit]  # fmt: skip
+                      emit_ptx: (".entry", ("mul.lo", "popc"))}[emit]
     for sequence, want in ((order, markers[0]), (swapped, markers[1])):
         text = emit(dataclasses.replace(schedule, order=tuple(sequence)))
         body = text[text.index(start):]
@@ -69,6 +69,6 @@ def test_parity_under_the_real_scheduler(kernel) -> None:
     # 30 MHz: an SB_MAC16 multiply is costed at its LUT-equivalent delay (docs/models.md)
     schedule = plan_schedule(program.graph, program.top, board="icebreaker", clock_mhz=30.0)[0]
     report = run_parity(program.graph, program.top, targets=["cpu", "wasm"], vectors=2000,
-                        schedule=schedule)  # fmt: skip
+                        schedule=schedule)
     assert report.ok, report.table()
     assert report.schedule == schedule.method

@@ -51,10 +51,10 @@ def _path(paths: dict[str, str]) -> st.SearchStrategy[str]:
     fixed = [str(EXAMPLES / n) for n in ("gray.kera", "fir8.kera", "saturate.kera")]
     made = [v for k, v in paths.items() if k != "root"]
     odd = ["/nonexistent/x.kera", "/proc/x", "/", "", "-", f"{paths['afile']}/x",
-           "/proc/self/mem", "x" * 300, "\u00e9.kera"]  # fmt: skip
+           "/proc/self/mem", "x" * 300, "\u00e9.kera"]
     fresh = st.from_regex(r"[a-z]{1,6}(/[a-z]{1,6}){0,2}(\.keg|\.json|\.vcd)?", fullmatch=True)
     return st.one_of(st.sampled_from(fixed + made + odd),
-                     fresh.map(lambda p: f"{paths['root']}/out/{p}"))  # fmt: skip
+                     fresh.map(lambda p: f"{paths['root']}/out/{p}"))
 
 
 NUMBERS = st.one_of(
@@ -62,10 +62,10 @@ NUMBERS = st.one_of(
                      "abc", "228.05", "0.001", "99999999999999999999", "1_000", " 5"]),
     st.integers(-(2**70), 2**70).map(str),
     st.floats(allow_nan=True, allow_infinity=True).map(str),
-)  # fmt: skip
+)
 SMALL = st.one_of(st.integers(-10, 40).map(str), st.sampled_from(["", "x", "1e3", "-0"]))
 WORDS = st.one_of(st.sampled_from(["gray", "fir8", "nope", "", "dce", "fold", "main", "--x"]),
-                  st.text(max_size=8))  # fmt: skip
+                  st.text(max_size=8))
 
 
 def _options(paths: dict[str, str]) -> st.SearchStrategy[list[str]]:
@@ -80,7 +80,7 @@ def _options(paths: dict[str, str]) -> st.SearchStrategy[list[str]]:
             ["icebreaker", "ulx3s", "tangnano9k", "arty_a7_35", "nope", paths["board.toml"],
              "/nonexistent/b.toml", ""])),
         st.tuples(st.just("--clock-mhz"), NUMBERS),
-    ]  # fmt: skip
+    ]
     commands = {
         "check": [st.tuples(st.just("--format"), st.sampled_from(["text", "json", "xml"]))],
         "tree": [],
@@ -94,7 +94,7 @@ def _options(paths: dict[str, str]) -> st.SearchStrategy[list[str]]:
                    st.tuples(st.just("--vectors"), SMALL), st.tuples(st.just("--seed"), NUMBERS),
                    st.tuples(st.just("--json"), _path(paths))],
         "boards": [],
-    }  # fmt: skip
+    }
 
     @st.composite
     def argv(draw) -> list[str]:  # noqa: ANN001

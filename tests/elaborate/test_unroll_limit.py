@@ -35,7 +35,7 @@ def test_nested_loops_are_estimated_as_a_whole_before_any_iteration() -> None:
     src = _fn("    for i in 0..1100 { for j in 0..1000 { acc += x[j % 16]; } }")
     errors, seconds, _ = _errors(src)
     assert errors == ["loop `for i in 0..1100`: loops unroll to more than 1048576 iterations "
-                      "in total"]  # fmt: skip
+                      "in total"]
     assert seconds < 2.0  # refused before the first outer iteration, not after 1048 of them
 
 
@@ -48,7 +48,7 @@ def test_bounds_from_constants_are_counted_too() -> None:
 
 def test_a_loop_in_a_function_called_in_a_loop_is_counted() -> None:
     src = ("fn g(v: u32) -> u32 {\n    let mut s = v;\n    for k in 0..400000 { s = s * 5 + k; }"
-           "\n    s\n}\n" + _fn("    for i in 0..2 { acc ^= g(x + i); }", "x: u32"))  # fmt: skip
+           "\n    s\n}\n" + _fn("    for i in 0..2 { acc ^= g(x + i); }", "x: u32"))
     errors, seconds, _ = _errors(src)
     assert len(errors) == 1 and errors[0].startswith("loop `for k in 0..400000` unrolls to about")
     assert seconds < 2.0

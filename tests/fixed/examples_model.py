@@ -47,24 +47,24 @@ def cordic(theta: Fraction) -> tuple[Fraction, Fraction]:
 def fir_rows(count: int, seed: int = 15) -> list[dict]:
     rng = random.Random(seed)
     edges = [[Fraction(-1)] * 8, [1 - Q15] * 8, [Fraction(0)] * 8,
-             [(1 - Q15) * (1 if c > 0 else -1) for c in TAPS]]  # fmt: skip
+             [(1 - Q15) * (1 if c > 0 else -1) for c in TAPS]]
     rows = edges + [[rng.randint(-(1 << 15), (1 << 15) - 1) * Q15 for _ in range(8)]
-                    for _ in range(count - len(edges))]  # fmt: skip
+                    for _ in range(count - len(edges))]
     return [{"inputs": {"x": [model.decimal(v) for v in r]},
-             "expected": model.raw_text(int(fir_q15(r) / Q15), 15)} for r in rows]  # fmt: skip
+             "expected": model.raw_text(int(fir_q15(r) / Q15), 15)} for r in rows]
 
 
 def cordic_rows(count: int, seed: int = 16) -> list[dict]:
     rng = random.Random(seed)
     top = math.floor(math.pi / 2 / float(F16))
     thetas = [Fraction(0), top * F16, -top * F16] + [rng.randint(-top, top) * F16
-                                                      for _ in range(count - 3)]  # fmt: skip
+                                                      for _ in range(count - 3)]
     out = []
     for t in thetas:
         s, c = cordic(t)
         out.append({"inputs": {"theta": model.decimal(t)},
                     "expected": [model.raw_text(int(s / F16), 16),
-                                 model.raw_text(int(c / F16), 16)]})  # fmt: skip
+                                 model.raw_text(int(c / F16), 16)]})
     return out
 
 

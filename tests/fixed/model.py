@@ -57,7 +57,7 @@ def overflow(n: int, w: int, signed: bool, mode: str) -> int:
 
 
 def convert(value: Fraction, w: int, i: int, signed: bool, q: str = "trn",
-            o: str = "wrap") -> Fraction:  # fmt: skip
+            o: str = "wrap") -> Fraction:
     """Return ``value`` converted into ``fx<w, i, q, o>`` (``ufx`` when not ``signed``)."""
     step = ulp(w, i)
     return overflow(round_scaled(value / step, q), w, signed, o) * step
@@ -103,7 +103,7 @@ def convert_raw(n: int, src_frac: int, w: int, i: int, signed: bool, q: str, o: 
         r = down + (negative and not exact)
     elif tie:
         up = {"rnd": True, "rnd_min_inf": False, "rnd_zero": negative, "rnd_inf": not negative,
-              "rnd_conv": down % 2 == 1}[q]  # fmt: skip
+              "rnd_conv": down % 2 == 1}[q]
         r = down + up
     else:
         r = down + above

@@ -65,7 +65,7 @@ def test_the_fast_model_is_the_exact_one(q: str, o: str) -> None:
 def test_integers_convert_as_fx_n_n() -> None:
     loaded = load(text="#[top]\nfn f(x: i5) -> (fx<4, 2, rnd, sat>, ufx<3, 5, rnd_conv, wrap>) "
                        "{ (x as fx<4, 2, rnd, sat>, x as ufx<3, 5, rnd_conv, wrap>) }\n",
-                  name="int.kera")  # fmt: skip
+                  name="int.kera")
     got = run(loaded, [{"x": x} for x in range(-16, 16)])
     for x, (a, b) in zip(range(-16, 16), got, strict=True):
         assert Fraction(a) == model.convert(Fraction(x), 4, 2, True, "rnd", "sat")

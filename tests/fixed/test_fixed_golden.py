@@ -41,7 +41,7 @@ def test_golden_conversions_at_run_time(expr: str, want: str, fmt: tuple) -> Non
     w, i, q, o = fmt
     lit, _, target = expr.partition(" as ")
     assert _value_of(f"x as {target}", f"fx<{w}, {i}, {q}, {o}>", "x: fx<12, 6>",
-                     {"x": lit}) == want  # fmt: skip
+                     {"x": lit}) == want
 
 
 def test_golden_comparisons_are_true() -> None:

@@ -103,7 +103,7 @@ def test_formats_and_modes_change_the_fingerprint() -> None:
         return load(text=f"#[top]\nfn f(x: {t}) -> {t} {{ x }}\n", name="fp.kera").fingerprint
 
     prints = {fp(t) for t in ("fx<16, 2>", "fx<16, 3>", "ufx<16, 2>", "fx<16, 2, rnd>",
-                              "fx<16, 2, trn, sat>", "i16")}  # fmt: skip
+                              "fx<16, 2, trn, sat>", "i16")}
     assert len(prints) == 6
 
 
@@ -116,7 +116,7 @@ def test_wrapping_a_sum_is_the_sum_modulo_the_width() -> None:
     xs, ys = model.values(4, 2, True), model.values(3, 1, False)
     rows = list(product(xs, ys))
     got = run(load(text=src, name="wrap.kera"),
-              [{"x": model.decimal(x), "y": model.decimal(y)} for x, y in rows])  # fmt: skip
+              [{"x": model.decimal(x), "y": model.decimal(y)} for x, y in rows])
     for (x, y), row in zip(rows, got, strict=True):
         want = [model.convert(x + y, 4, 2, True), model.convert(x - y, 3, 1, True),
                 model.convert(x + y, 2, 0, False), model.convert(x + y, 4, 2, True, "trn", "sat")]

@@ -38,10 +38,10 @@ def test_jsonl_refusals(line: str, message: str) -> None:
 def test_decimal_text() -> None:
     assert [values.decimal_text(Fraction(n, d)) for n, d in
             ((13, 16), (-1, 1), (7, 1), (-3, 8), (1, 1 << 20))] == [
-        "0.8125", "-1", "7", "-0.375", "0.00000095367431640625"]  # fmt: skip
+        "0.8125", "-1", "7", "-0.375", "0.00000095367431640625"]
     t = FixedType(8, True, 10)  # F = -2: raw steps of 4
     assert values.fixed_text(-3, t) == "-12" and values.fixed_text(-3, FixedType(8, True, 3)) \
-        == "-0.09375"  # fmt: skip
+        == "-0.09375"
 
 
 def test_the_keg_carries_formats_and_integer_types_are_unchanged(tmp_path) -> None:

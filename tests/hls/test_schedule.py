@@ -270,7 +270,7 @@ def test_infeasible_clock_message() -> None:
 
 @pytest.mark.parametrize("kwargs", [{"clock_mhz": 0.0}, {"clock_mhz": -5.0},
                                     {"clock_mhz": math.inf}, {"ii": 0}, {"margin": 1.0},
-                                    {"method": "magic"}])  # fmt: skip
+                                    {"method": "magic"}])
 def test_bad_options_are_usage_errors(kwargs: dict) -> None:
     args = {"family": "simple", "clock_mhz": 12.0, "model": MODEL} | kwargs
     with pytest.raises(KeraError) as info:
@@ -354,7 +354,7 @@ def test_costs_of_derived_and_wiring_ops() -> None:
     assert costs.delay(g, div) == pytest.approx(16 * step)
     three, mask = const(g, uint(4), 3), const(g, U16, 0xFF)
     for op, ins in (("shl", (v, three)), ("rotr", (v, three)), ("and", (mask, v)),
-                    ("or", (v, mask))):  # fmt: skip
+                    ("or", (v, mask))):
         assert costs.delay(g, g.nodes[g.add(op, U16, ins)]) == 0.0, op
     assert costs.delay(g, g.nodes[g.add("shl", U16, (v, i))]) > 0
     # xor with a constant only inverts bits: inverters fold into the LUTs that read them

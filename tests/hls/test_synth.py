@@ -35,7 +35,7 @@ def _program():
 def test_writes_reports_and_keg(tmp_path: Path) -> None:
     p = _program()
     res = synthesize(p.graph, "g", board="icebreaker", clock_mhz=30.0, outdir=tmp_path / "out",
-                     source=p, model=MODEL)  # fmt: skip
+                     source=p, model=MODEL)
     assert set(res.paths) == {"report.json", "report.txt", "keg"}
     report = json.loads(res.paths["report.json"].read_text())
     assert report == res.report

@@ -20,7 +20,7 @@ from kera.ir.ops import OPS, OpTypeError, builtins
 from kera.ir.types import BOOL, ArrayType, TupleType, sint, uint
 
 TYPES = [BOOL, uint(1), uint(5), uint(8), sint(8), uint(32), sint(32), uint(33), uint(64),
-         ArrayType(uint(8), 2), TupleType(()), TupleType((uint(8), BOOL))]  # fmt: skip
+         ArrayType(uint(8), 2), TupleType(()), TupleType((uint(8), BOOL))]
 INFERRED = sorted(n for n, d in OPS.items() if d.infer is not None)
 
 
@@ -29,9 +29,9 @@ def test_kera_ir_does_not_load_the_front_end() -> None:
             "assert 'kera.ir.ops' in sys.modules and 'kera.hls.models' in sys.modules\n"
             "bad = sorted(m for m in sys.modules if m.split('.')[:2] in "
             "(['kera', 'syntax'], ['kera', 'elaborate'], ['kera', 'check']))\n"
-            "print('loaded:', ','.join(bad))\n")  # fmt: skip
+            "print('loaded:', ','.join(bad))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)  # fmt: skip
+                         check=True)
     assert out.stdout.strip() == "loaded:"
 
 
@@ -64,7 +64,7 @@ def test_the_validator_rule_is_what_infer_says(op: str, ins: list, other, index:
 def test_builtins_come_from_the_registry() -> None:
     names = set(builtins())
     assert names == {"rotl", "rotr", "min", "max", "popcount", "clz", "ctz", "concat", "slice",
-                     "widening_mul"}  # fmt: skip
+                     "widening_mul"}
     assert typeck.BUILTINS == builtins()
     for name, opdef in builtins().items():  # the roles of the arguments agree with the rule
         assert len(opdef.arg_roles) == opdef.arity, name
@@ -78,7 +78,7 @@ def test_builtins_come_from_the_registry() -> None:
         args = ", ".join(["a"] * (n + 1))
         generics = "::<0, 1>" if name == "slice" else ""
         program = build_program("t.kera", f"fn f(a: u8) -> u8 {{ {name}{generics}({args}) }}",
-                                need_top=False)  # fmt: skip
+                                need_top=False)
         want = f"`{name}` takes {n} argument{'s' * (n != 1)}, but {n + 1} were given"
         assert want in [d.message for d in program.diagnostics], name
 

@@ -109,7 +109,7 @@ def logic_bits(graph: Graph) -> int:
     for nid in live(graph):
         node = nodes[nid]
         if node.op in WIRING or (node.op in ("shl", "shr", "rotl", "rotr")
-                                 and nodes[node.inputs[1]].op == "const"):  # fmt: skip
+                                 and nodes[node.inputs[1]].op == "const"):
             continue
         total += node.type.flat_width
     return total

@@ -41,7 +41,7 @@ class Builder:
 
     def int_type(self, max_width: int = 64, signed: bool | None = None) -> IntType:
         known = [t for t in self.scalars if isinstance(t, IntType) and t.width <= max_width
-                 and (signed is None or t.signed == signed)]  # fmt: skip
+                 and (signed is None or t.signed == signed)]
         if known and self.draw(st.integers(0, 9)) < 6:
             return self.draw(st.sampled_from(known))
         widths = [w for w in EDGE_WIDTHS if w <= max_width]
@@ -189,7 +189,7 @@ def _tuple(r: Builder) -> bytes:
 
 def _tuple_get(r: Builder) -> bytes:
     tuples = [a for a in r.aggregates if isinstance(r.b.g.nodes[a].type, TupleType)
-              and r.b.g.nodes[a].type.elems]  # type: ignore[union-attr]  # fmt: skip
+              and r.b.g.nodes[a].type.elems]  # type: ignore[union-attr]
     tup = r.draw(st.sampled_from(tuples)) if tuples else r.keep(_tuple_nonempty(r))
     tt = r.b.g.nodes[tup].type
     assert isinstance(tt, TupleType)
@@ -248,7 +248,7 @@ RECIPES: dict[str, Recipe] = {
     "slice": _slice, "array": lambda r: r.array(), "array_index": _array_index,
     "array_update": _array_update, "tuple": _tuple, "tuple_get": _tuple_get, "const": _const,
     "chain": _chain, "widened": _widened, "by_constant": _by_constant,
-}  # fmt: skip
+}
 
 
 def _param_type(draw: st.DrawFn) -> Type:

@@ -61,7 +61,7 @@ class Source:
             return self.literal(t, fixed)
         kind = self.draw(st.sampled_from(
             ["bin", "bin", "bin", "shift", "unary", "if", "builtin", "cast", "index", "table",
-             "slice", "wide"]))  # fmt: skip
+             "slice", "wide"]))
         d = depth - 1
         if kind == "bin":
             op = self.draw(st.sampled_from(["+", "-", "*", "/", "%", "&", "|", "^", "min", "max"]))
@@ -104,7 +104,7 @@ class Source:
                 a, b = self.expr(u, d, fa), self.expr(u, d, fb)
                 return f"(widening_mul({a}, {b}) as {t})"
             hi, lo = (IntType(self.draw(st.sampled_from((1, 7, 16, 32))), self.draw(st.booleans()))
-                      for _ in range(2))  # fmt: skip
+                      for _ in range(2))
             return f"(concat({self.expr(hi, d)}, {self.expr(lo, d)}) as {t})"
         return f"({self.expr(self.int_type(), d)} as {t})"
 

@@ -26,7 +26,7 @@ SAME = ("add", "sub", "mul", "and", "or", "xor", "min", "max", "div", "rem")
 COMPARE = ("eq", "ne", "lt", "le", "gt", "ge")
 SHIFTS = ("shl", "shr", "rotl", "rotr")
 EXACT = {"add", "sub", "mul", "and", "or", "xor", "shl", "shr", "rotl", "rotr", "neg", "not",
-         "cast", "slice", "concat", "select", "widening_mul", *COMPARE}  # fmt: skip
+         "cast", "slice", "concat", "select", "widening_mul", *COMPARE}
 """Ops whose known bits are exact when every operand bit is known."""
 
 
@@ -64,7 +64,7 @@ def _cases(seed: int) -> list[tuple[str, list[Type], dict[str, int], Type | None
 
 
 def _build(op: str, ts: list[Type], attrs: dict[str, int], out: Type | None,
-           rng: random.Random, free: int | None) -> tuple[B, list[bytes], bytes]:  # fmt: skip
+           rng: random.Random, free: int | None) -> tuple[B, list[bytes], bytes]:
     """Return a builder holding ``op`` on masked params (param ``free`` unmasked), its params
     and the op's node."""
     b = B()
@@ -122,7 +122,7 @@ def test_known_bits_of_constant_operands_are_exact(seed):
         b = B()
         vals = [rng.choice(all_values(t)) for t in ts]
         node = b.op(op, *(b.c(t, int(v)) for t, v in zip(ts, vals, strict=True)),  # type: ignore[call-overload]
-                    t=_out(op, ts, out), **attrs)  # fmt: skip
+                    t=_out(op, ts, out), **attrs)
         graph = b.finish(node)
         k = KnownBits(graph)(node)
         assert k is not None
@@ -167,7 +167,7 @@ def test_the_bits_pass_is_exact_on_every_input(seed):
             node = b.op("and", node, b.c(rt, rng.getrandbits(rt.width)))
             other = rng.choice(("add", "xor", "or", "sub", "mul"))
             node = b.op(other, node, _masked(b, b.c(rt, rng.getrandbits(rt.width)), rt, rng,
-                                             False))  # fmt: skip
+                                             False))
         graph = b.finish(node)
         after = bits(graph)
         inputs, n, _ = _rows(graph, ts)
@@ -220,7 +220,7 @@ def test_xors_read_for_one_bit_are_one_bit_wide():
     def lfsr_step(b: B, s: bytes) -> bytes:
         sh = lambda k: b.op("shr", s, b.c(uint(32), k))  # noqa: E731
         bit = b.op("and", b.op("xor", b.op("xor", b.op("xor", s, sh(2)), sh(3)), sh(5)),
-                   b.c(u16, 1))  # fmt: skip
+                   b.c(u16, 1))
         return b.op("or", sh(1), b.op("shl", bit, b.c(uint(32), 15)))
 
     before, after = _one(u16, lfsr_step)

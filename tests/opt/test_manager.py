@@ -26,7 +26,7 @@ def test_pipelines_are_data():
     assert PIPELINES["O1"] == ("fold", "simplify", "dce")
     names = {part for step in PIPELINES["O2"]
              for n in (step.passes if isinstance(step, Fixpoint) else (step,))
-             for part in n.split("+")}  # fmt: skip
+             for part in n.split("+")}
     assert names == set(PASSES)
 
 
@@ -71,7 +71,7 @@ def test_stats_record_every_pass_run():
     assert stats[-1].nodes_after == len(out)
     assert all(r.seconds >= 0 and r.round >= 1 for r in stats)
     assert set(stats[0].to_json()) == {"name", "round", "nodes_before", "nodes_after", "seconds",
-                                       "changed"}  # fmt: skip
+                                       "changed"}
     text = format_stats(stats)
     assert text.splitlines()[0].split() == ["pass", "round", "before", "after", "ms"]
     assert text.splitlines()[-1].startswith("total")
@@ -150,7 +150,7 @@ def test_a_fixpoint_stops_at_its_round_cap():
 
     stats: list[PassStats] = []
     optimize(_graph(), pipeline=[Fixpoint(("r", "s"), max_rounds=5)],
-             passes={"r": restless, "s": restless}, stats=stats)  # fmt: skip
+             passes={"r": restless, "s": restless}, stats=stats)
     assert [r.round for r in stats] == [1, 1, 2, 2, 3, 3, 4, 4, 5, 5]
 
 

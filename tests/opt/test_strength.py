@@ -105,7 +105,7 @@ def test_signed_division_of_a_non_negative_dividend_is_planned_unsigned(divisors
     b = B()
     x = b.op("cast", b.param("x", U8), t=i16)
     fields = [b.op(op, x, b.c(i16, d)) for d in divisors if d not in (0, 1, -1)
-              for op in ("div", "rem")]  # fmt: skip
+              for op in ("div", "rem")]
     g = b.finish(b.op("tuple", *fields, t=TupleType(tuple(i16 for _ in fields))))
     after = strength(g)
     xs = all_values(U8)

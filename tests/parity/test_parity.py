@@ -71,7 +71,7 @@ def test_a_planted_bug_is_caught(monkeypatch) -> None:
     assert data["exit_code"] == 4 and data["targets"][0]["first_mismatches"][0]["row"] >= 0
     assert data["targets"][1] | {"seconds": 0} == {
         "target": "interp", "vectors": report.vectors, "mismatches": 0, "seconds": 0,
-        "status": "ok", "reason": None, "first_mismatches": []}  # fmt: skip
+        "status": "ok", "reason": None, "first_mismatches": []}
 
 
 def test_registry_custom_targets() -> None:
@@ -85,7 +85,7 @@ def test_registry_custom_targets() -> None:
         calls.append(schedule.method)
         params, _ = schedule.graph.signature(schedule.region)
         lines = [json.dumps({n: values.to_json(inputs[n], t, i) for n, t in params})
-                 for i in range(rows)]  # fmt: skip
+                 for i in range(rows)]
         return run_jsonl(schedule.graph, schedule.region, lines)
 
     register_target("fake-rtl", json_runner, lambda: None, json_rows=True)

@@ -47,7 +47,7 @@ def allops_graph() -> tuple[Graph, str]:
             tag = f"{'i' if signed else 'u'}{w}"
             x, y, n = p(f"x_{tag}", t), p(f"y_{tag}", t), p(f"n_{tag}", _amount_type(w))
             for op in ("add", "sub", "mul", "div", "rem", "min", "max", "and", "or", "xor",
-                       "shl", "shr", "rotl", "rotr"):  # fmt: skip
+                       "shl", "shr", "rotl", "rotr"):
                 add(op, t, x, n if op in ("shl", "shr", "rotl", "rotr") else y)
             for op in ("not", "popcount", "clz", "ctz") + (("neg",) if signed else ()):
                 add(op, t, x)
@@ -113,7 +113,7 @@ def allops_rows(graph: Graph, region: str, count: int = 200, seed: int = 1) -> l
     edges = {name: _edge_values(t) for name, t in params}
     for k in range(max(len(v) for v in edges.values())):
         rows.append({name: edges[name][(k * 7 + i) % len(edges[name])]
-                     for i, (name, _) in enumerate(params)})  # fmt: skip
+                     for i, (name, _) in enumerate(params)})
     for name, t in params:  # amounts exactly at the width, divisors -1 and 0
         if name.startswith("n_"):
             w = int(name.split("_")[1][1:])

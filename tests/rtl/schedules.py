@@ -41,7 +41,7 @@ def depth_schedule(graph: Graph, region: str, stages: int, ii: int = 1) -> Sched
     ordered = tuple(sorted(order, key=lambda n: (stage[n], position[n])))
     zero = dict.fromkeys(order, 0.0)
     return Schedule(graph, region, 12.0, ii, stages, stage, zero, dict(zero), ordered,
-                    method="depth")  # fmt: skip
+                    method="depth")
 
 
 def real_schedule(graph: Graph, region: str, clock_mhz: float = 40.0) -> Schedule | None:
@@ -64,7 +64,7 @@ def real_schedule(graph: Graph, region: str, clock_mhz: float = 40.0) -> Schedul
 def schedules(graph: Graph, region: str) -> dict[str, Schedule]:
     """Return the schedules every kernel is tested with, by name."""
     out = {"single": single_stage(graph, region), "depth3": depth_schedule(graph, region, 3),
-           "depth4ii2": depth_schedule(graph, region, 4, ii=2)}  # fmt: skip
+           "depth4ii2": depth_schedule(graph, region, 4, ii=2)}
     real = real_schedule(graph, region)
     if real is not None:
         out["sdc"] = real

@@ -55,7 +55,7 @@ def _build(name: str, src: bytes) -> tuple[Graph, str]:
 
 def _emit(schedule, src: bytes | None = None, name: str | None = None) -> str:  # type: ignore[no-untyped-def]
     return emit_verilog(schedule, board="icebreaker", version="0.1.0", source_name=name,
-                        source=src)  # fmt: skip
+                        source=src)
 
 
 @pytest.mark.parametrize(
@@ -73,7 +73,7 @@ def test_golden(name: str, src: bytes, stages: int) -> None:
         path.write_text(text, encoding="utf-8")
     assert path.is_file(), f"no golden file {path}; run with KERA_UPDATE_GOLDEN=1"
     assert text == path.read_text(encoding="utf-8"), \
-        f"{path.name} changed; if intended, rerun with KERA_UPDATE_GOLDEN=1"  # fmt: skip
+        f"{path.name} changed; if intended, rerun with KERA_UPDATE_GOLDEN=1"
 
 
 def test_deterministic_across_builds() -> None:
@@ -105,7 +105,7 @@ def test_ports_in_contract_order_with_flat_widths() -> None:
         ("input", "clk", 1), ("input", "rst", 1), ("input", "in_valid", 1),
         ("output", "in_ready", 1), ("input", "x", 32), ("input", "k", 2), ("input", "s", 4),
         ("output", "out_valid", 1), ("input", "out_ready", 1), ("output", "out", 16),
-    ]  # fmt: skip
+    ]
 
 
 def test_banks_are_named_after_source_variables_and_stages() -> None:
@@ -170,6 +170,6 @@ def test_zero_width_port_is_an_error() -> None:
     g = Graph()
     a = param(g, 0, "a", TupleType(()))
     g.add_region(Region("f", (a,), g.add("tuple", TupleType((uint(1),)), [g.add(
-        "const", uint(1), (), {"value": 1})])))  # fmt: skip
+        "const", uint(1), (), {"value": 1})])))
     with pytest.raises(KeraError, match="parameter `a`"):
         _emit(single_stage(g, "f"))

@@ -75,8 +75,8 @@ def test_ports_match_the_signature(path: Path) -> None:
     params, result = graph.signature(top)
     ports = parse_ports(_emit(schedules(graph, top)["depth3"]))
     want = [("clk", "input", 1), ("rst", "input", 1), ("in_valid", "input", 1),
-            ("in_ready", "output", 1)]  # fmt: skip
+            ("in_ready", "output", 1)]
     want += [(name, "input", t.flat_width) for name, t in params]
     want += [("out_valid", "output", 1), ("out_ready", "input", 1),
-             ("out", "output", result.flat_width)]  # fmt: skip
+             ("out", "output", result.flat_width)]
     assert [(p.name, p.direction, p.width) for p in ports] == want

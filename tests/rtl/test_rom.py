@@ -53,13 +53,13 @@ def test_rom_text_is_deterministic() -> None:
 
 
 @pytest.mark.skipif(verilator_bin_dir() is None and shutil.which("verilator") is None,
-                    reason="verilator is not installed")  # fmt: skip
+                    reason="verilator is not installed")
 def test_roms_are_lint_clean_and_simulate_exactly() -> None:
     from kera.sim import simulate
 
     assert lint(_verilog()) == []
     rows = [{"a": a, "b": b, "c": c} for a in range(4) for b, c in
-            [(0, 0), (7, 0), (8, 1), (255, 255), (6, 9), (200, 3)]]  # fmt: skip
+            [(0, 0), (7, 0), (8, 1), (255, 255), (6, 9), (200, 3)]]
     result = simulate(_schedule(), rows)
     assert result.passed, result.mismatches[:3]
     assert len(result.outputs) == len(rows)

@@ -63,7 +63,7 @@ def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[str, str]:
 def test_every_command_builds_the_same_design(
     level: int, tmp_path: Path, capsys: pytest.CaptureFixture[str],
     simulated: list[tuple[int, int, str]],
-) -> None:  # fmt: skip
+) -> None:
     src = tmp_path / "f.kera"
     src.write_text(SRC, encoding="utf-8")
     inputs = tmp_path / "in.jsonl"

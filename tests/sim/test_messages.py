@@ -51,9 +51,9 @@ def test_one_input_cannot_show_the_ii() -> None:
     assert result.passed and result.latency_observed == s.latency
     head, verdict = summary(result, s)
     assert head.endswith(f"latency observed {s.latency} (report: {s.latency}), "
-                         f"ii not observable with one input (report: {s.ii})")  # fmt: skip
+                         f"ii not observable with one input (report: {s.ii})")
     assert verdict == ("simulation passed: the value and its latency as reported (one input: "
-                       "the II was not exercised)")  # fmt: skip
+                       "the II was not exercised)")
     assert "None" not in head
 
 
@@ -69,7 +69,7 @@ def test_backpressure_says_which_observations_are_bounds() -> None:
     assert result.passed and result.latency_observed >= s.latency
     head, verdict = summary(result, s)
     assert (f"(report: {s.latency}; with backpressure a result may wait, so only "
-            f">= {s.latency} is checked)") in head  # fmt: skip
+            f">= {s.latency} is checked)") in head
     assert f"(report: {s.ii}; not checked)" in head
     assert "every cycle as reported" not in verdict
     assert verdict.endswith("exact cycles are checked only without --backpressure")
@@ -77,7 +77,7 @@ def test_backpressure_says_which_observations_are_bounds() -> None:
 
 def test_the_command_line_prints_the_design_and_the_verdict(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:  # fmt: skip
+) -> None:
     empty = tmp_path / "none.jsonl"
     empty.write_text("", encoding="utf-8")
     assert main(["sim", str(KERNEL), "--inputs", str(empty)]) == 1  # no inputs is an error

@@ -53,7 +53,7 @@ def _check_exact(result, schedule: Schedule, rows: int) -> None:  # type: ignore
     """With out_ready high: every result exactly `latency` after its input, one input per II."""
     assert result.latency_observed == schedule.latency
     assert [d - a for a, d in zip(result.accepted, result.delivered, strict=True)] == \
-        [schedule.latency] * rows  # fmt: skip
+        [schedule.latency] * rows
     assert result.accepted == [k * schedule.ii for k in range(rows)]
     assert result.cycles >= (rows - 1) * schedule.ii + schedule.latency
 
@@ -73,7 +73,7 @@ def test_kernel_vectors_cycle_exact(path: Path, kind: str) -> None:
     assert stalled.outputs == expected
     assert stalled.cycles > plain.cycles  # out_ready really was held low
     assert min(d - a for a, d in zip(stalled.accepted, stalled.delivered, strict=True)) >= \
-        schedule.latency  # fmt: skip
+        schedule.latency
 
 
 @pytest.mark.parametrize("stages", [1, 5])
@@ -87,7 +87,7 @@ def test_every_opcode_on_edge_values(stages: int) -> None:
 
 def test_ii_above_one_accepts_an_input_every_ii_cycles() -> None:
     path = next((p for p in (k.values[0] for k in kernel_params()) if p and p.stem == "fir8"),
-                None)  # fmt: skip
+                None)
     if path is None:
         pytest.skip("../shared/kernels/fir8.kera is absent")
     graph, top = load(path)

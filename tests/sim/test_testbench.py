@@ -54,11 +54,11 @@ def test_standalone_testbench_runs_next_to_the_verilog(tmp_path: Path) -> None:
     vectors = tmp_path / "vectors.jsonl"
     vectors.write_text("".join(json.dumps({"inputs": {"x": x}, "expected": e}) + "\n"
                                for x, e in ((0, [0, 0]), (1, [1, 1]), (3, [2, 2]))),
-                       encoding="utf-8")  # fmt: skip
+                       encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
     proc = subprocess.run([sys.executable, f"{top}_tb.py", str(vectors), "icarus"],
                           cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=300, check=False)  # fmt: skip
+                          timeout=300, check=False)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     summary = json.loads(proc.stdout.strip().splitlines()[-1])
     assert summary["passed"] and summary["latency_observed"] == 1

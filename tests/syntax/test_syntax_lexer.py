@@ -43,14 +43,14 @@ def test_every_punctuation_token() -> None:
         K.GT, K.GTEQ, K.PLUS, K.MINUS, K.STAR, K.SLASH, K.PERCENT, K.AMP, K.AMP2, K.PIPE,
         K.PIPE2, K.CARET, K.BANG, K.SHL, K.SHR, K.PLUSEQ, K.MINUSEQ, K.STAREQ, K.SLASHEQ,
         K.PERCENTEQ, K.AMPEQ, K.PIPEEQ, K.CARETEQ, K.SHLEQ, K.SHREQ, K.UNDERSCORE,
-    ]  # fmt: skip
+    ]
 
 
 def test_longest_match_without_spaces() -> None:
     assert kinds("a<<=b>>c..d::<e>->f") == [
         K.IDENT, K.SHLEQ, K.IDENT, K.SHR, K.IDENT, K.DOT2, K.IDENT, K.COLON2, K.LT, K.IDENT,
         K.GT, K.ARROW, K.IDENT,
-    ]  # fmt: skip
+    ]
     assert kinds("0..8") == [K.INT_LITERAL, K.DOT2, K.INT_LITERAL]
     assert kinds("t.0.1") == [K.IDENT, K.DOT, K.INT_LITERAL, K.DOT, K.INT_LITERAL]
 
@@ -59,7 +59,7 @@ def test_keywords_reserved_words_and_underscore() -> None:
     assert kinds("fn pub let mut const for in if else return as true false type") == [
         K.FN_KW, K.PUB_KW, K.LET_KW, K.MUT_KW, K.CONST_KW, K.FOR_KW, K.IN_KW, K.IF_KW,
         K.ELSE_KW, K.RETURN_KW, K.AS_KW, K.TRUE_KW, K.FALSE_KW, K.TYPE_KW,
-    ]  # fmt: skip
+    ]
     reserved = "struct enum match while loop break continue reg mem proc use mod impl trait"
     assert kinds(reserved) == [K.RESERVED_KW] * 14
     assert kinds("_ __ _x x_ fnx u8 i64 bool") == [K.UNDERSCORE] + [K.IDENT] * 7
@@ -71,7 +71,7 @@ def test_trivia_is_kept() -> None:
     assert kinds(src, trivia=True) == [
         K.IDENT, K.WHITESPACE, K.LINE_COMMENT, K.WHITESPACE, K.BLOCK_COMMENT, K.WHITESPACE,
         K.IDENT,
-    ]  # fmt: skip
+    ]
     assert [t.text for t in lex(src.encode()).tokens][4] == "/* block /* nested */ */"
 
 

@@ -18,7 +18,7 @@ def test_public_api() -> None:
     for name in (
         "parse", "lex", "SyntaxKind", "SyntaxNode", "SyntaxToken", "Span", "Diagnostic",
         "SourceFile", "render_all", "parse_int_literal", "dump_tree", "ParseResult",
-    ):  # fmt: skip
+    ):
         assert name in syntax.__all__
         assert getattr(syntax, name) is not None
 
@@ -37,7 +37,7 @@ def test_children_in_order_with_trivia() -> None:
     assert kinds == [
         K.FN_KW, K.WHITESPACE, K.IDENT, K.PARAM_LIST, K.WHITESPACE, K.RET_TYPE, K.WHITESPACE,
         K.BLOCK,
-    ]  # fmt: skip
+    ]
     assert [c.kind for c in fn.child_nodes()] == [K.PARAM_LIST, K.RET_TYPE, K.BLOCK]
     assert [t.kind for t in fn.child_tokens()] == [K.FN_KW, K.IDENT]
     assert len(list(fn.child_tokens(trivia=True))) == 5
@@ -100,7 +100,7 @@ def test_trivia_placement() -> None:
     assert [c.kind for c in block.children()] == [
         K.L_CURLY, K.WHITESPACE, K.NAME_REF, K.WHITESPACE, K.BLOCK_COMMENT, K.WHITESPACE,
         K.R_CURLY,
-    ]  # fmt: skip
+    ]
 
 
 def test_green_nodes_are_interned() -> None:

@@ -48,7 +48,7 @@ class CpuKernel:
 
 
 def compile_cpu(schedule: Schedule, *, isa: str | None = None,
-                table: Table | None = None) -> CpuKernel:  # fmt: skip
+                table: Table | None = None) -> CpuKernel:
     """Emit and compile ``schedule``'s region (cached by the C text's hash)."""
     source = emit_c(schedule, table)
     isa = isa or host_isa()
@@ -58,7 +58,7 @@ def compile_cpu(schedule: Schedule, *, isa: str | None = None,
 
 
 def run_cpu(schedule: Schedule, inputs: Mapping[str, Value], *, rows: int | None = None,
-            isa: str | None = None) -> Value:  # fmt: skip
+            isa: str | None = None) -> Value:
     """Evaluate ``schedule``'s region on batched ``inputs`` with the CPU backend."""
     return compile_cpu(schedule, isa=isa)(inputs, rows)
 

@@ -52,7 +52,7 @@ def host_isa() -> str:
     if override:
         if override not in ISA_FLAGS:
             raise KeraError(f"KERA_CPU_ISA must be one of {', '.join(ISA_FLAGS)}, not "
-                            f"`{override}`", exit_code=ExitCode.USAGE)  # fmt: skip
+                            f"`{override}`", exit_code=ExitCode.USAGE)
         return override
     if platform.machine().lower() not in ("x86_64", "amd64"):
         return "sse2"  # elsewhere: the compiler's default for the host
@@ -106,7 +106,7 @@ def compile_c(source: str, isa: str | None = None) -> Path:
         c_file.write_text(source, encoding="utf-8")
         so = Path(tmp) / "kernel.so"
         proc = subprocess.run([cc, *flags, str(c_file), "-o", str(so)],
-                              capture_output=True, text=True)  # fmt: skip
+                              capture_output=True, text=True)
         if proc.returncode != 0:
             raise LoweringError("the C compiler rejected the generated code (a kera-hls bug):\n"
                                 + proc.stderr[-4000:])

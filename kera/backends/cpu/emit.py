@@ -153,7 +153,7 @@ def emit_c(schedule: Schedule, table: Table | None = None) -> str:
         "    (void)bufs;",
         "}",
         "",
-    ])  # fmt: skip
+    ])
 
 
 __all__ = ["BLOCK", "ENTRY", "CEmitter", "emit_c"]

@@ -24,7 +24,7 @@ def ptx_available() -> str | None:
 
 
 def run_ptx(schedule: Schedule, inputs: Mapping[str, Value], *,
-            rows: int | None = None) -> Value:  # fmt: skip
+            rows: int | None = None) -> Value:
     """Evaluate ``schedule``'s region on batched ``inputs`` on the CUDA device.
 
     Raises ``KeraError`` with exit code 3 when there is no CUDA device.
@@ -39,4 +39,4 @@ def run_ptx(schedule: Schedule, inputs: Mapping[str, Value], *,
 
 
 __all__ = ["ARCHES", "PTX_VERSION", "TABLE", "assemble", "emit_ptx", "find_ptxas",
-           "ptx_available", "run_ptx"]  # fmt: skip
+           "ptx_available", "run_ptx"]

@@ -47,10 +47,10 @@ def assemble(ptx: str, arch: str = "sm_80") -> bytes:
         src, out = Path(tmp) / "kernel.ptx", Path(tmp) / "kernel.cubin"
         src.write_text(ptx, encoding="utf-8")
         proc = subprocess.run([ptxas, f"-arch={arch}", str(src), "-o", str(out)],
-                              capture_output=True, text=True)  # fmt: skip
+                              capture_output=True, text=True)
         if proc.returncode != 0:
             raise LoweringError(f"ptxas rejected the generated PTX (rc {proc.returncode}; a "
-                                f"kera-hls bug):\n{proc.stderr[-4000:]}")  # fmt: skip
+                                f"kera-hls bug):\n{proc.stderr[-4000:]}")
         data = out.read_bytes()
         os.replace(out, target)
     return data

@@ -33,7 +33,7 @@ def _driver() -> ctypes.CDLL | None:
     lib.cuModuleGetFunction.argtypes = [ctypes.POINTER(vp), vp, ctypes.c_char_p]
     lib.cuModuleUnload.argtypes = [vp]
     lib.cuLaunchKernel.argtypes = [vp, u32, u32, u32, u32, u32, u32, u32, vp,
-                                   ctypes.POINTER(vp), ctypes.POINTER(vp)]  # fmt: skip
+                                   ctypes.POINTER(vp), ctypes.POINTER(vp)]
     lib.cuCtxSetCurrent.argtypes = [vp]
     lib.cuDevicePrimaryCtxRetain.argtypes = [ctypes.POINTER(vp), ctypes.c_int]
     return lib
@@ -77,7 +77,7 @@ def _context() -> tuple[ctypes.c_void_p, str]:
     cc = major.value * 10 + minor.value
     if cc < 80:
         raise KeraError(f"target `ptx` needs compute capability 8.0 or newer; device 0 has "
-                        f"{major.value}.{minor.value}", exit_code=ExitCode.TOOL)  # fmt: skip
+                        f"{major.value}.{minor.value}", exit_code=ExitCode.TOOL)
     return ctx, "sm_90" if cc >= 90 else "sm_80"
 
 
@@ -99,7 +99,7 @@ def launch(ptx: str, buffers: Sequence[np.ndarray], n_inputs: int, rows: int) ->
     device: list[int] = []
     try:
         _check(lib.cuModuleGetFunction(ctypes.byref(fn), module, b"kera_run"),
-               "cuModuleGetFunction")  # fmt: skip
+               "cuModuleGetFunction")
         for buf in buffers:
             ptr = ctypes.c_uint64(0)
             _check(lib.cuMemAlloc_v2(ctypes.byref(ptr), max(8, buf.nbytes)), "cuMemAlloc")
@@ -112,18 +112,18 @@ def launch(ptx: str, buffers: Sequence[np.ndarray], n_inputs: int, rows: int) ->
         for buf, ptr_value in zip(buffers[:n_inputs], device, strict=False):
             if buf.nbytes:
                 _check(lib.cuMemcpyHtoD_v2(ptr_value, buf.ctypes.data, buf.nbytes),
-                       "cuMemcpyHtoD")  # fmt: skip
+                       "cuMemcpyHtoD")
         arg_table, arg_rows = ctypes.c_uint64(tptr.value), ctypes.c_uint32(rows)
         params = (ctypes.c_void_p * 2)(ctypes.cast(ctypes.byref(arg_table), ctypes.c_void_p),
                                        ctypes.cast(ctypes.byref(arg_rows), ctypes.c_void_p))
         grid = -(-rows // THREADS)
         _check(lib.cuLaunchKernel(fn, grid, 1, 1, THREADS, 1, 1, 0, None, params, None),
-               "cuLaunchKernel")  # fmt: skip
+               "cuLaunchKernel")
         _check(lib.cuCtxSynchronize(), "cuCtxSynchronize")
         for buf, ptr_value in zip(buffers[n_inputs:], device[n_inputs:], strict=False):
             if buf.nbytes:
                 _check(lib.cuMemcpyDtoH_v2(buf.ctypes.data, ptr_value, buf.nbytes),
-                       "cuMemcpyDtoH")  # fmt: skip
+                       "cuMemcpyDtoH")
     finally:
         for ptr_value in device:
             lib.cuMemFree_v2(ptr_value)

@@ -118,7 +118,7 @@ def emit_ptx(schedule: Schedule, arch: str = "sm_80", table: Table | None = None
         "    ret;",
         "}",
         "",
-    ])  # fmt: skip
+    ])
 
 
 __all__ = ["ARCHES", "ENTRY", "PTX_VERSION", "PtxEmitter", "emit_ptx"]

@@ -31,7 +31,7 @@ def _wasmtime() -> Any:
     except ImportError:
         raise KeraError("target `wasm` needs wasmtime; hint: `pip install wasmtime` "
                         "(or `pip install -e .[tools]`)",
-                        exit_code=ExitCode.TOOL) from None  # fmt: skip
+                        exit_code=ExitCode.TOOL) from None
     return wasmtime
 
 
@@ -111,7 +111,7 @@ class WasmKernel:
         self._columns = [
             self._bytes[start:start + mem.chunk * leaf.word // 8].view(leaf.dtype)
             for start, leaf in zip(mem.offsets, self.layout.buffers, strict=True)
-        ]  # fmt: skip
+        ]
 
     def column(self, buffer: int, rows: int) -> np.ndarray:
         """Return a view of buffer ``buffer``'s first ``rows`` rows in linear memory."""
@@ -132,7 +132,7 @@ class WasmKernel:
 
 
 def compile_wasm(schedule: Schedule, *, table: Table | None = None,
-                 chunk: int | None = None) -> WasmKernel:  # fmt: skip
+                 chunk: int | None = None) -> WasmKernel:
     """Emit ``schedule``'s region as WebAssembly and instantiate it."""
     layout = region_layout(schedule.graph, schedule.region)
     chunk = default_chunk(layout) if chunk is None else chunk
@@ -140,10 +140,10 @@ def compile_wasm(schedule: Schedule, *, table: Table | None = None,
 
 
 def run_wasm(schedule: Schedule, inputs: Mapping[str, Value], *,
-             rows: int | None = None) -> Value:  # fmt: skip
+             rows: int | None = None) -> Value:
     """Evaluate ``schedule``'s region on batched ``inputs`` with the WASM backend."""
     return compile_wasm(schedule)(inputs, rows)
 
 
 __all__ = ["TABLE", "WasmKernel", "compile_module", "compile_wasm", "emit_wat", "engine",
-           "run_wasm", "wasm_available"]  # fmt: skip
+           "run_wasm", "wasm_available"]

@@ -118,7 +118,7 @@ class SimdEmitter(WasmEmitter):
 
 
 def allocate_locals(types: list[str], sets: list[tuple[int, str]],
-                    tail: list[str]) -> tuple[list[str], list[str]]:  # fmt: skip
+                    tail: list[str]) -> tuple[list[str], list[str]]:
     """Map virtual locals onto real ones by liveness; return (declarations, rewritten code).
 
     ``sets`` binds each virtual local ``$vK`` once, in order; ``tail`` (the result stores) reads
@@ -160,7 +160,7 @@ def allocate_locals(types: list[str], sets: list[tuple[int, str]],
             pool.append(real[v])
     if len(real_types) > MAX_LOCALS:
         raise LoweringError(f"{len(real_types)} values are live at once, more than the "
-                            f"{MAX_LOCALS} locals a WebAssembly function may have")  # fmt: skip
+                            f"{MAX_LOCALS} locals a WebAssembly function may have")
     decls = [f"(local $v{r} {ty})" for r, ty in enumerate(real_types)]
     return decls, code + [rename(line) for line in tail]
 
@@ -171,7 +171,7 @@ def _all_32_bit(schedule: Schedule) -> bool:
 
 
 def emit_wat(schedule: Schedule, table: Table | None = None, chunk: int | None = None,
-             simd_lanes: bool | None = None) -> str:  # fmt: skip
+             simd_lanes: bool | None = None) -> str:
     """Return the WAT text of ``schedule``'s region (see the module docstring for the ABI).
 
     With ``simd_lanes`` None (the default) the SIMD128 lowering is used when every value fits
@@ -226,8 +226,8 @@ def _emit(schedule: Schedule, table: Table, chunk: int, lanes: bool) -> str:
         f"        (local.set $i (i32.add (local.get $i) (i32.const {step})))",
         "        (br $row)))))",
         "",
-    ])  # fmt: skip
+    ])
 
 
 __all__ = ["CHUNK", "ENTRY", "MAX_LOCALS", "SimdEmitter", "WasmEmitter", "WasmLayout",
-           "allocate_locals", "default_chunk", "emit_wat", "memory_layout"]  # fmt: skip
+           "allocate_locals", "default_chunk", "emit_wat", "memory_layout"]

@@ -129,7 +129,7 @@ def _rotate(left: bool) -> Lowering:
         r = r if left else t.width - r
         u = em.let(t, _field(args[0], t))
         expr = f"(v128.or (i32x4.shl {u} (i32.const {r})) (i32x4.shr_u {u} (i32.const " \
-               f"{t.width - r})))"  # fmt: skip
+               f"{t.width - r})))"
         return em.let(t, norm(expr, t))
 
     return lower

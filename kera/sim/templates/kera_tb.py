@@ -126,7 +126,7 @@ class Stream:
     def describe(self, i: int) -> str:
         """Return row ``i``'s inputs in hex, for a failure message."""
         return ", ".join(f"{p['name']}={_hex(self.rows[i][p['name']], p['width'])}"
-                         for p in self.d["params"])  # fmt: skip
+                         for p in self.d["params"])
 
     def check_output(self, bits: int | None, edge: int) -> None:
         """Score one transferred result against the next expected one, in order."""
@@ -137,11 +137,11 @@ class Stream:
         if i >= len(self.rows):
             self.errors.append(f"unexpected output {_hex(bits, w)} at cycle {edge}: all "
                                f"{len(self.rows)} results were already delivered "
-                               f"(fingerprint {d['fingerprint']})")  # fmt: skip
+                               f"(fingerprint {d['fingerprint']})")
             return
         if i >= len(self.accepted):
             self.errors.append(f"output {i} at cycle {edge} before its input was accepted "
-                               f"(fingerprint {d['fingerprint']})")  # fmt: skip
+                               f"(fingerprint {d['fingerprint']})")
             return
         want = self.expected[i]
         if want is not None and bits != want:
@@ -155,7 +155,7 @@ class Stream:
         if edge - self.accepted[i] < d["latency"]:
             self.timing.append(f"row {i}: accepted at cycle {self.accepted[i]}, result at "
                                f"cycle {edge}: {edge - self.accepted[i]} cycles, the schedule "
-                               f"says {d['latency']}")  # fmt: skip
+                               f"says {d['latency']}")
 
     def check_timing(self) -> None:
         """With ``out_ready`` always high: exact latency, and one input every ``ii`` cycles."""
@@ -163,7 +163,7 @@ class Stream:
         for i, (a, o) in enumerate(zip(self.accepted, self.delivered, strict=False)):
             if o - a != lat:
                 self.timing.append(f"row {i}: accepted at cycle {a}, result at cycle {o}: "
-                                   f"{o - a} cycles, the schedule says {lat}")  # fmt: skip
+                                   f"{o - a} cycles, the schedule says {lat}")
         starts = [0, *self.accepted]
         for i in range(1, len(starts)):
             if starts[i] - starts[i - 1] != (ii if i > 1 else 0):
@@ -203,7 +203,7 @@ class Stream:
         if len(self.outputs) < n:
             self.errors.append(f"only {len(self.outputs)} of {n} results after {edge} cycles "
                                f"({len(self.accepted)} inputs accepted); "
-                               f"fingerprint {d['fingerprint']}")  # fmt: skip
+                               f"fingerprint {d['fingerprint']}")
         if not backpressure:
             self.check_timing()
         return edge
@@ -223,7 +223,7 @@ class Stream:
             "ii_observed": min(gaps) if gaps else None,
             "mismatches": self.errors, "timing_errors": self.timing,
             "passed": not self.errors and not self.timing,
-        }  # fmt: skip
+        }
 
 
 def _bit(signal: Any) -> bool:
@@ -279,12 +279,12 @@ def main(argv: list[str]) -> int:
     runner = get_runner(sim)
     build = here / f"sim_build_{sim}"
     runner.build(sources=[here / f"{d['top']}.v"], hdl_toplevel=d["top"], build_dir=build,
-                 timescale=("1ns", "1ps"))  # fmt: skip
+                 timescale=("1ns", "1ps"))
     sys.path.insert(0, str(here))
     results = build / "kera_results.json"
     runner.test(test_module=Path(__file__).stem, hdl_toplevel=d["top"], build_dir=build,
                 extra_env={"KERA_SIM_VECTORS": str(Path(argv[1]).resolve()),
-                           "KERA_SIM_RESULTS": str(results)})  # fmt: skip
+                           "KERA_SIM_RESULTS": str(results)})
     report = json.loads(results.read_text(encoding="utf-8"))
     print(json.dumps({k: report[k] for k in ("cycles", "latency_observed", "passed")}))
     return 0 if report["passed"] else 4
