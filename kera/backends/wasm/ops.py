@@ -9,10 +9,15 @@ Operands are WAT expressions; ``em.let`` binds a value to a local and returns it
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kera.backends.layout import word_bits
-from kera.backends.lower import STRUCTURAL, Lowering, OpCall, Tree, int_type
+from kera.backends.lower import STRUCTURAL, Lowering, OpCall, ScalarLowering, int_type, scalars
 from kera.ir.tables import Unsupported
 from kera.ir.types import BoolType, IntType, Type
+
+if TYPE_CHECKING:
+    from kera.backends.wasm.emit import WasmEmitter
 
 
 def wt(t: Type) -> str:
@@ -60,35 +65,35 @@ def convert(a: str, src: Type, dst: str, signed: bool | None = None) -> str:
     return f"(i64.extend_i32_{'s' if signed else 'u'} {a})"
 
 
-def _arith(name: str) -> Lowering:
-    def lower(em, call: OpCall, args: list[Tree]) -> Tree:
+def _arith(name: str) -> ScalarLowering[WasmEmitter]:
+    def lower(em: WasmEmitter, call: OpCall, args: list[str]) -> str:
         a, b = args
         return em.let(call.out, norm(f"({wt(call.out)}.{name} {a} {b})", call.out))
 
     return lower
 
 
-def _bitwise(name: str) -> Lowering:
-    def lower(em, call: OpCall, args: list[Tree]) -> Tree:
+def _bitwise(name: str) -> ScalarLowering[WasmEmitter]:
+    def lower(em: WasmEmitter, call: OpCall, args: list[str]) -> str:
         a, b = args
         return em.let(call.out, f"({wt(call.out)}.{name} {a} {b})")
 
     return lower
 
 
-def _neg(em, call: OpCall, args: list[Tree]) -> Tree:
+def _neg(em: WasmEmitter, call: OpCall, args: list[str]) -> str:
     ty = wt(call.out)
     return em.let(call.out, norm(f"({ty}.sub {k(0, ty)} {args[0]})", call.out))
 
 
-def _not(em, call: OpCall, args: list[Tree]) -> Tree:
+def _not(em: WasmEmitter, call: OpCall, args: list[str]) -> str:
     if isinstance(call.out, BoolType):
         return em.let(call.out, f"(i32.xor {args[0]} (i32.const 1))")
     ty = wt(call.out)
     return em.let(call.out, norm(f"({ty}.xor {args[0]} {k(-1, ty)})", call.out))
 
 
-def _safe_divisor(em, a: str, b: str, t: IntType) -> tuple[str, str]:
+def _safe_divisor(em: WasmEmitter, a: str, b: str, t: IntType) -> tuple[str, str]:
     """Return (b is zero, a divisor that cannot trap): 1 replaces 0, and -1 when a is MIN."""
     ty = wt(t)
     zero = em.let(BoolType(), f"({ty}.eqz {b})")
@@ -99,8 +104,8 @@ def _safe_divisor(em, a: str, b: str, t: IntType) -> tuple[str, str]:
     return zero, em.let(t, f"(select {k(1, ty)} {b} {bad})")
 
 
-def _divide(remainder: bool) -> Lowering:
-    def lower(em, call: OpCall, args: list[Tree]) -> Tree:
+def _divide(remainder: bool) -> ScalarLowering[WasmEmitter]:
+    def lower(em: WasmEmitter, call: OpCall, args: list[str]) -> str:
         a, b = args
         t = int_type(call.out)
         ty = wt(t)
@@ -117,8 +122,8 @@ def _less(a: str, b: str, t: Type) -> str:
     return f"({wt(t)}.lt_{'s' if int_type(t).signed else 'u'} {a} {b})"
 
 
-def _compare(kind: str) -> Lowering:
-    def lower(em, call: OpCall, args: list[Tree]) -> Tree:
+def _compare(kind: str) -> ScalarLowering[WasmEmitter]:
+    def lower(em: WasmEmitter, call: OpCall, args: list[str]) -> str:
         a, b = args
         t = call.ins[0]
         ty = wt(t)
@@ -130,8 +135,8 @@ def _compare(kind: str) -> Lowering:
     return lower
 
 
-def _minmax(smaller: bool) -> Lowering:
-    def lower(em, call: OpCall, args: list[Tree]) -> Tree:
+def _minmax(smaller: bool) -> ScalarLowering[WasmEmitter]:
+    def lower(em: WasmEmitter, call: OpCall, args: list[str]) -> str:
         a, b = args
         x, y = (a, b) if smaller else (b, a)
         return em.let(call.out, f"(select {x} {y} {_less(a, b, call.out)})")
@@ -139,21 +144,21 @@ def _minmax(smaller: bool) -> Lowering:
     return lower
 
 
-def _widening_mul(em, call: OpCall, args: list[Tree]) -> Tree:
+def _widening_mul(em: WasmEmitter, call: OpCall, args: list[str]) -> str:
     a, b = args
     src, out = call.ins[0], call.out
     ty = wt(out)
     return em.let(out, norm(f"({ty}.mul {convert(a, src, ty)} {convert(b, src, ty)})", out))
 
 
-def _amount(em, n: str, nt: Type, t: IntType) -> tuple[str, str]:
+def _amount(em: WasmEmitter, n: str, nt: Type, t: IntType) -> tuple[str, str]:
     """Return (amount < N, the amount in the value's container) for a shift of ``t``."""
     nty = wt(nt)
     small = em.let(BoolType(), f"({nty}.lt_u {n} {k(t.width, nty)})")
     return small, convert(n, nt, wt(t), signed=False)
 
 
-def _shl(em, call: OpCall, args: list[Tree]) -> Tree:
+def _shl(em: WasmEmitter, call: OpCall, args: list[str]) -> str:
     a, n = args
     t = int_type(call.out)
     ty = wt(t)
@@ -161,7 +166,7 @@ def _shl(em, call: OpCall, args: list[Tree]) -> Tree:
     return em.let(t, norm(f"(select ({ty}.shl {a} {amt}) {k(0, ty)} {small})", t))
 
 
-def _shr(em, call: OpCall, args: list[Tree]) -> Tree:
+def _shr(em: WasmEmitter, call: OpCall, args: list[str]) -> str:
     a, n = args
     t = int_type(call.out)
     ty = wt(t)
@@ -171,8 +176,8 @@ def _shr(em, call: OpCall, args: list[Tree]) -> Tree:
     return em.let(t, f"(select ({ty}.shr_u {a} {amt}) {k(0, ty)} {small})")
 
 
-def _rotate(left: bool) -> Lowering:
-    def lower(em, call: OpCall, args: list[Tree]) -> Tree:
+def _rotate(left: bool) -> ScalarLowering[WasmEmitter]:
+    def lower(em: WasmEmitter, call: OpCall, args: list[str]) -> str:
         a, n = args
         t = int_type(call.out)
         ty, nt = wt(t), call.ins[1]
@@ -189,19 +194,19 @@ def _rotate(left: bool) -> Lowering:
     return lower
 
 
-def _popcount(em, call: OpCall, args: list[Tree]) -> Tree:
+def _popcount(em: WasmEmitter, call: OpCall, args: list[str]) -> str:
     t = int_type(call.out)
     return em.let(t, norm(f"({wt(t)}.popcnt {field(args[0], t)})", t))
 
 
-def _clz(em, call: OpCall, args: list[Tree]) -> Tree:
+def _clz(em: WasmEmitter, call: OpCall, args: list[str]) -> str:
     t = int_type(call.out)
     ty = wt(t)
     extra = k(word_bits(t) - t.width, ty)
     return em.let(t, norm(f"({ty}.sub ({ty}.clz {field(args[0], t)}) {extra})", t))
 
 
-def _ctz(em, call: OpCall, args: list[Tree]) -> Tree:
+def _ctz(em: WasmEmitter, call: OpCall, args: list[str]) -> str:
     t = int_type(call.out)
     ty = wt(t)
     u = field(args[0], t)
@@ -210,12 +215,12 @@ def _ctz(em, call: OpCall, args: list[Tree]) -> Tree:
     return em.let(t, norm(f"({ty}.ctz {u})", t))
 
 
-def _cast(em, call: OpCall, args: list[Tree]) -> Tree:
+def _cast(em: WasmEmitter, call: OpCall, args: list[str]) -> str:
     out = call.out
     return em.let(out, norm(convert(args[0], call.ins[0], wt(out)), out))
 
 
-def _concat(em, call: OpCall, args: list[Tree]) -> Tree:
+def _concat(em: WasmEmitter, call: OpCall, args: list[str]) -> str:
     hi_t, lo_t = int_type(call.ins[0]), int_type(call.ins[1])
     out = call.out
     ty = wt(out)
@@ -224,44 +229,48 @@ def _concat(em, call: OpCall, args: list[Tree]) -> Tree:
     return em.let(out, f"({ty}.or ({ty}.shl {hi} {k(lo_t.width, ty)}) {lo})")
 
 
-def _slice(em, call: OpCall, args: list[Tree]) -> Tree:
+def _slice(em: WasmEmitter, call: OpCall, args: list[str]) -> str:
     src, out = call.ins[0], call.out
     sty = wt(src)
     shifted = f"({sty}.shr_u {args[0]} {k(call.attrs['lo'], sty)})"
     return em.let(out, norm(convert(shifted, src, wt(out), signed=False), out))
 
 
-TABLE: dict[str, Lowering | Unsupported] = {
+TABLE: dict[str, Lowering[WasmEmitter] | Unsupported] = {
     **STRUCTURAL,
-    "add": _arith("add"),
-    "sub": _arith("sub"),
-    "mul": _arith("mul"),
-    "neg": _neg,
-    "div": _divide(False),
-    "rem": _divide(True),
-    "min": _minmax(True),
-    "max": _minmax(False),
-    "widening_mul": _widening_mul,
-    "not": _not,
-    "and": _bitwise("and"),
-    "or": _bitwise("or"),
-    "xor": _bitwise("xor"),
-    "shl": _shl,
-    "shr": _shr,
-    "rotl": _rotate(True),
-    "rotr": _rotate(False),
-    "popcount": _popcount,
-    "clz": _clz,
-    "ctz": _ctz,
-    "eq": _compare("eq"),
-    "ne": _compare("ne"),
-    "lt": _compare("lt"),
-    "le": _compare("le"),
-    "gt": _compare("gt"),
-    "ge": _compare("ge"),
-    "cast": _cast,
-    "concat": _concat,
-    "slice": _slice,
+    **scalars(
+        {
+            "add": _arith("add"),
+            "sub": _arith("sub"),
+            "mul": _arith("mul"),
+            "neg": _neg,
+            "div": _divide(False),
+            "rem": _divide(True),
+            "min": _minmax(True),
+            "max": _minmax(False),
+            "widening_mul": _widening_mul,
+            "not": _not,
+            "and": _bitwise("and"),
+            "or": _bitwise("or"),
+            "xor": _bitwise("xor"),
+            "shl": _shl,
+            "shr": _shr,
+            "rotl": _rotate(True),
+            "rotr": _rotate(False),
+            "popcount": _popcount,
+            "clz": _clz,
+            "ctz": _ctz,
+            "eq": _compare("eq"),
+            "ne": _compare("ne"),
+            "lt": _compare("lt"),
+            "le": _compare("le"),
+            "gt": _compare("gt"),
+            "ge": _compare("ge"),
+            "cast": _cast,
+            "concat": _concat,
+            "slice": _slice,
+        }
+    ),
 }
 
 __all__ = ["TABLE", "k", "norm", "wt"]

@@ -10,9 +10,14 @@ when ``NotVectorisable`` is raised. Only deterministic SIMD128: no relaxed-SIMD.
 
 from __future__ import annotations
 
-from kera.backends.lower import STRUCTURAL, Lowering, OpCall, Tree
+from typing import TYPE_CHECKING
+
+from kera.backends.lower import STRUCTURAL, Lowering, OpCall, ScalarLowering, scalars
 from kera.ir.tables import Unsupported
 from kera.ir.types import BoolType, IntType, Type
+
+if TYPE_CHECKING:
+    from kera.backends.wasm.emit import SimdEmitter
 
 
 class NotVectorisable(Exception):
@@ -51,40 +56,40 @@ def _sign(t: Type) -> str:
     return "s" if _int(t).signed else "u"
 
 
-def _lanes(op: str) -> Lowering:
-    def lower(em, call: OpCall, args: list[Tree]) -> Tree:
+def _lanes(op: str) -> ScalarLowering[SimdEmitter]:
+    def lower(em: SimdEmitter, call: OpCall, args: list[str]) -> str:
         a, b = args
         return em.let(call.out, norm(f"(i32x4.{op} {a} {b})", call.out))
 
     return lower
 
 
-def _bitwise(op: str) -> Lowering:
-    def lower(em, call: OpCall, args: list[Tree]) -> Tree:
+def _bitwise(op: str) -> ScalarLowering[SimdEmitter]:
+    def lower(em: SimdEmitter, call: OpCall, args: list[str]) -> str:
         return em.let(call.out, f"(v128.{op} {args[0]} {args[1]})")
 
     return lower
 
 
-def _neg(em, call: OpCall, args: list[Tree]) -> Tree:
+def _neg(em: SimdEmitter, call: OpCall, args: list[str]) -> str:
     return em.let(call.out, norm(f"(i32x4.neg {args[0]})", call.out))
 
 
-def _not(em, call: OpCall, args: list[Tree]) -> Tree:
+def _not(em: SimdEmitter, call: OpCall, args: list[str]) -> str:
     if isinstance(call.out, BoolType):
         return em.let(call.out, f"(v128.xor {args[0]} {ONE})")
     return em.let(call.out, norm(f"(v128.not {args[0]})", call.out))
 
 
-def _minmax(op: str) -> Lowering:
-    def lower(em, call: OpCall, args: list[Tree]) -> Tree:
+def _minmax(op: str) -> ScalarLowering[SimdEmitter]:
+    def lower(em: SimdEmitter, call: OpCall, args: list[str]) -> str:
         return em.let(call.out, f"(i32x4.{op}_{_sign(call.out)} {args[0]} {args[1]})")
 
     return lower
 
 
-def _compare(kind: str) -> Lowering:
-    def lower(em, call: OpCall, args: list[Tree]) -> Tree:
+def _compare(kind: str) -> ScalarLowering[SimdEmitter]:
+    def lower(em: SimdEmitter, call: OpCall, args: list[str]) -> str:
         t = call.ins[0]
         op = kind if kind in ("eq", "ne") else f"{kind}_{_sign(t)}"
         mask = f"(i32x4.{op} {args[0]} {args[1]})"  # all ones or zero per lane
@@ -100,14 +105,14 @@ def _amount(call: OpCall) -> int:
     return n
 
 
-def _shl(em, call: OpCall, args: list[Tree]) -> Tree:
+def _shl(em: SimdEmitter, call: OpCall, args: list[str]) -> str:
     t, n = _int(call.out), _amount(call)
     if n >= t.width:
         return splat(0)
     return em.let(t, norm(f"(i32x4.shl {args[0]} (i32.const {n}))", t))
 
 
-def _shr(em, call: OpCall, args: list[Tree]) -> Tree:
+def _shr(em: SimdEmitter, call: OpCall, args: list[str]) -> str:
     t, n = _int(call.out), _amount(call)
     if t.signed:  # sign-extended: N-1 already gives all sign bits
         return em.let(t, f"(i32x4.shr_s {args[0]} (i32.const {min(n, t.width - 1)}))")
@@ -120,8 +125,8 @@ def _field(a: str, t: IntType) -> str:
     return f"(v128.and {a} {splat(t.mask)})" if t.signed and t.width < 32 else a
 
 
-def _rotate(left: bool) -> Lowering:
-    def lower(em, call: OpCall, args: list[Tree]) -> Tree:
+def _rotate(left: bool) -> ScalarLowering[SimdEmitter]:
+    def lower(em: SimdEmitter, call: OpCall, args: list[str]) -> str:
         t = _int(call.out)
         r = _amount(call) % t.width
         if r == 0:
@@ -135,68 +140,72 @@ def _rotate(left: bool) -> Lowering:
     return lower
 
 
-def _popcount(em, call: OpCall, args: list[Tree]) -> Tree:
+def _popcount(em: SimdEmitter, call: OpCall, args: list[str]) -> str:
     t = _int(call.out)
     bytes_ = f"(i8x16.popcnt {_field(args[0], t)})"
     halves = f"(i16x8.extadd_pairwise_i8x16_u {bytes_})"
     return em.let(t, norm(f"(i32x4.extadd_pairwise_i16x8_u {halves})", t))
 
 
-def _widening_mul(em, call: OpCall, args: list[Tree]) -> Tree:
+def _widening_mul(em: SimdEmitter, call: OpCall, args: list[str]) -> str:
     out = _int(call.out)
     if out.width > 32:
         raise NotVectorisable("a widening multiply past 32 bits")
     return em.let(out, norm(f"(i32x4.mul {args[0]} {args[1]})", out))
 
 
-def _cast(em, call: OpCall, args: list[Tree]) -> Tree:
+def _cast(em: SimdEmitter, call: OpCall, args: list[str]) -> str:
     return em.let(call.out, norm(args[0], call.out))  # one container: extension is implicit
 
 
-def _concat(em, call: OpCall, args: list[Tree]) -> Tree:
+def _concat(em: SimdEmitter, call: OpCall, args: list[str]) -> str:
     hi_t, lo_t = _int(call.ins[0]), _int(call.ins[1])
     shifted = f"(i32x4.shl {_field(args[0], hi_t)} (i32.const {lo_t.width}))"
     return em.let(call.out, f"(v128.or {shifted} {_field(args[1], lo_t)})")
 
 
-def _slice(em, call: OpCall, args: list[Tree]) -> Tree:
+def _slice(em: SimdEmitter, call: OpCall, args: list[str]) -> str:
     shifted = f"(i32x4.shr_u {args[0]} (i32.const {call.attrs['lo']}))"
     return em.let(call.out, norm(shifted, call.out))
 
 
 _NO_LANES = "SIMD128 has no lane-wise integer {}; regions using it run the scalar module"
 
-TABLE: dict[str, Lowering | Unsupported] = {
+TABLE: dict[str, Lowering[SimdEmitter] | Unsupported] = {
     **STRUCTURAL,
-    "add": _lanes("add"),
-    "sub": _lanes("sub"),
-    "mul": _lanes("mul"),
-    "neg": _neg,
+    **scalars(
+        {
+            "add": _lanes("add"),
+            "sub": _lanes("sub"),
+            "mul": _lanes("mul"),
+            "neg": _neg,
+            "min": _minmax("min"),
+            "max": _minmax("max"),
+            "widening_mul": _widening_mul,
+            "not": _not,
+            "and": _bitwise("and"),
+            "or": _bitwise("or"),
+            "xor": _bitwise("xor"),
+            "shl": _shl,
+            "shr": _shr,
+            "rotl": _rotate(True),
+            "rotr": _rotate(False),
+            "popcount": _popcount,
+            "eq": _compare("eq"),
+            "ne": _compare("ne"),
+            "lt": _compare("lt"),
+            "le": _compare("le"),
+            "gt": _compare("gt"),
+            "ge": _compare("ge"),
+            "cast": _cast,
+            "concat": _concat,
+            "slice": _slice,
+        }
+    ),
     "div": Unsupported(_NO_LANES.format("division")),
     "rem": Unsupported(_NO_LANES.format("remainder")),
-    "min": _minmax("min"),
-    "max": _minmax("max"),
-    "widening_mul": _widening_mul,
-    "not": _not,
-    "and": _bitwise("and"),
-    "or": _bitwise("or"),
-    "xor": _bitwise("xor"),
-    "shl": _shl,
-    "shr": _shr,
-    "rotl": _rotate(True),
-    "rotr": _rotate(False),
-    "popcount": _popcount,
     "clz": Unsupported(_NO_LANES.format("count of leading zeros")),
     "ctz": Unsupported(_NO_LANES.format("count of trailing zeros")),
-    "eq": _compare("eq"),
-    "ne": _compare("ne"),
-    "lt": _compare("lt"),
-    "le": _compare("le"),
-    "gt": _compare("gt"),
-    "ge": _compare("ge"),
-    "cast": _cast,
-    "concat": _concat,
-    "slice": _slice,
 }
 
 __all__ = ["TABLE", "NotVectorisable", "norm", "splat"]
