@@ -137,13 +137,18 @@ def test_text_report() -> None:
     assert render_text(r) == render_text(json.loads(dumps(r)))
 
 
-def test_warnings_when_it_does_not_fit() -> None:
+def _overfull_report(measured: dict | None = None) -> dict:
+    """Return the report of 12 u32 multiplies on icebreaker: more than its DSPs and LUTs."""
     src = "#[top] pub fn m(a: [u32; 12], b: u32) -> [u32; 12] {\n" + (
         "    [" + ", ".join(f"a[{i}] * b" for i in range(12)) + "]\n}\n")
     p = build_program("m.kera", src)
     assert p.graph is not None
     s = schedule(p.graph, "m", family="simple", clock_mhz=12.0, model=MODEL)
-    r = build_report(s, "icebreaker", model=MODEL, source=p.source)
+    return build_report(s, "icebreaker", model=MODEL, source=p.source, measured=measured)
+
+
+def test_warnings_when_it_does_not_fit() -> None:
+    r = _overfull_report()
     # 12 multiplies of 4 DSPs each: 2 take the 8 DSPs, the other 10 are LUT multipliers
     assert r["estimate"]["dsp"] == 8 and r["capacities"]["dsp"] == 8
     assert r["estimate"]["lut"] >= 10 * 32 * 32
@@ -238,12 +243,13 @@ def test_strict_exits_4_on_a_miss_and_0_when_met(tmp_path: Path) -> None:
 
 
 def test_utilisation_and_warnings_follow_the_measurement() -> None:
-    _, _, est = _report()
-    assert any("16 DSP" in w and "will not fit" in w for w in est["warnings"])
-    _, _, r = _report(measured={"lut": 321, "ff": 100, "dsp": 1, "fmax_mhz": 60.0})
+    est = _overfull_report()
+    assert any(" LUT but" in w and "will not fit" in w for w in est["warnings"])
+    r = _overfull_report(measured={"lut": 321, "ff": 100, "dsp": 1, "fmax_mhz": 60.0})
     assert not any("will not fit" in w for w in r["warnings"])
     assert r["measured"]["utilisation"]["dsp"] == 0.125
-    assert r["estimate"]["utilisation"]["dsp"] == 2.0  # the estimate's own figure is kept
+    assert r["estimate"]["utilisation"]["dsp"] == 1.0  # the estimate's own figure is kept
+    assert r["estimate"]["utilisation"]["lut"] > 1.0
     row = next(line for line in render_text(r).splitlines() if line.lstrip().startswith("DSP"))
     assert row.split()[-1] == "12.5%"  # the used column is the measurement's
 
@@ -378,7 +384,7 @@ def test_nextpnr_spans_map_to_stages_and_operations() -> None:
     from kera.rtl import emit_verilog
 
     p = build_program("f.kera", SRC)
-    s = plan_schedule(p.graph, "f", clock_mhz=30.0)[0]
+    s = plan_schedule(p.graph, "f", clock_mhz=20.0)[0]  # a 16x16 SB_MAC16 costs 32.5 ns
     assert s.latency > 1
     verilog = emit_verilog(s, board="icebreaker", version=kera.__version__)
     lines = verilog.splitlines()
