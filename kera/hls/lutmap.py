@@ -41,6 +41,8 @@ _ALWAYS = frozenset({"and", "or", "xor", "not", "select", "slice", "concat", "ca
                      "tuple_get", "array", "eq", "ne", "const"})
 #: Ops evaluated bit by bit when their second operand is a constant.
 _CONST_SECOND = frozenset({"shl", "shr", "rotl", "rotr", "array_index", "array_update"})
+#: Arithmetic whose top bits yosys's ``wreduce`` knows from its operands' significant widths.
+_WREDUCED = frozenset({"add", "sub", "neg", "min", "max", "mul", "widening_mul"})
 #: Orderings, evaluated bit by bit when one operand is a constant.
 _ORDERS = frozenset({"lt", "le", "gt", "ge"})
 
@@ -255,12 +257,12 @@ class BitNetwork:
             a, b = node.inputs if op in ("lt", "ge") else node.inputs[::-1]
             borrow = self._borrow(a, b)
             return [borrow if op in ("lt", "gt") else _not(borrow)]
-        if not isinstance(t, IntType) or op not in ("add", "sub", "neg", "min", "max", "mul"):
+        if not isinstance(t, IntType) or op not in _WREDUCED:
             return self._fresh(w)
         ins = [self._input(u, nid) for u in node.inputs]
         eff = [significant_width(bits, t.signed) for bits in ins]
         n = {"add": max(eff) + 1, "sub": max(eff) + 1, "neg": eff[0] + 1, "min": max(eff),
-             "max": max(eff), "mul": sum(eff)}[op]
+             "max": max(eff), "mul": sum(eff), "widening_mul": sum(eff)}[op]
         if n >= w:
             return self._fresh(w)
         low = self._fresh(n)

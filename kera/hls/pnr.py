@@ -145,8 +145,12 @@ _WIRE = re.compile(r"^\s*wire (?:\[[^\]]*\] )?(\w+) =")
 _FLIP_FLOPS = ("SB_DFF", "DFFLC", "TRELLIS_FF")
 _DECLARED = re.compile(r"^\s*(?:wire|reg) (?:\[[^\]]*\] )?(\w+)\b")
 # The emitter names an operation's wire `n<k>` or `<variable>_<k>` (k: its position in the
-# schedule's order), `<name>_over` for a shift's range check, and `_2`, `_3` on a clash.
-_POSITION = re.compile(r"(?:^n|_)(\d+)(?:_over)?(?:_\d+)?$")
+# schedule's order), its helper wires `<name>_<part>` (kera.rtl.lower: a shift's range check
+# `_over`, a rotate's amount `_r`/`_mod`/`_back`, a division's `_d`, `_uq`, ...), and `_2`,
+# `_3` on a clash.
+_HELPERS = ("over", "lt", "a", "b", "by0", "ma", "mb", "d", "uq", "q", "ur", "r", "sra", "mod",
+            "back", "cnt")
+_POSITION = re.compile(rf"(?:^n|_)(\d+)(?:_(?:{'|'.join(_HELPERS)}))?(?:_\d+)?$")
 
 
 def path_to_schedule(verilog: str, spans: list[str], schedule: Any) -> list[dict[str, Any]]:

@@ -12,7 +12,8 @@ words, where yosys does: the bitwise nodes of a graph (``kera.hls.lutmap``) are 
 LUT levels (each level one LUT and one net, ``model.lut_network``) and LUTs of the network
 their bits form; multiplies beyond the device's DSPs (``dsp_budget``) become LUT multipliers
 or shift-and-add networks (canonical signed digits), whichever is smaller; and a DSP multiply
-the tools do not time (``model.dsp_timing``) is costed at the LUT multiplier's delay.
+the tools do not time (``model.dsp_timing``) is costed as one tile's LUT multiplier followed by
+the fabric adders the tools do time (``CostModel.dsp_delay``).
 """
 
 from __future__ import annotations
@@ -281,6 +282,31 @@ class CostModel:
         depth = max(0, digits - 1).bit_length()  # a balanced tree of digits - 1 adders
         return depth * self._query_delay(("add", node.type.flat_width, None))
 
+    def dsp_delay(self, graph: Graph, node: Node) -> float:
+        """Return the delay of a multiply that is on DSPs (within ``dsp_budget``), in ns.
+
+        Where the tools time the DSP (``model.dsp_timing`` not ``untimed``), or yosys builds
+        the product from LUTs anyway (the model gives it no DSP), the fitted curve is the
+        delay. An untimed DSP (nextpnr-ice40 gives an SB_MAC16 0.1 ns placeholders) is costed
+        as its LUT equivalent: the tiles work side by side, so the DSP part is one tile's LUT
+        multiplier (``delay_from`` at ``min(width, tile_width)``), followed by the fabric
+        adders that join wider partial products, which nextpnr does time (the fitted curve).
+        For a constant operand the shift-and-add network over its canonical signed digits is
+        the LUT equivalent when it is faster.
+        """
+        q = self.mul_query(graph, node)
+        assert q is not None
+        fitted = max(0.0, self._query_delay(q))
+        timing = getattr(self.model, "dsp_timing", {})
+        if not timing.get("untimed") or self._query_area(q)["dsp"] <= 0:
+            return fitted
+        tile = min(q[1], int(timing.get("tile_width", q[1])))
+        dsp = self._query_delay((f"{q[0]}{timing['delay_from']}", tile, None)) + fitted
+        consts = [v for v in (self._known(graph, i) for i in node.inputs) if v is not None]
+        if consts:
+            return min(dsp, max(fitted, self._csd_delay(csd_digits(consts[0]), node)))
+        return dsp
+
     @property
     def overhead_ns(self) -> float:
         """The register overhead (clock-to-Q plus setup) every stage pays, in ns."""
@@ -301,12 +327,9 @@ class CostModel:
             lut = self.lut_multipliers(graph).get(node.id)
             if isinstance(lut, int):
                 return self._csd_delay(lut, node)
-            q = lut or self.mul_query(graph, node) or q
-            consts = [v for v in (self._known(graph, i) for i in node.inputs) if v is not None]
-            if lut is None and consts and getattr(self.model, "dsp_timing", {}).get("untimed"):
-                # an untimed DSP times as its LUT equivalent: for a constant, shift-and-add
-                fitted = float(self._ask("delay_ns", q) or 0.0)
-                return max(fitted, self._csd_delay(csd_digits(consts[0]), node))
+            if lut is None:
+                return self.dsp_delay(graph, node)
+            q = lut  # a LUT multiplier: its own fitted curve
         else:
             q = self.narrow_query(graph, node) or q
         hit = self._delay.get(q)
@@ -369,15 +392,6 @@ class CostModel:
 
     def _query_delay(self, q: Query) -> float:
         got = self._ask("delay_ns", q)
-        timing = getattr(self.model, "dsp_timing", {})
-        if (got is not None and q[0] in MUL_OPS and timing.get("untimed")
-                and self._query_area(q)["dsp"] > 0):
-            # One SB_MAC16 is a 16x16 multiplier: its untimed delay is taken as that of the
-            # LUT multiplier of the tile's width; the adders that join wider partial products
-            # are in the fabric, timed by nextpnr, and in ``got``.
-            tile = min(int(q[1]), int(timing.get("tile_width", q[1])))
-            lut_q = (f"{q[0]}{timing['delay_from']}", tile, q[2])
-            return max(float(got), float(self._ask("delay_ns", lut_q)))
         if got is not None:
             return float(got)
         op, width, n = q

@@ -102,6 +102,36 @@ def test_untimed_ice40_dsp_costs_the_lut_multiplier_delay() -> None:
     assert costs.delay(g, mul) == pytest.approx(ice40.delay_ns("mul_lut", 16))
 
 
+def test_untimed_wide_dsp_multiply_is_one_tile_then_the_fabric_adders(tmp_path: Path) -> None:
+    """`u32 x / 10` is a 31x31 multiply-high on 4 SB_MAC16: one tile's LUT-multiplier delay
+    plus the fitted (fabric adder) delay, not the 62-bit shift-and-add network of its
+    constant; it synthesizes at the iCEBreaker's 12 MHz (nextpnr: 44.6 MHz)."""
+    from kera.hls.synth import synthesize
+    from kera.opt import optimize
+
+    ice40 = load_model("ice40")
+    p = build_program("d.kera", "#[top] fn d(x: u32) -> u32 { x / 10 }")
+    assert p.graph is not None
+    g = lower_for_hardware(optimize(p.graph, 2))
+    mul = next(g.nodes[n] for n in g.nodes if g.nodes[n].op == "widening_mul")
+    costs = CostModel(ice40, dsp_budget=8)
+    assert costs.area(g, mul)["dsp"] == 4 and not costs.lut_multipliers(g)
+    tile = ice40.delay_ns("widening_mul_lut", 16)
+    assert costs.delay(g, mul) == pytest.approx(tile + ice40.delay_ns("widening_mul", 31))
+    const = next(v for v in (costs._known(g, i) for i in mul.inputs) if v is not None)
+    assert costs.delay(g, mul) < (csd_digits(const) - 1).bit_length() * ice40.delay_ns("add", 62)
+    result = synthesize(g, "d", clock_mhz=12.0, outdir=tmp_path, source=p)
+    assert result.timing_met and result.report["estimate"]["dsp"] == 4
+
+
+def test_widening_mul_of_narrow_operands_has_known_top_bits() -> None:
+    g, _ = _graph("#[top] pub fn f(a: u8, b: u8) -> u64 {\n"
+                  "    widening_mul(a as u32, b as u32)\n}\n")
+    mul = next(n for n in g.nodes if g.nodes[n].op == "widening_mul")
+    bits = network(g, 4).bits[mul]
+    assert len(bits) == 64 and all(b == (0, 0, -1, 0) for b in bits[16:])  # 8 + 8 bits
+
+
 MULS = "#[top] pub fn m(a: [u16; 12], b: u16) -> [u16; 12] {\n    [" + ", ".join(
     f"a[{i}] * b" for i in range(12)) + "]\n}\n"
 
