@@ -27,10 +27,12 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check kera tests benchmarks
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -n 2
 
 lint: $(STAMP)
 	$(BIN)/ruff check kera tests benchmarks
+	$(BIN)/mypy
 
 bench: $(STAMP)
 	for b in benchmarks/*.py; do $(BIN)/python $$b; done

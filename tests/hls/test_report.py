@@ -231,7 +231,7 @@ def _rot_report(measured: dict | None = None, clock: float = 60.0) -> tuple:
     p, graph = _rot_program()
     s, board, model = plan_schedule(graph, "rot", clock_mhz=clock)
     r = build_report(s, board, model=model, source=p.source, fingerprint=graph.fingerprint(),
-                     margin=0.1, measured=measured)  # fmt: skip
+                     margin=0.1, measured=measured)
     return p, s, r
 
 
