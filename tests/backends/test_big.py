@@ -246,18 +246,13 @@ def _aes() -> Schedule:
 
 @pytest.mark.parametrize("target", ["interp", "cpu", "wasm"])
 def test_aes_on_every_target(target: str) -> None:
-    from kera.backends import run_jsonl
+    import kera
 
     if target != "interp" and (reason := unavailable(target)):
         pytest.skip(reason)
     lines = AES.with_suffix(".vectors.jsonl").read_text().splitlines()
     s = _aes()
-    if target == "interp":
-        from kera.interp import run_jsonl as run_interp
-
-        results = run_interp(s.graph, s.region, lines)
-    else:
-        results = run_jsonl(target, s.graph, s.region, lines, schedule=s)
+    results = kera.run(kera.Loaded(s.graph, s.region), lines, target=target)
     assert results == [json.loads(line)["expected"] for line in lines]
 
 
