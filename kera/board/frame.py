@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 
 from kera.diagnostics import ExitCode, KeraError
-from kera.ir.types import Type
+from kera.ir import values
+from kera.ir.types import ArrayType, FixedType, TupleType, Type
 from kera.rtl.packing import pack, unpack
 
 SYNC = 0xA5
@@ -143,7 +145,7 @@ class Layout:
         """Return the vector frame for one input row (param name → JSON value, checked)."""
         bits, shift = 0, 0
         for name, t in self.params:
-            bits |= pack(row[name], t) << shift
+            bits |= pack(_raw(row[name], t, name), t) << shift
             shift += t.flat_width
         return encode(KIND_VECTOR, bits.to_bytes(self.in_bytes, "little"))
 
@@ -154,7 +156,21 @@ class Layout:
             code = decode(frame, kind=KIND_ERROR, length=1)[0]
             raise FrameError(code, "reported by the board")
         payload = decode(frame, kind=KIND_RESULT, length=self.out_bytes)
-        return unpack(int.from_bytes(payload, "little"), self.result)
+        return values.from_raw_json(unpack(int.from_bytes(payload, "little"), self.result),
+                                    self.result)
+
+
+def _raw(obj: object, t: Type, where: str) -> object:
+    """Return a JSON value with its fixed-point leaves as raw bits (FIXED.md), as ports see it."""
+    if isinstance(t, FixedType):
+        if isinstance(obj, float):  # json.loads of an exactly representable number
+            obj = values.decimal_text(Fraction(obj))
+        return values.fixed_from_json(obj, t, where)
+    if isinstance(t, ArrayType) and isinstance(obj, list):
+        return [_raw(v, t.elem, where) for v in obj]
+    if isinstance(t, TupleType) and isinstance(obj, list):
+        return [_raw(v, e, where) for v, e in zip(obj, t.elems, strict=True)]
+    return obj
 
 
 __all__ = ["ERRORS", "KIND_ERROR", "KIND_RESULT", "KIND_VECTOR", "SYNC", "FrameError", "Layout",

@@ -15,6 +15,7 @@ from kera.board.sim import ShellRun, layout_of, simulate_shell, uart_bytes, uart
 from kera.hls.pipeline import Schedule
 from kera.ir import values
 from kera.rtl.lint import verilator_bin_dir
+from kera.sim.parity import random_vectors
 from tests.conftest import EXAMPLES
 
 needs_verilator = pytest.mark.skipif(
@@ -29,7 +30,15 @@ def _schedule(path: Path) -> Schedule:
 
 
 def _rows(path: Path, n: int | None = None) -> list[dict]:
-    lines = path.with_suffix(".vectors.jsonl").read_text(encoding="utf-8").splitlines()
+    """The example's vector inputs, or seeded random ones when it ships no vectors."""
+    vectors = path.with_suffix(".vectors.jsonl")
+    if not vectors.exists():
+        loaded = load(path)
+        params, _ = loaded.graph.signature(loaded.top)
+        batch = random_vectors(params, n or 6, seed=5)
+        cols = {name: values.to_json_rows(batch.inputs[name], t, batch.rows) for name, t in params}
+        return [{name: cols[name][i] for name, _ in params} for i in range(batch.rows)]
+    lines = vectors.read_text(encoding="utf-8").splitlines()
     return [json.loads(line)["inputs"] for line in lines if line.strip()][:n]
 
 
