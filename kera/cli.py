@@ -52,6 +52,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         elif args.format == "text":
             n = len(program.functions)
             _err(f"{path}: ok ({n} function{'s' * (n != 1)})")
+        if not errors and args.format == "text":
+            for line in program.state_summary():
+                _err(f"{path}: {line}")
     return ExitCode.USER if failed else ExitCode.OK
 
 
@@ -72,10 +75,27 @@ def cmd_fingerprint(args: argparse.Namespace) -> int:
 def cmd_compile(args: argparse.Namespace) -> int:
     """Build (and optimise) the graph and write the `.keg`."""
     kera.check_output(args.output)
-    compiled = kera.compile(_load(args), args.output)
+    loaded = _load(args)
+    compiled = kera.compile(loaded, args.output)
+    _warnings(loaded)
     _err(f"wrote {args.output} ({len(compiled.keg)} bytes, {compiled.nodes} nodes)")
     print(compiled.fingerprint)
     return ExitCode.OK
+
+
+def _warnings(loaded: kera.Loaded) -> None:
+    """Print a built program's warnings and which of its functions are stateful (stderr)."""
+    from kera.diagnostics import render_all
+
+    program = loaded.program
+    if program is None:
+        return
+    warnings = [d for d in program.diagnostics if d.severity.value == "warning"]
+    if warnings:
+        _err(render_all(program.source, warnings))
+    for line in program.state_summary():
+        if line.startswith(f"`{loaded.top}`"):
+            _err(f"{loaded.path}: {line}")
 
 
 def cmd_run(args: argparse.Namespace) -> int:

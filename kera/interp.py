@@ -7,7 +7,7 @@ value is a batch (``kera.ir.values``), so one walk evaluates many input rows at 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from kera.diagnostics import KeraError
@@ -35,6 +35,11 @@ def evaluate(
     rows = values.bind_inputs(params, inputs, rows)
     bound = {pid: inputs[name] for pid, (name, _) in zip(region.params, params, strict=True)}
 
+    if region.stateful:
+        if not rows:
+            return _empty(graph, region_name)
+        return values.join_rows(list(stream(graph, region_name, bound, rows)))
+
     nodes = graph.nodes
     order = graph.topo_order(region)
     last_use = {i: pos for pos, nid in enumerate(order) for i in nodes[nid].inputs}
@@ -53,6 +58,61 @@ def evaluate(
             if last_use[i] == pos and i != region.result:
                 env.pop(i, None)
     return values.broadcast(env[region.result], rows)
+
+
+def stream(graph: Graph, region_name: str, bound: Mapping[bytes, Value],
+           rows: int) -> Iterator[Value]:
+    """Run a stateful region once per row of ``bound`` (param id -> batch), in order, each
+    transfer starting from the state the previous one left (STATE.md's one rule); yield each
+    transfer's result as a one-row batch."""
+    region = graph.regions[region_name]
+    nodes = graph.nodes
+    order = graph.topo_order(region)
+    pos = {nid: k for k, nid in enumerate(order)}
+    steps = []  # (slot, evaluate, operand slots, attrs, in types, type) of each computed node
+    inputs: list[tuple[int, bytes]] = []
+    states: list[int] = []
+    for k, nid in enumerate(order):
+        node = nodes[nid]
+        if node.op == "param":
+            inputs.append((k, nid))
+        elif node.op == "state":
+            states.append(k)
+        else:
+            steps.append((k, OPS[node.op].evaluate, [pos[i] for i in node.inputs],
+                          node.attr_dict, [nodes[i].type for i in node.inputs], node.type))
+    if any(nid not in bound for _, nid in inputs):
+        raise KeraError(f"`{region_name}` uses a parameter that is not in its signature")
+    env: list[Value] = [None] * len(order)  # type: ignore[list-item]
+    init = evaluate_closed(graph, [slot.init for slot in region.states])
+    state = [init[slot.init] for slot in region.states]
+    result, nexts = pos[region.result], [pos[slot.next] for slot in region.states]
+    for row in range(rows):
+        for k, nid in inputs:
+            env[k] = values.row_of(bound[nid], row)
+        for k, value in zip(states, state, strict=True):
+            env[k] = value
+        for k, fn, args, attrs, ins, out in steps:
+            env[k] = fn([env[a] for a in args], attrs, ins, out)
+        state = [env[k] for k in nexts]
+        yield env[result]
+
+
+def evaluate_closed(graph: Graph, roots: list[bytes]) -> dict[bytes, Value]:
+    """Evaluate parameter-free nodes (a state's initial value) on one row."""
+    nodes = graph.nodes
+    env: dict[bytes, Value] = {}
+    for nid in graph.topo_order(roots):
+        node = nodes[nid]
+        env[nid] = OPS[node.op].evaluate([env[i] for i in node.inputs], node.attr_dict,
+                                         [nodes[i].type for i in node.inputs], node.type)
+    return env
+
+
+def _empty(graph: Graph, region_name: str) -> Value:
+    """Return a zero-row batch of the region's result type."""
+    _, result_type = graph.signature(region_name)
+    return values.stack([], result_type)
 
 
 def run_jsonl(

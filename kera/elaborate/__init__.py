@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from kera.diagnostics import Diagnostic, SourceFile, Span
 from kera.elaborate.exprs import ExprMixin
 from kera.elaborate.items import FnItem, ItemsMixin
+from kera.elaborate.state import StateInfo, StateMixin, state_bits
 from kera.elaborate.stmts import StmtMixin
 from kera.elaborate.values import Val
 from kera.ir.graph import Graph, Region
@@ -31,6 +32,19 @@ class Program:
     top: str | None
     diagnostics: list[Diagnostic] = field(default_factory=list)
     functions: dict[str, FnItem] = field(default_factory=dict)
+    # Stateful functions (STATE.md): name -> its state elements, in index order.
+    stateful: dict[str, list[StateInfo]] = field(default_factory=dict)
+
+    def state_summary(self) -> list[str]:
+        """Return one line per stateful function: its state elements and bits."""
+        lines = []
+        for name in sorted(self.stateful):
+            elements = self.stateful[name]
+            bits = sum(state_bits(e.type) for e in elements)
+            parts = ", ".join(f"{e.kind} {e.name}: {e.type}" for e in elements)
+            lines.append(f"`{name}` is stateful: {len(elements)} state element"
+                         f"{'s' * (len(elements) != 1)}, {bits} bits ({parts})")
+        return lines
 
     @property
     def ok(self) -> bool:
@@ -40,8 +54,10 @@ class Program:
         )
 
 
-class Builder(ItemsMixin, StmtMixin, ExprMixin):
+class Builder(ItemsMixin, StateMixin, StmtMixin, ExprMixin):
     """Walk one file's tree and build its graph (see the module docstring)."""
+
+    stateful: dict[str, list[StateInfo]]
 
     # --- functions ---------------------------------------------------------------------------
 
@@ -56,11 +72,14 @@ class Builder(ItemsMixin, StmtMixin, ExprMixin):
             self.graph.add("param", ty, (), {"index": i, "name": name}, span=span)
             for i, ((name, _, span), ty) in enumerate(zip(fn.params, types, strict=True))
         ]
+        self.start_states()
         result = self.inline(fn, [Val(p, ty) for p, ty in zip(ids, types, strict=True)],
-                             fn.name_span)
+                             fn.name_span, top=True)
+        if self.fstate.elements:
+            self.stateful[fn.name] = list(self.fstate.elements)
         if result.id is None:
             return None
-        return Region(fn.name, tuple(ids), result.id)
+        return Region(fn.name, tuple(ids), result.id, self.region_states())
 
 
 def select_top(fns: dict[str, FnItem], top: str | None) -> tuple[str | None, str | None]:
@@ -86,6 +105,7 @@ def build_program(path: str, data: bytes | str, top: str | None = None,
     source = SourceFile(path, raw)
     parsed = parse(raw)
     builder = Builder(source)
+    builder.stateful = {}
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 20000))
     try:
@@ -111,7 +131,7 @@ def build_program(path: str, data: bytes | str, top: str | None = None,
         builder.graph.add_region(region)
         graph = builder.graph.subgraph([top_name])
         graph.directives[top_name] = {"ii": builder.fns[top_name].ii}
-    return Program(source, graph, top_name, diagnostics, builder.fns)
+    return Program(source, graph, top_name, diagnostics, builder.fns, builder.stateful)
 
 
-__all__ = ["Program", "build_program", "select_top"]
+__all__ = ["Program", "StateInfo", "build_program", "select_top"]

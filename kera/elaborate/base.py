@@ -8,6 +8,7 @@ is declared here for the type checker only; ``kera.elaborate.Builder`` combines 
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
@@ -141,6 +142,16 @@ class BuilderBase:
 
         def _expr_return_expr(self, node: SyntaxNode, hint: Type | None) -> Value: ...
 
+        # --- provided by StateMixin (kera.elaborate.state) -------------------------------------
+
+        def state_decl(self, node: SyntaxNode, top_level: bool) -> None: ...
+
+        def read_state(self, binding: Binding, node: SyntaxNode, whole: bool) -> Val: ...
+
+        def instance(self, fn_name: str, top: bool) -> AbstractContextManager[None]: ...
+
+        def guarded(self, cond: Val, negate: bool = False) -> AbstractContextManager[None]: ...
+
         # --- provided by StmtMixin (kera.elaborate.stmts) --------------------------------------
 
         def lookup(self, name: str) -> Binding | None: ...
@@ -162,7 +173,7 @@ class BuilderBase:
 
         def for_loop(self, node: SyntaxNode) -> None: ...
 
-        def inline(self, fn: FnItem, args: list[Val], span: Span) -> Val: ...
+        def inline(self, fn: FnItem, args: list[Val], span: Span, top: bool = False) -> Val: ...
 
         # --- provided by ItemsMixin (kera.elaborate.items) -------------------------------------
 

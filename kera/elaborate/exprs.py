@@ -133,7 +133,8 @@ class ExprMixin(BuilderBase):
         name = t.name(node) or ""
         binding = self.lookup(name)
         if binding is not None:
-            return binding.value
+            return binding.value if binding.state is None else \
+                self.read_state(binding, node, whole=True)
         item = self.consts.get(name)
         if item is not None:
             return self.const_item_value(item, node.span)
@@ -201,7 +202,7 @@ class ExprMixin(BuilderBase):
         parts = t.exprs(node)
         if len(parts) != 2:
             return POISON
-        base = self.typed(parts[0], None)
+        base = self._indexed(parts[0])
         index = self.any_unsigned(parts[1])
         if base.poisoned or index.poisoned:
             return POISON
@@ -211,6 +212,14 @@ class ExprMixin(BuilderBase):
             self.error(str(e), node.span)
             return POISON
         return self.add("array_index", elem, [base, index], span=node.span)
+
+    def _indexed(self, node: SyntaxNode) -> Val:
+        """Build the array an index reads from; a `mem` is read there, not as a whole."""
+        if node.kind == K.NAME_REF:
+            binding = self.lookup(t.name(node) or "")
+            if binding is not None and binding.memory:
+                return self.read_state(binding, node, whole=False)
+        return self.typed(node, None)
 
     def _expr_field_expr(self, node: SyntaxNode, hint: Type | None) -> Value:
         parts = t.exprs(node)
@@ -292,6 +301,9 @@ class ExprMixin(BuilderBase):
         b: Value
         if op in typeck.SHIFT_OPS:
             a, b = lhs, self.any_unsigned(rhs_node)
+        elif op in typeck.LOGIC_OPS and isinstance(lhs, Val) and lhs.type == BOOL:
+            with self.guarded(lhs, negate=op == "||"):  # the right side may not be evaluated
+                a, b = self.unify(lhs, lhs_node, rhs_node)
         else:
             a, b = self.unify(lhs, lhs_node, rhs_node)
             if isinstance(a, Lit) and op not in POLYMORPHIC_OPS:
@@ -463,7 +475,8 @@ class ExprMixin(BuilderBase):
         else_node = blocks[1] if len(blocks) > 1 else next(
             (c for c in parts[1:] if c.kind == K.IF_EXPR), None)
         saved = self.snapshot()
-        then_val = self.block(blocks[0], hint)
+        with self.guarded(cond):
+            then_val = self.block(blocks[0], hint)
         then_env = self.snapshot_values(saved)
         self.restore(saved)
         if else_node is None:
@@ -473,10 +486,10 @@ class ExprMixin(BuilderBase):
                     blocks[0].span,
                 )
             else_val: Value = self.unit()
-        elif else_node.kind == K.BLOCK:
-            else_val = self.block(else_node, hint)
         else:
-            else_val = self.expr(else_node, hint)
+            with self.guarded(cond, negate=True):
+                else_val = self.block(else_node, hint) if else_node.kind == K.BLOCK \
+                    else self.expr(else_node, hint)
         else_env = self.snapshot_values(saved)
         if cond.poisoned:
             self.restore(saved)

@@ -31,7 +31,7 @@ class ClosedEvaluator:
                 stack.pop()
                 continue
             node = nodes[nid]
-            if node.op == "param":
+            if node.op in ("param", "state"):
                 memo[nid] = _OPEN
                 stack.pop()
                 continue

@@ -125,7 +125,7 @@ class StmtMixin(BuilderBase):
     def block(self, node: SyntaxNode, hint: Type | None, fn_body: bool = False) -> Value:
         """Build a block; its value is the tail expression (or a final `return`), else `()`."""
         items = [c for c in node.child_nodes() if c.kind in t.EXPR_KINDS
-                 or c.kind in (K.LET_STMT, K.EXPR_STMT)]
+                 or c.kind in (K.LET_STMT, K.EXPR_STMT, K.STATE_DECL)]
         self.scopes.append({})
         try:
             for i, item in enumerate(items):
@@ -141,6 +141,8 @@ class StmtMixin(BuilderBase):
                     return self.expr(inner, hint)
                 if item.kind == K.LET_STMT:
                     self.let_stmt(item)
+                elif item.kind == K.STATE_DECL:
+                    self.state_decl(item, fn_body)
                 elif inner is not None:
                     self.expr_stmt(inner)
             return self.unit()
@@ -224,6 +226,13 @@ class StmtMixin(BuilderBase):
             self.expr(parts[1], None)
             return
         binding, path = place
+        if binding.memory and not path:
+            self.error(f"memory `{binding.name}` cannot be assigned as a whole", parts[0].span,
+                       Note("write its elements, `m[i] = v`", binding.span))
+            self.expr(parts[1], binding.value.type)
+            return
+        if op_tok.kind != K.EQ and binding.state is not None:
+            self.read_state(binding, parts[0], whole=False)  # `s += x` reads `s`
         chain = [binding.value]
         for key in path:
             chain.append(self._read_step(chain[-1], key, node.span))
@@ -409,7 +418,7 @@ class StmtMixin(BuilderBase):
 
     # --- calls -------------------------------------------------------------------------------
 
-    def inline(self, fn: FnItem, args: list[Val], span: Span) -> Val:
+    def inline(self, fn: FnItem, args: list[Val], span: Span, top: bool = False) -> Val:
         """Build a function body with its parameters bound to ``args`` (calls are inlined)."""
         if fn.name in self.call_stack:
             self.error(
@@ -427,7 +436,8 @@ class StmtMixin(BuilderBase):
         self.call_stack.append(fn.name)
         self.loops.covered = 0  # the estimates of loops around a call left its body out
         try:
-            value = self.block(body, fn.ret, fn_body=True)
+            with self.instance(fn.name, top):
+                value = self.block(body, fn.ret, fn_body=True)
             tail = self._tail_node(body)
             note = Note(f"expected `{fn.ret}` because of the return type", fn.ret_span) \
                 if fn.ret_span else None

@@ -58,3 +58,5 @@ class Binding:
     value: Val
     mutable: bool
     span: Span
+    memory: bool = False  # a `mem`: read and written only element by element (STATE.md)
+    state: object = None  # the ``StateInfo`` of a `reg`/`mem` declaration

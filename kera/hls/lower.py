@@ -60,9 +60,7 @@ def lower_for_hardware(graph: Graph) -> Graph:
         else:
             new_id[nid] = out.add(node.op, node.type, inputs, node.attr_dict or None, span)
     for name in sorted(graph.regions):
-        region = graph.regions[name]
-        params = tuple(new_id[p] for p in region.params)
-        out.add_region(type(region)(name, params, new_id[region.result]))
+        out.add_region(graph.regions[name].remap(new_id))
     return out.subgraph()  # drops what constant folding left unused
 
 

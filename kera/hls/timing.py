@@ -32,7 +32,7 @@ from kera.ir.types import ArrayType, IntType
 
 #: Ops that are only wires in hardware: no delay, no area.
 WIRING_OPS: frozenset[str] = frozenset(
-    {"param", "const", "cast", "concat", "slice", "tuple", "tuple_get", "array"}
+    {"param", "state", "const", "cast", "concat", "slice", "tuple", "tuple_get", "array"}
 )
 #: Ops that are only wires when their second operand is a constant.
 _CONST_SECOND_IS_WIRING = frozenset({"array_index", "array_update", "shl", "shr", "rotl", "rotr"})

@@ -127,18 +127,59 @@ class Node:
         return f"{self.op}#{self.id.hex()[:12]}"
 
 
+STATE_DOMAIN = b"keg/state/v1\x00"
+INIT_OPS = frozenset({"const", "array", "tuple"})  # what a state's initial value is built of
+
+
+@dataclass(frozen=True, slots=True)
+class StateSlot:
+    """One state element of a region (STATE.md): the ``state`` node that reads it as a transfer
+    starts, the constant node of its initial value, and the node of its next value (the value
+    the next transfer reads). ``read -> ... -> next`` is the recurrence; the back edge is the
+    slot itself, so the graph of one transfer stays a DAG."""
+
+    read: bytes
+    init: bytes
+    next: bytes
+
+
 @dataclass(frozen=True, slots=True)
 class Region:
-    """A named entry point: its ``param`` node ids in order and its result node id."""
+    """A named entry point: its ``param`` node ids in order, its result node id, and its state
+    elements in elaboration order (empty for a pure function)."""
 
     name: str
     params: tuple[bytes, ...]
     result: bytes
+    states: tuple[StateSlot, ...] = ()
+
+    @property
+    def stateful(self) -> bool:
+        """True when the region carries state across transfers."""
+        return bool(self.states)
 
     def region_hash(self) -> bytes:
-        """Return SHA3-256 over ``keg/region/v1``, the name, the param ids and the result id."""
+        """Return SHA3-256 over ``keg/region/v1``, the name, the param ids and the result id,
+        then (stateful regions only) ``keg/state/v1`` and each slot's read, init and next ids:
+        a pure region hashes as it always has."""
         data = [REGION_DOMAIN, _lp(self.name), _u32(len(self.params)), *self.params, self.result]
+        if self.states:
+            data += [STATE_DOMAIN, _u32(len(self.states))]
+            for slot in self.states:
+                data += [slot.read, slot.init, slot.next]
         return hashlib.sha3_256(b"".join(data)).digest()
+
+    def remap(self, new_id: Mapping[bytes, bytes]) -> Region:
+        """Return this region with every node id it names replaced through ``new_id``."""
+        states = tuple(StateSlot(new_id[s.read], new_id[s.init], new_id[s.next])
+                       for s in self.states)
+        return Region(self.name, tuple(new_id[p] for p in self.params), new_id[self.result],
+                      states)
+
+    def roots(self) -> tuple[bytes, ...]:
+        """Every node id the region names: params, state reads and inits, result, next values."""
+        reads = tuple(x for slot in self.states for x in (slot.read, slot.init))
+        return (*self.params, *reads, self.result, *(slot.next for slot in self.states))
 
 
 def canonical_attrs(op: str, attrs: Mapping[str, AttrValue] | None) -> Attrs:
@@ -368,7 +409,7 @@ def _roots(graph: Graph, roots: Region | str | bytes | Iterable[bytes]) -> Itera
     if isinstance(roots, str):
         roots = graph.regions[roots]
     if isinstance(roots, Region):
-        return (*roots.params, roots.result)
+        return roots.roots()
     return roots
 
 
@@ -393,9 +434,13 @@ def region_problem(graph: Graph, region: Region) -> str | None:
         names.add(attrs.get("name"))
     if region.result not in graph.nodes:
         return f"result {_show_id(region.result)} is not in the graph"
+    problem = _states_problem(graph, region)
+    if problem:
+        return problem
     params = set(region.params)
+    reads = {slot.read for slot in region.states}
     seen: set[bytes] = set()
-    stack = [region.result]
+    stack = [region.result, *(slot.next for slot in region.states)]
     while stack:  # tolerant of missing inputs: the validator reports those itself
         nid = stack.pop()
         node = graph.nodes.get(nid)
@@ -405,7 +450,35 @@ def region_problem(graph: Graph, region: Region) -> str | None:
         if node.op == "param" and nid not in params:
             name = node.attr_dict.get("name")
             return f"the result uses parameter `{name}`, which is not in the region"
+        if node.op == "state" and nid not in reads:
+            return f"the result uses state {node.attr_dict.get('index')}, which is not the region's"
         stack.extend(node.inputs)
+    return None
+
+
+def _states_problem(graph: Graph, region: Region) -> str | None:
+    """Return what is wrong with the region's state slots (None when they are well formed)."""
+    for i, slot in enumerate(region.states):
+        read, init, nxt = (graph.nodes.get(x) for x in (slot.read, slot.init, slot.next))
+        if read is None or read.op != "state":
+            return f"state {i}: its read {_show_id(slot.read)} is not a `state` node of the graph"
+        if read.attr_dict.get("index") != i:
+            return f"state {i} has index {read.attr_dict.get('index')}"
+        if init is None or nxt is None:
+            return f"state {i}: its initial or next value is not in the graph"
+        if init.type != read.type or nxt.type != read.type:
+            return (f"state {i} is {read.type}, but its initial value is {init.type} and its "
+                    f"next value {nxt.type}")
+        stack, seen = [slot.init], set()
+        while stack:
+            nid = stack.pop()
+            node = graph.nodes.get(nid)
+            if nid in seen or node is None:
+                continue
+            seen.add(nid)
+            if node.op not in INIT_OPS:
+                return f"state {i}: its initial value uses `{node.op}`, not only constants"
+            stack.extend(node.inputs)
     return None
 
 
@@ -430,11 +503,13 @@ __all__ = [
     "NODE_DOMAIN",
     "REGION_DOMAIN",
     "SCHEMA_VERSION",
+    "STATE_DOMAIN",
     "Attrs",
     "AttrValue",
     "Graph",
     "Node",
     "Region",
+    "StateSlot",
     "canonical_attrs",
     "const",
     "encode_attrs",

@@ -13,11 +13,12 @@ import struct
 from itertools import pairwise
 
 from kera.diagnostics import ExitCode, KeraError, Span
-from kera.ir.graph import Graph, Region
+from kera.ir.graph import Graph, Region, StateSlot
 from kera.ir.types import Type, decode_type
 
 MAGIC = b"KEG\x00"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # version 2 adds state slots to region records (STATE.md)
+PURE_VERSION = 1  # a graph without state is written as version 1, byte for byte as before
 DIGEST_SIZE = 32
 HEADER_SIZE = 8
 ENTRY_SIZE = 11  # u16 id, u8 critical, u32 offset, u32 length
@@ -81,12 +82,17 @@ def write(graph: Graph) -> bytes:
         rec.extend(_u32(aidx[attr_record(k, v)]) for k, v in n.attrs)
         node_records.append(b"".join(rec))
 
+    stateful = any(r.stateful for r in graph.regions.values())
     region_records = [_u32(len(names))]
     for name in names:
         r = graph.regions[name]
+        slots = b""
+        if stateful:
+            slots = _u32(len(r.states)) + b"".join(
+                _u32(index[s.read]) + _u32(index[s.init]) + _u32(index[s.next]) for s in r.states)
         region_records.append(
             _u32(sidx[name]) + _u32(len(r.params)) + b"".join(_u32(index[p]) for p in r.params)
-            + _u32(index[r.result]) + r.region_hash()
+            + _u32(index[r.result]) + slots + r.region_hash()
         )
     exports = _u32(len(names)) + b"".join(_u32(i) for i in range(len(names)))
     exports += bytes.fromhex(graph.fingerprint())
@@ -101,7 +107,7 @@ def write(graph: Graph) -> bytes:
         (SPANS, _spans_section(graph, order)),
         (DIRECTIVES, _directives_section(graph)),
     ]
-    return _assemble(sections)
+    return _assemble(sections, FORMAT_VERSION if stateful else PURE_VERSION)
 
 
 def _spans_section(graph: Graph, order: list[bytes]) -> bytes:
@@ -128,13 +134,13 @@ def _directives_section(graph: Graph) -> bytes:
     return b"".join(out)
 
 
-def _assemble(sections: list[tuple[int, bytes]]) -> bytes:
+def _assemble(sections: list[tuple[int, bytes]], version: int) -> bytes:
     offset = HEADER_SIZE + ENTRY_SIZE * len(sections)
     table = []
     for sid, body in sections:
         table.append(struct.pack(">HBII", sid, CRITICAL[sid], offset, len(body)))
         offset += len(body)
-    head = MAGIC + struct.pack(">HH", FORMAT_VERSION, len(sections)) + b"".join(table)
+    head = MAGIC + struct.pack(">HH", version, len(sections)) + b"".join(table)
     data = head + b"".join(body for _, body in sections)
     return data + hashlib.sha3_256(data).digest()
 
@@ -196,8 +202,9 @@ def _load(data: bytes) -> Graph:
     if len(data) < HEADER_SIZE + DIGEST_SIZE:
         raise _Bad(f"truncated: {len(data)} bytes is shorter than any .keg file")
     version, count = struct.unpack(">HH", data[4:8])
-    if version != FORMAT_VERSION:
-        raise _Bad(f"unsupported format version {version} (this build reads {FORMAT_VERSION})")
+    if version not in (PURE_VERSION, FORMAT_VERSION):
+        raise _Bad(f"unsupported format version {version} (this build reads {PURE_VERSION} and "
+                   f"{FORMAT_VERSION})")
     body_end = len(data) - DIGEST_SIZE
     if hashlib.sha3_256(data[:body_end]).digest() != data[body_end:]:
         raise _Bad("digest mismatch (the file is corrupt or truncated)")
@@ -207,7 +214,8 @@ def _load(data: bytes) -> Graph:
     types = _types(_Reader(sections[TYPES], "types"))
     attrs = _attributes(_Reader(sections[ATTRIBUTES], "attributes"), strings)
     order = _nodes(_Reader(sections[NODES], "nodes"), graph, strings, types, attrs)
-    regions = _regions(_Reader(sections[REGIONS], "regions"), graph, strings, order)
+    regions = _regions(_Reader(sections[REGIONS], "regions"), graph, strings, order,
+                       version == FORMAT_VERSION)
     _exports(_Reader(sections[EXPORTS], "exports"), graph, regions)
     if SPANS in sections:
         _spans(_Reader(sections[SPANS], "spans"), graph, order)
@@ -325,7 +333,8 @@ def _nodes(r: _Reader, graph: Graph, strings: list[str], types: list[Type],
     return order
 
 
-def _regions(r: _Reader, graph: Graph, strings: list[str], order: list[bytes]) -> list[str]:
+def _regions(r: _Reader, graph: Graph, strings: list[str], order: list[bytes],
+             with_states: bool) -> list[str]:
     names: list[str] = []
     last = -1
     for k in range(r.count(12 + DIGEST_SIZE)):
@@ -334,7 +343,12 @@ def _regions(r: _Reader, graph: Graph, strings: list[str], order: list[bytes]) -
             raise _Bad("regions section is not sorted by name")
         last = name_index
         params = tuple(order[r.index(len(order), "node")] for _ in range(r.count(4)))
-        region = Region(strings[name_index], params, order[r.index(len(order), "node")])
+        result = order[r.index(len(order), "node")]
+        states: tuple[StateSlot, ...] = ()
+        if with_states:
+            states = tuple(StateSlot(*(order[r.index(len(order), "node")] for _ in range(3)))
+                           for _ in range(r.count(12)))
+        region = Region(strings[name_index], params, result, states)
         if r.take(DIGEST_SIZE) != region.region_hash():
             raise _Bad(f"region {k} (`{region.name}`): stored hash does not match its content")
         try:
@@ -392,4 +406,4 @@ def _directives(r: _Reader, graph: Graph) -> None:
     r.finish()
 
 
-__all__ = ["FORMAT_VERSION", "MAGIC", "load", "write"]
+__all__ = ["FORMAT_VERSION", "MAGIC", "PURE_VERSION", "load", "write"]

@@ -229,6 +229,16 @@ def _check_param(ins: Sequence[Type], attrs: Attrs, out: Type) -> None:
         raise OpTypeError(msg, "attr")
 
 
+def _check_state(ins: Sequence[Type], attrs: Attrs, out: Type) -> None:
+    if msg := _int_attr(attrs, "index"):
+        raise OpTypeError(msg, "attr")
+    kind = attrs["kind"]
+    if kind not in ("reg", "mem"):
+        raise OpTypeError(f"attribute `kind` must be `reg` or `mem`, not {kind!r}", "attr")
+    if kind == "mem" and not isinstance(out, ArrayType):
+        raise OpTypeError(f"a `mem` state must be an array, not {out}", "attr")
+
+
 def _check_const(ins: Sequence[Type], attrs: Attrs, out: Type) -> None:
     v = attrs["value"]
     if isinstance(out, BoolType):
@@ -346,6 +356,14 @@ def _infer_tuple_get(ins: Sequence[Type], attrs: Attrs) -> Type:
 @_op("param", 0, _Produced(_check_param), "Function parameter number `index`, named `name`; "
      "the interpreter passes the bound input batch as the single argument.", ("index", "name"))
 def _param(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
+    return args[0]
+
+
+@_op("state", 0, _Produced(_check_state),
+     "State element number `index` of its region (STATE.md), of kind `reg` or `mem`: the value "
+     "it holds as a transfer starts; the interpreter passes it as the single argument.",
+     ("index", "kind"))
+def _state(args: list[Value], attrs: Attrs, ins: Any, out: Any) -> Value:
     return args[0]
 
 

@@ -104,6 +104,25 @@ def broadcast(value: Value, rows: int) -> Value:
     return np.repeat(value, rows)
 
 
+def row_of(value: Value, i: int) -> Value:
+    """Return row ``i`` of a batch as a batch of one row (a broadcast leaf gives its one row)."""
+    if isinstance(value, list):
+        return [row_of(v, i) for v in value]
+    if isinstance(value, tuple):
+        return tuple(row_of(v, i) for v in value)
+    return value[i:i + 1] if value.shape[0] > 1 else value[:1]
+
+
+def join_rows(rows: Sequence[Value]) -> Value:
+    """Return the batch whose rows are the one-row batches ``rows``, in order."""
+    first = rows[0]
+    if isinstance(first, list):
+        return [join_rows([r[k] for r in rows]) for k in range(len(first))]  # type: ignore[index]
+    if isinstance(first, tuple):
+        return tuple(join_rows([r[k] for r in rows]) for k in range(len(first)))  # type: ignore[index]
+    return np.concatenate(rows)  # type: ignore[arg-type]
+
+
 def conforms(value: Value, t: Type) -> str | None:
     """Return why ``value`` is not a well-formed batch of ``t`` (None when it is)."""
     if isinstance(t, ArrayType):

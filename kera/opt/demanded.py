@@ -158,7 +158,8 @@ def demanded(graph: Graph, known: KnownBits | None = None) -> dict[bytes, int]:
     order = walk_order(graph)
     out = dict.fromkeys(order, 0)
     for region in graph.regions.values():
-        out[region.result] = full(graph.nodes[region.result].type)
+        for root in (region.result, *(slot.next for slot in region.states)):
+            out[root] = full(graph.nodes[root].type)
     nodes = graph.nodes
     for nid in reversed(order):  # users before operands: each demand is whole when read
         d = out[nid]

@@ -16,7 +16,7 @@ from kera.ir.types import ArrayType, BoolType, IntType
 from kera.opt.consts import evaluate_term
 from kera.opt.rewrite import Rewriter, Term, rewrite
 
-_NOT_FOLDED = frozenset({"param", "const", "array", "tuple"})
+_NOT_FOLDED = frozenset({"param", "state", "const", "array", "tuple"})
 
 
 def fold_rule(rw: Rewriter, t: Term) -> bytes | None:

@@ -352,7 +352,7 @@ TRANSFER: dict[str, Transfer] = {
 """Opcode -> transfer function on the operands' known bits (each operand scalar)."""
 
 COMPARISONS = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
-UNSUPPORTED = frozenset({"param", "array_update", "array", "tuple"})
+UNSUPPORTED = frozenset({"param", "state", "array_update", "array", "tuple"})
 """Ops with no transfer of their own: params are unknown, the others are aggregates."""
 
 

@@ -196,6 +196,10 @@ def _check_signature(before: Graph, after: Graph, label: str) -> None:
         if new.params != region.params:
             raise InvariantError(f"graph invariant broken after `{label}`: region `{name}` "
                                  "changed its params")
+        if [s.read for s in new.states] != [s.read for s in region.states] or \
+                [s.init for s in new.states] != [s.init for s in region.states]:
+            raise InvariantError(f"graph invariant broken after `{label}`: region `{name}` "
+                                 "changed its state elements")
         old_t, new_t = before.nodes[region.result].type, after.nodes[new.result].type
         if old_t != new_t:
             raise InvariantError(f"graph invariant broken after `{label}`: region `{name}` "

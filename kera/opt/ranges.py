@@ -225,6 +225,7 @@ _AGGREGATE = Unsupported("an aggregate has no interval")
 
 RULES: dict[str, Transfer | Unsupported] = {
     "param": Unsupported("a parameter may hold any value of its type"),
+    "state": Unsupported("a state element may hold any value of its type"),
     "const": _const, "cast": _cast, "add": _add, "sub": _sub, "mul": _mul, "neg": _neg,
     "widening_mul": _mul, "not": _not, "and": _and, "or": _or_xor, "xor": _or_xor,
     "shr": _shr, "shl": _shl, "min": _min, "max": _max, "div": _udivrem, "rem": _udivrem,

@@ -20,7 +20,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import NamedTuple
 
 from kera.diagnostics import Span
-from kera.ir.graph import AttrValue, Graph, Node, Region
+from kera.ir.graph import AttrValue, Graph, Node
 from kera.ir.types import BoolType, IntType, Type
 
 
@@ -44,6 +44,7 @@ Rule = Callable[["Rewriter", Term], "bytes | None"]
 """A pass's local rule: return the id (in ``rw.new``) that replaces the term, or None to keep it."""
 
 _MAX_DEPTH = 64  # rules applied to the nodes rules emit: a bound, not an expected depth
+_LEAVES = frozenset({"param", "state"})  # inputs of a transfer: no rule rewrites them
 
 
 class Rewriter:
@@ -79,7 +80,7 @@ class Rewriter:
         """Add a node to the new graph after giving the pass's rule a chance to rewrite it."""
         items = tuple(sorted(attrs.items())) if attrs else ()
         term = Term(op, type, tuple(args), items)
-        if self._depth < _MAX_DEPTH and op != "param" and (self.ops is None or op in self.ops):
+        if self._depth < _MAX_DEPTH and op not in _LEAVES and (self.ops is None or op in self.ops):
             self._depth += 1
             current, self.current = self.current, None
             try:
@@ -154,7 +155,7 @@ class Rewriter:
             span = old_spans.get(nid)
             op = node.op
             out = None
-            if op != "param" and (ops is None or op in ops):
+            if op not in _LEAVES and (ops is None or op in ops):
                 self._span, self.current = span, nid
                 out = rule(self, Term(op, node.type, args, node.attrs))
             if out is None:
@@ -193,8 +194,7 @@ class Rewriter:
         self._walk(self.old.nodes if order is None else order, skip, custom)
         new = self.new
         for name, region in self.old.regions.items():
-            params = tuple(self.map[p] for p in region.params)
-            new.regions[name] = Region(name, params, self.map[region.result])
+            new.regions[name] = region.remap(self.map)
         alive = live(new)
         if len(alive) < len(new.nodes):  # drop what the rewrite left behind
             new.nodes = {k: v for k, v in new.nodes.items() if k in alive}
@@ -206,8 +206,7 @@ def live(graph: Graph) -> set[bytes]:
     """Return the ids of the nodes the regions reach (one sweep against insertion order)."""
     alive: set[bytes] = set()
     for region in graph.regions.values():
-        alive.update(region.params)
-        alive.add(region.result)
+        alive.update(region.roots())
     nodes = graph.nodes
     for nid in reversed(nodes):
         if nid in alive:
@@ -244,7 +243,8 @@ def use_counts(graph: Graph, order: list[bytes]) -> dict[bytes, int]:
         for i in nodes[nid].inputs:
             counts[i] += 1
     for region in graph.regions.values():
-        counts[region.result] += 1
+        for root in (region.result, *(slot.next for slot in region.states)):
+            counts[root] += 1
     return counts
 
 

@@ -21,6 +21,7 @@ Lowering = Callable[[Body, str, Node, list[Operand]], None]
 
 LOWERINGS: dict[str, Lowering | Unsupported] = {
     "param": Unsupported("an input port (or the pipeline register that carries it)"),
+    "state": Unsupported("a state register (or block RAM read port) of the kernel"),
     "const": Unsupported("a sized literal wherever it is used"),
 }
 

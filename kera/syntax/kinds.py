@@ -85,7 +85,9 @@ class SyntaxKind(IntEnum):
     SHREQ = 64
     UNDERSCORE = 65  # `_` alone
     FRAC_LITERAL = 66  # 1.25, 3e-2, 0x1.8p-3, 1_000.5 (fixed-point values, FIXED.md)
-    EOF = 67  # never stored in the tree
+    REG_KW = 67  # state (STATE.md)
+    MEM_KW = 68
+    EOF = 69  # never stored in the tree
 
     # --- nodes --------------------------------------------------------------------------------
     SOURCE_FILE = 80
@@ -134,6 +136,7 @@ class SyntaxKind(IntEnum):
     RETURN_EXPR = 118  # RETURN_KW expr?
     ASSIGN_EXPR = 119  # expr (EQ | PLUSEQ | ... | SHREQ) expr
     FIXED_TYPE = 120  # IDENT(fx | ufx) LT expr (COMMA expr)* GT    e.g. fx<16, 2, rnd, sat>
+    STATE_DECL = 121  # (REG_KW | MEM_KW) IDENT COLON type EQ expr SEMI   (STATE.md)
 
     def is_trivia(self) -> bool:
         """Return True for whitespace and comments."""
@@ -159,10 +162,12 @@ KEYWORDS: dict[str, SyntaxKind] = {
     "true": SyntaxKind.TRUE_KW,
     "false": SyntaxKind.FALSE_KW,
     "type": SyntaxKind.TYPE_KW,
+    "reg": SyntaxKind.REG_KW,
+    "mem": SyntaxKind.MEM_KW,
 }
 
 RESERVED_WORDS: frozenset[str] = frozenset(
-    "struct enum match while loop break continue reg mem proc use mod impl trait".split()
+    "struct enum match while loop break continue proc use mod impl trait".split()
 )
 
 ASSIGN_OPS: frozenset[SyntaxKind] = frozenset(

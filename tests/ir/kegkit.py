@@ -18,7 +18,7 @@ def sections(data: bytes) -> list[tuple[int, int, bytes]]:
     return out
 
 
-def assemble(parts: list[tuple[int, int, bytes]], version: int = keg.FORMAT_VERSION) -> bytes:
+def assemble(parts: list[tuple[int, int, bytes]], version: int = keg.PURE_VERSION) -> bytes:
     """Build a file from sections, with a correct table and digest."""
     offset = 8 + 11 * len(parts)
     table = b""
@@ -36,5 +36,6 @@ def redigest(data: bytes) -> bytes:
 
 
 def replace_section(data: bytes, sid: int, body: bytes) -> bytes:
-    """Return ``data`` with section ``sid``'s body replaced."""
-    return assemble([(s, c, body if s == sid else b) for s, c, b in sections(data)])
+    """Return ``data`` with section ``sid``'s body replaced (keeping its format version)."""
+    version = struct.unpack(">H", data[4:6])[0]
+    return assemble([(s, c, body if s == sid else b) for s, c, b in sections(data)], version)

@@ -77,7 +77,7 @@ def test_magic_version_and_table_errors() -> None:
 
     assert err(b"") == "x.keg: invalid .keg file: not a .keg file (bad magic bytes)"
     assert "bad magic" in err(b"PK\x03\x04" + SMALL_KEG[4:])
-    assert "unsupported format version 2" in err(SMALL_KEG[:4] + b"\x00\x02" + SMALL_KEG[6:])
+    assert "unsupported format version 3" in err(SMALL_KEG[:4] + b"\x00\x03" + SMALL_KEG[6:])
     assert "digest mismatch" in err(SMALL_KEG[:-1] + bytes([SMALL_KEG[-1] ^ 1]))
     parts = sections(SMALL_KEG)
     assert "unknown critical section 99" in err(assemble(parts + [(99, 1, b"x")]))

@@ -219,7 +219,7 @@ TESTED = (
     set(model.BINARY_INT) | set(model.BITWISE) | set(model.COMPARE) | set(model.SHIFTS)
     | set(model.UNARY_INT)
     | {"not", "cast", "concat", "slice", "widening_mul", "select", "array", "array_index",
-       "array_update", "tuple", "tuple_get", "const", "param"}
+       "array_update", "tuple", "tuple_get", "const", "param", "state"}
 )
 
 

@@ -37,7 +37,7 @@ def test_kera_ir_does_not_load_the_front_end() -> None:
 
 def test_every_op_has_one_rule() -> None:
     produced = {n for n, d in OPS.items() if d.infer is None}
-    assert produced == {"param", "const", "cast", "slice"}  # their producer picks the type
+    assert produced == {"param", "state", "const", "cast", "slice"}  # their producer picks the type
     assert all(d.check is not None for d in OPS.values())
 
 

@@ -56,12 +56,12 @@ def test_longest_match_without_spaces() -> None:
 
 
 def test_keywords_reserved_words_and_underscore() -> None:
-    assert kinds("fn pub let mut const for in if else return as true false type") == [
+    assert kinds("fn pub let mut const for in if else return as true false type reg mem") == [
         K.FN_KW, K.PUB_KW, K.LET_KW, K.MUT_KW, K.CONST_KW, K.FOR_KW, K.IN_KW, K.IF_KW,
-        K.ELSE_KW, K.RETURN_KW, K.AS_KW, K.TRUE_KW, K.FALSE_KW, K.TYPE_KW,
+        K.ELSE_KW, K.RETURN_KW, K.AS_KW, K.TRUE_KW, K.FALSE_KW, K.TYPE_KW, K.REG_KW, K.MEM_KW,
     ]
-    reserved = "struct enum match while loop break continue reg mem proc use mod impl trait"
-    assert kinds(reserved) == [K.RESERVED_KW] * 14
+    reserved = "struct enum match while loop break continue proc use mod impl trait"
+    assert kinds(reserved) == [K.RESERVED_KW] * 12
     assert kinds("_ __ _x x_ fnx u8 i64 bool") == [K.UNDERSCORE] + [K.IDENT] * 7
     assert lex(b"while").diagnostics == []  # the parser reports reserved words
 

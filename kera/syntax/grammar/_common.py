@@ -40,7 +40,7 @@ ASSIGN_OPS = token_set(
 _EOF, _COMMA = T.EOF, T.COMMA
 # Tokens an error never swallows: an enclosing rule knows what to do with them.
 RECOVERY = ITEM_FIRST | token_set(
-    T.R_PAREN, T.R_BRACK, T.R_CURLY, T.L_CURLY, T.SEMI, T.COMMA, T.LET_KW
+    T.R_PAREN, T.R_BRACK, T.R_CURLY, T.L_CURLY, T.SEMI, T.COMMA, T.LET_KW, T.REG_KW, T.MEM_KW
 )
 
 

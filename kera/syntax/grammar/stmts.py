@@ -55,6 +55,8 @@ def block(p: Parser) -> None:
             p.bump()
         elif kind == T.LET_KW:
             _let_stmt(p)
+        elif kind == T.REG_KW or kind == T.MEM_KW:
+            _state_decl(p)
         elif (1 << kind) & EXPR_FIRST:
             _expr_stmt(p, kind)
         elif (1 << kind) & ITEM_FIRST:
@@ -94,6 +96,19 @@ def _let_stmt(p: Parser) -> None:
         exprs.expr(p)
     p.expect(T.SEMI)
     p.complete(m, T.LET_STMT)
+
+
+def _state_decl(p: Parser) -> None:
+    """Parse ``reg NAME: T = INIT;`` or ``mem NAME: [T; N] = INIT;`` (STATE.md)."""
+    m = p.start()
+    p.bump()  # `reg` / `mem`
+    p.expect(T.IDENT)
+    if p.expect(T.COLON) or p.at_set(types.TYPE_FIRST):
+        types.type_(p)
+    if p.expect(T.EQ) or p.at_set(EXPR_FIRST):
+        exprs.expr(p)
+    p.expect(T.SEMI)
+    p.complete(m, T.STATE_DECL)
 
 
 def _expr_stmt(p: Parser, kind: int) -> None:
