@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
+import numpy as np
+
 from kera.diagnostics import KeraError
 from kera.ir import values
 from kera.ir.graph import Graph
@@ -83,7 +85,7 @@ def stream(graph: Graph, region_name: str, bound: Mapping[bytes, Value],
                           node.attr_dict, [nodes[i].type for i in node.inputs], node.type))
     if any(nid not in bound for _, nid in inputs):
         raise KeraError(f"`{region_name}` uses a parameter that is not in its signature")
-    env: list[Value] = [None] * len(order)  # type: ignore[list-item]
+    env: list[Value] = [np.zeros(0)] * len(order)
     init = evaluate_closed(graph, [slot.init for slot in region.states])
     state = [init[slot.init] for slot in region.states]
     result, nexts = pos[region.result], [pos[slot.next] for slot in region.states]

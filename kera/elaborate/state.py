@@ -103,13 +103,9 @@ class StateMixin(BuilderBase):
         guard = self._guard()
         for info in declared:
             value = info.binding.value
-            if value.poisoned or value.type != info.type:
-                nxt = info.read
-            elif guard is not None:
-                nxt = self.graph.add("select", info.type, (guard, value.id, info.read))
-            else:
-                nxt = value.id
-            assert nxt is not None
+            nxt = info.read if value.id is None or value.type != info.type else value.id
+            if guard is not None and nxt != info.read:
+                nxt = self.graph.add("select", info.type, (guard, nxt, info.read))
             self.fstate.slots[info.index] = StateSlot(info.read, info.init, nxt)
             if info.reads == 0:
                 self._warn(f"{info.kind} `{info.name}` is never read", info.span,
@@ -186,6 +182,7 @@ class StateMixin(BuilderBase):
         info = StateInfo(index, kind, fs.paths[-1] + name, ty, read, constant, ident.span,
                          binding)
         binding.state = info
+        self.graph.state_names[read] = info.name
         fs.elements.append(info)
         fs.open[-1].append(info)
         self.scopes[-1][name] = binding
@@ -210,7 +207,7 @@ class StateMixin(BuilderBase):
                 return None
             return self.graph.add("tuple", ty, [f for f in fields if f is not None])
         if isinstance(ty, IntType | BoolType) and hasattr(v, "shape"):
-            raw = int(v[0])  # type: ignore[index]
+            raw = int(v[0])
             value = ty.wrap(raw) if isinstance(ty, IntType) else int(bool(raw))
             return self.graph.add("const", ty, (), {"value": value})
         return None
@@ -219,7 +216,7 @@ class StateMixin(BuilderBase):
 
     def read_state(self, binding: Binding, node: SyntaxNode, whole: bool) -> Val:
         """Read a state binding: a `mem` only element by element (``whole`` is refused)."""
-        if binding.state is not None:
+        if isinstance(binding.state, StateInfo):
             binding.state.reads += 1
         if whole and binding.memory:
             self.error(f"memory `{binding.name}` cannot be used as a whole value", node.span,

@@ -61,6 +61,7 @@ def lower_for_hardware(graph: Graph) -> Graph:
             new_id[nid] = out.add(node.op, node.type, inputs, node.attr_dict or None, span)
     for name in sorted(graph.regions):
         out.add_region(graph.regions[name].remap(new_id))
+    out.state_names = {new_id[k]: v for k, v in graph.state_names.items() if k in new_id}
     return out.subgraph()  # drops what constant folding left unused
 
 

@@ -207,7 +207,7 @@ def canonical_attrs(op: str, attrs: Mapping[str, AttrValue] | None) -> Attrs:
 class Graph:
     """Interned nodes in topological insertion order, named regions, and a span side table."""
 
-    __slots__ = ("directives", "nodes", "regions", "source_path", "spans")
+    __slots__ = ("directives", "nodes", "regions", "source_path", "spans", "state_names")
 
     def __init__(self, source_path: str | None = None) -> None:
         self.nodes: dict[bytes, Node] = {}
@@ -217,6 +217,9 @@ class Graph:
         # Hardware directives per region (e.g. {"ii": 2} from `#[pipeline(ii = 2)]`): how to
         # build the computation, not what it computes, so outside the fingerprint.
         self.directives: dict[str, dict[str, int]] = {}
+        # The instance path of each state element (`biquad[2]/x1`), keyed by its `state` node:
+        # what reports call it, outside the fingerprint (STATE.md).
+        self.state_names: dict[bytes, str] = {}
 
     def __len__(self) -> int:
         return len(self.nodes)
@@ -314,6 +317,12 @@ class Graph:
         params = [(str(self.nodes[p].attr("name")), self.nodes[p].type) for p in region.params]
         return params, self.nodes[region.result].type
 
+    def state_name(self, read: bytes) -> str:
+        """Return what reports call the state element read by ``read`` (`state{index}` when the
+        graph does not know its source name)."""
+        name = self.state_names.get(read)
+        return name if name is not None else f"state{self.nodes[read].attr('index')}"
+
     def fingerprint(self) -> str:
         """Return the hex SHA3-256 of the exported regions (sorted by name)."""
         h = hashlib.sha3_256(GRAPH_DOMAIN + _u32(len(self.regions)))
@@ -387,6 +396,7 @@ class Graph:
         g.regions = dict(self.regions)
         g.spans = dict(self.spans)
         g.directives = {k: dict(v) for k, v in self.directives.items()}
+        g.state_names = dict(self.state_names)
         return g
 
     def subgraph(self, names: Iterable[str] | None = None) -> Graph:
@@ -400,6 +410,7 @@ class Graph:
         g.regions = {name: self.regions[name] for name in wanted}
         g.spans = {nid: s for nid, s in self.spans.items() if nid in keep}
         g.directives = {k: dict(v) for k, v in self.directives.items() if k in g.regions}
+        g.state_names = {nid: n for nid, n in self.state_names.items() if nid in keep}
         return g
 
 

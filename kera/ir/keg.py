@@ -24,13 +24,15 @@ HEADER_SIZE = 8
 ENTRY_SIZE = 11  # u16 id, u8 critical, u32 offset, u32 length
 
 STRINGS, TYPES, ATTRIBUTES, NODES, REGIONS, EXPORTS, SPANS, DIRECTIVES = 1, 2, 3, 4, 5, 6, 7, 8
+STATE_NAMES = 9
 SECTION_NAMES = {
     STRINGS: "strings", TYPES: "types", ATTRIBUTES: "attributes", NODES: "nodes",
     REGIONS: "regions", EXPORTS: "exports", SPANS: "spans", DIRECTIVES: "directives",
+    STATE_NAMES: "state names",
 }
 CRITICAL = {
     STRINGS: 1, TYPES: 1, ATTRIBUTES: 1, NODES: 1, REGIONS: 1, EXPORTS: 1, SPANS: 0,
-    DIRECTIVES: 0,
+    DIRECTIVES: 0, STATE_NAMES: 0,
 }
 ATTR_INT, ATTR_STR = 1, 2
 NO_PATH = 0xFFFF_FFFF
@@ -107,6 +109,10 @@ def write(graph: Graph) -> bytes:
         (SPANS, _spans_section(graph, order)),
         (DIRECTIVES, _directives_section(graph)),
     ]
+    named = sorted((index[nid], text) for nid, text in graph.state_names.items() if nid in index)
+    if named:
+        sections.append((STATE_NAMES, _u32(len(named)) + b"".join(
+            _u32(i) + _lp(text.encode("utf-8")) for i, text in named)))
     return _assemble(sections, FORMAT_VERSION if stateful else PURE_VERSION)
 
 
@@ -221,6 +227,8 @@ def _load(data: bytes) -> Graph:
         _spans(_Reader(sections[SPANS], "spans"), graph, order)
     if DIRECTIVES in sections:
         _directives(_Reader(sections[DIRECTIVES], "directives"), graph)
+    if STATE_NAMES in sections:
+        _state_names(_Reader(sections[STATE_NAMES], "state names"), graph, order)
     return graph
 
 
@@ -385,6 +393,20 @@ def _spans(r: _Reader, graph: Graph, order: list[bytes]) -> None:
             raise _Bad("spans section: entries out of order or with end before start")
         last = i
         graph.spans[order[i]] = Span(start, end)
+    r.finish()
+
+
+def _state_names(r: _Reader, graph: Graph, order: list[bytes]) -> None:
+    last = -1
+    for _ in range(r.count(8)):
+        i = r.index(len(order), "node")
+        if i <= last or graph.nodes[order[i]].op != "state":
+            raise _Bad("state names section: entries out of order or not naming a `state` node")
+        last = i
+        try:
+            graph.state_names[order[i]] = r.take(r.u32()).decode("utf-8")
+        except UnicodeDecodeError:
+            raise _Bad("state names section: a name is not UTF-8") from None
     r.finish()
 
 

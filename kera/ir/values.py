@@ -117,10 +117,10 @@ def join_rows(rows: Sequence[Value]) -> Value:
     """Return the batch whose rows are the one-row batches ``rows``, in order."""
     first = rows[0]
     if isinstance(first, list):
-        return [join_rows([r[k] for r in rows]) for k in range(len(first))]  # type: ignore[index]
+        return [join_rows([r[k] for r in rows]) for k in range(len(first))]
     if isinstance(first, tuple):
-        return tuple(join_rows([r[k] for r in rows]) for k in range(len(first)))  # type: ignore[index]
-    return np.concatenate(rows)  # type: ignore[arg-type]
+        return tuple(join_rows([r[k] for r in rows]) for k in range(len(first)))
+    return np.concatenate(rows)
 
 
 def conforms(value: Value, t: Type) -> str | None:

@@ -216,9 +216,11 @@ def _with_directives(out: Graph, before: Graph) -> Graph:
     what it computes, so no pass may change them and every pass's output keeps them.
     """
     kept = {k: dict(v) for k, v in before.directives.items() if k in out.regions}
-    if out.directives != kept:
+    names = {k: v for k, v in before.state_names.items() if k in out.nodes}
+    if out.directives != kept or out.state_names != names:
         out = out.copy() if out is before else out
         out.directives = kept
+        out.state_names = names  # state nodes are leaves: a pass keeps their ids
     return out
 
 

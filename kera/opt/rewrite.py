@@ -229,6 +229,7 @@ def canonical(graph: Graph) -> Graph:
         if nid in spans:
             out.spans[nid] = spans[nid]
     out.regions = dict(graph.regions)
+    out.state_names = dict(graph.state_names)
     return out
 
 
