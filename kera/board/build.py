@@ -186,7 +186,7 @@ def build_bitstream(schedule: Schedule, board: Board, verilog: str, outdir: Path
     top = schedule.region
     platform = platform_for(board)
     pll = clock_plan(board, platform, schedule.clock_mhz)
-    baud = PLATFORMS[board.name].baud
+    baud = board.baud
     clock_hz = pll.f_out * 1e6 if pll else float(platform.default_clk_frequency)
     try:
         divisor = divisor_for(clock_hz, baud)

@@ -17,7 +17,6 @@ from amaranth import ClockDomain, ClockSignal, Const, Elaboratable, Instance, Mo
 from amaranth.lib import io
 from amaranth.lib.cdc import ResetSynchronizer
 
-from kera.board import frame
 from kera.board.pll import Ecp5Pll, Ice40Pll, ecp5_pll, ice40_pll
 from kera.board.shell import Shell
 from kera.diagnostics import ExitCode, KeraError
@@ -30,7 +29,6 @@ class BoardPlatform:
 
     module: str
     cls: str
-    baud: int = frame.DEFAULT_BAUD
     uart: str = "uart"
 
 

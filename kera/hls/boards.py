@@ -51,6 +51,7 @@ class Board:
     capacities: Capacities
     speed_grade: str | None = None
     estimates_only: bool = False
+    baud: int = 115200  # the UART shell's baud rate (docs/board.md)
     path: Path | None = field(default=None, compare=False)
 
     @property
@@ -96,6 +97,11 @@ def _count(v: Any) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
 
 
+def _baud(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) and 300 <= v <= 12_000_000 \
+        else None
+
+
 def _flag(v: Any) -> bool | None:
     return v if isinstance(v, bool) else None
 
@@ -114,6 +120,7 @@ _KEYS: dict[str, tuple[Any, str]] = {
 _OPTIONAL: dict[str, tuple[Any, str]] = {
     "speed_grade": (_text, "a non-empty string"),
     "estimates_only": (_flag, "true or false"),
+    "baud": (_baud, "a baud rate in 300..=12000000"),
 }
 _CAPACITIES = ("lut", "ff", "dsp", "bram")
 

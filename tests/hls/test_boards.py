@@ -88,6 +88,12 @@ def test_load_by_path(tmp_path: Path) -> None:
     assert load_board(str(tmp_path / "myboard.toml")) == b
 
 
+def test_baud_from_the_board_file(tmp_path: Path) -> None:
+    assert load_board(write_board(tmp_path)).baud == 115200  # the default
+    text = GOOD.replace('package = "sg48"', 'package = "sg48"\nbaud = 921600')
+    assert load_board(write_board(tmp_path, text)).baud == 921600
+
+
 def test_unknown_board() -> None:
     err = error_of("foo")
     assert err.message == (
@@ -118,8 +124,10 @@ def test_missing_board_file(tmp_path: Path) -> None:
     ('bram = 30\n', '', "missing key `capacities.bram`"),
     ('dsp = 8', 'dsp = 8\nuram = 4', "unknown key `capacities.uram`; expected lut, ff, dsp, bram"),
     ('package = "sg48"', 'package = "sg48"\nclockmhz = 12',
-     "unknown key `clockmhz`; expected one of capacities, clock_mhz, clock_pin, constraints, "
-     "description, device, estimates_only, family, name, package, speed_grade"),
+     "unknown key `clockmhz`; expected one of baud, capacities, clock_mhz, clock_pin, "
+     "constraints, description, device, estimates_only, family, name, package, speed_grade"),
+    ('package = "sg48"', 'package = "sg48"\nbaud = 100', "key `baud` must be a baud rate in "
+     "300..=12000000, not 100"),
     ('package = "sg48"', 'package = "sg48"\nestimates_only = "yes"',
      "key `estimates_only` must be true or false, not 'yes'"),
     ('constraints = "myboard.pcf"', 'constraints = "other.pcf"',
