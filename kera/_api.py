@@ -315,6 +315,7 @@ def synthesize(
     pnr: bool = False,
     bitstream: bool = False,
     allow_overfull: bool = False,
+    close_timing: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> Synthesis:
     """Schedule for ``board``; write Verilog, testbench, ``report.json``/``.txt`` and the `.keg`.
@@ -323,7 +324,10 @@ def synthesize(
     holds their figures (slow: minutes for a large design). With ``bitstream``, the core is
     put in the board's UART shell and built into a bitstream (docs/board.md; `.bin`/`.bit`,
     ``build.sh`` and the report's ``bitstream`` section). A design that needs more than the
-    board has is an error (exit 1) unless ``allow_overfull``.
+    board has is an error (exit 1) unless ``allow_overfull``. With ``close_timing`` (which
+    implies ``pnr``), a schedule that place-and-route finds too slow is re-scheduled with a
+    tighter margin and measured again, a bounded number of times (``kera.hls.closure``); the
+    report's ``close_timing`` lists the tries and the last one is the design written.
     """
     from kera.hls.synth import synthesize as synth
 
@@ -335,7 +339,9 @@ def synthesize(
                                    source=loaded.program, emitters=[_rtl_emitter(loaded.path)],
                                    allow_overfull=allow_overfull)
     result = synth(loaded.graph, loaded.top, **options)
-    if pnr:
+    if close_timing:
+        result = _close_timing(loaded, result, options, say)
+    elif pnr:
         from kera.hls.pnr import measure_schedule
 
         say(f"place and route with yosys + nextpnr ({result.board.family}) ...")
@@ -348,6 +354,37 @@ def synthesize(
         synthesize_bitstream(result, out, progress=say)
     return Synthesis(Report.from_json(result.report), dict(result.paths), result.schedule,
                      result.board)
+
+
+def _close_timing(loaded: Loaded, first: Any, options: dict[str, Any],
+                  say: Callable[[str], None]) -> Any:
+    """Re-schedule until place-and-route meets the clock (see ``synthesize``)."""
+    from kera.hls.closure import Try, close_timing
+    from kera.hls.pnr import measure_schedule
+    from kera.hls.synth import DEFAULT_MARGIN
+    from kera.hls.synth import synthesize as synth
+
+    family, clock = first.board.family, first.schedule.clock_mhz
+    kept: dict[str, Any] = {}
+
+    def attempt(margin: float) -> Try | None:
+        try:
+            result = first if not kept else synth(loaded.graph, loaded.top, margin=margin,
+                                                  **options)
+        except KeraError as e:  # no schedule at this margin: the tries end here
+            say(f"close timing: no schedule with a {margin:.0%} margin ({e.message})")
+            return None
+        say(f"place and route with yosys + nextpnr ({family}), margin {margin:.0%} ...")
+        verilog = result.paths["verilog"].read_text(encoding="utf-8")
+        measured = measure_schedule(verilog, result.schedule, family)
+        kept.update(margin=margin, measured=measured)
+        fmax = float(measured["fmax_mhz"])
+        sched = result.schedule
+        return Try(margin, sched.latency + 1, sched.latency, fmax, fmax >= clock)
+
+    tries = close_timing(attempt, clock, DEFAULT_MARGIN, say)
+    return synth(loaded.graph, loaded.top, margin=kept["margin"], measured=kept["measured"],
+                 close_timing=[t.to_json() for t in tries], **options)
 
 
 def _rtl_emitter(source_name: str | None) -> Callable:

@@ -111,7 +111,8 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
     kera.check_output(args.output, directory=True)
     result = kera.synthesize(_load(args), args.board, outdir=args.output,
                              clock_mhz=args.clock_mhz, pnr=args.pnr, bitstream=args.bitstream,
-                             allow_overfull=args.allow_overfull, progress=_err)
+                             allow_overfull=args.allow_overfull,
+                             close_timing=args.close_timing, progress=_err)
     _err((result.paths["report.txt"]).read_text(encoding="utf-8").rstrip())
     for key in sorted(result.paths):
         print(result.paths[key])
@@ -271,6 +272,9 @@ def _parser(characterize: bool = False) -> argparse.ArgumentParser:
                     help="also run yosys + nextpnr and fill `measured` in the report (slow)")
     sp.add_argument("--strict", action="store_true",
                     help="exit 4 when the clock target is not met (measured with --pnr)")
+    sp.add_argument("--close-timing", action="store_true",
+                    help="when place and route misses the clock, re-schedule with a tighter "
+                         "margin and measure again, up to 4 tries (implies --pnr; slow)")
     sp.add_argument("--allow-overfull", action="store_true",
                     help="emit the design even when it needs more than the board has")
     sp.add_argument("--bitstream", action="store_true",

@@ -281,6 +281,14 @@ def render_text(report: Mapping[str, Any], source: SourceFile | None = None) -> 
         out.append(f"  {s['index']:>5}   {s['delay_ns']:>8.3f}   {s['ops']:>3}   "
                    f"{s['register_bits']:>8}   {line_ranges(s['source_lines'])}")
     out += ["", *_resource_table(r), "", *_critical_text(r, lines)]
+    if r.get("close_timing"):
+        ct = r["close_timing"]
+        out += ["", "Timing closure (--close-timing)"]
+        out += [f"  try {k}: margin {x['margin']:.0%}, {x['stages']} stages, Fmax "
+                f"{x['fmax_mhz']:.2f} MHz: {'met' if x['met'] else 'missed'}"
+                for k, x in enumerate(ct["tries"], 1)]
+        out.append("  closed: the last try is the design written" if ct["met"] else
+                   "  not closed: the last try is the design written")
     for title, key in (("Warnings", "warnings"), ("Notes", "notes")):
         if r.get(key):
             out += ["", title, *(f"  - {w}" for w in r[key])]

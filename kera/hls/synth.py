@@ -68,6 +68,7 @@ def synthesize(
     measured: Mapping[str, Any] | None = None,
     emitters: Sequence[Emitter] = (),
     allow_overfull: bool = False,
+    close_timing: Sequence[Mapping[str, Any]] | None = None,
 ) -> SynthResult:
     """Schedule region ``top`` of ``graph`` for ``board`` and write the results into ``outdir``.
 
@@ -76,7 +77,8 @@ def synthesize(
     ``source`` may be the ``Program``, its ``SourceFile`` or None (then the file at
     ``graph.source_path``, when it is there: a `.keg` records it). Raises
     ``KeraError``: unknown board (exit 2, from ``kera.hls.boards``), clock <= 0 (exit 2), an op
-    too slow for the clock (exit 1), an unwritable ``outdir`` (exit 2).
+    too slow for the clock (exit 1), an unwritable ``outdir`` (exit 2). ``close_timing``: the
+    tries of `--close-timing` (``kera.hls.closure``), for the report.
     """
     src = _source_file(source) or _read_source(graph.source_path)
     sched, the_board, model = plan_schedule(graph, top, board=board, clock_mhz=clock_mhz, ii=ii,
@@ -86,6 +88,9 @@ def synthesize(
     report = build_report(sched, the_board, model=model, source=src,
                           fingerprint=graph.fingerprint(), top=top, margin=margin,
                           options=options, measured=measured)
+    if close_timing is not None:
+        report["close_timing"] = {"tries": [dict(t) for t in close_timing],
+                                  "met": bool(close_timing and close_timing[-1]["met"])}
     result = SynthResult(sched, report, graph=graph, board=the_board)
     out = Path(outdir)
     _write(out / "report.json", dumps(report).encode("utf-8"), result, "report.json")
