@@ -134,7 +134,7 @@ def crc32_rows(n: int, rng: random.Random) -> Iterator[Row]:
             if count == n:
                 return
             crc = zlib.crc32(bytes([byte]), 0 if k == 0 else crc)
-            yield {"byte": byte, "start": marked and k == 0}, crc
+            yield {"data": byte, "start": marked and k == 0}, crc
             count += 1
 
 

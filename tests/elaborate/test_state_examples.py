@@ -13,6 +13,7 @@ import pytest
 from kera.cli import main
 from kera.elaborate import build_program
 from kera.interp import run_jsonl
+from kera.rtl.names import check_identifier
 from tests.conftest import EXAMPLES
 
 STATEFUL = ["fir_stream", "biquad_q14", "crc32_stream", "histogram", "delay_line"]
@@ -45,6 +46,17 @@ def test_stateful_example_matches_its_vectors(name: str) -> None:
     mismatches = [(i, r, e) for i, (r, e) in enumerate(zip(results, expected, strict=True))
                   if r != e]
     assert mismatches == []
+
+
+@pytest.mark.parametrize("name", STATEFUL)
+@pytest.mark.parametrize("name", STATEFUL)
+def test_ports_are_verilog_names(name: str) -> None:
+    """Parameters become RTL ports with their source names (INTERFACES.md)."""
+    path = EXAMPLES / f"{name}.kera"
+    program = build_program(str(path), path.read_bytes())
+    params, _ = program.graph.signature(name)
+    for param, _ in params:
+        check_identifier(param, "parameter")  # raises for `byte`, `reg`, `out`, ...
 
 
 @pytest.mark.parametrize("name", STATEFUL)
