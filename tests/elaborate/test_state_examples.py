@@ -49,7 +49,6 @@ def test_stateful_example_matches_its_vectors(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", STATEFUL)
-@pytest.mark.parametrize("name", STATEFUL)
 def test_ports_are_verilog_names(name: str) -> None:
     """Parameters become RTL ports with their source names (INTERFACES.md)."""
     path = EXAMPLES / f"{name}.kera"
