@@ -103,12 +103,14 @@ class StateMixin(BuilderBase):
         guard = self._guard()
         for info in declared:
             value = info.binding.value
-            nxt = info.read if value.id is None or value.type != info.type else value.id
-            if guard is not None and nxt != info.read:
+            nxt = value.id
+            if nxt is None or value.type != info.type:
+                nxt = info.read
+            elif guard is not None and nxt != info.read:
                 nxt = self.graph.add("select", info.type, (guard, nxt, info.read))
             self.fstate.slots[info.index] = StateSlot(info.read, info.init, nxt)
-            if info.reads == 0:
-                self._warn(f"{info.kind} `{info.name}` is never read", info.span,
+            if info.reads == 0:  # one warning per declaration, however many instances
+                self._warn(f"{info.kind} `{info.binding.name}` is never read", info.span,
                            Note("its value never reaches a result or another state; remove "
                                 "it, or read it"))
 
@@ -153,11 +155,15 @@ class StateMixin(BuilderBase):
         if ident is None or not tys or not values:
             return  # the parser reported what is missing
         name = ident.text
-        if not top_level or not self.fstate.open:
+        # A refused declaration still binds its name (as a `let mut`), so that its uses are
+        # checked and do not each report "cannot find" as well.
+        refused = Binding(name, POISON, True, ident.span, memory=kind == "mem")
+        self.scopes[-1][name] = refused
+        nested = not top_level or not self.fstate.open
+        if nested:
             self.error(f"`{kind} {name}` must be declared at the top level of a function body",
                        node.span, Note("state persists across transfers, so it cannot live in "
                                        "a nested block, loop or branch"))
-            return
         ty = self.resolve_type(tys[0])
         if ty is None:
             return
@@ -168,6 +174,9 @@ class StateMixin(BuilderBase):
         init = self.expect(self.expr(values[0], ty), ty, values[0],
                            Note(f"expected `{ty}` because of the type of `{name}`", tys[0].span))
         if init.poisoned:
+            return
+        refused.value = init
+        if nested:
             return
         constant = self._constant(init, ty)
         if constant is None:
