@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from kera.backends.layout import Layout, region_layout
 from kera.backends.lower import Emitter, Table, Tree, build_tree, leaves_of, walk
-from kera.backends.state import SlotPlan
 from kera.backends.ptx.ops import TABLE, imm, w
+from kera.backends.state import SlotPlan
 from kera.hls.pipeline import Schedule
 from kera.ir.types import BoolType, IntType, Type
 

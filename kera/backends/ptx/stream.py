@@ -58,7 +58,9 @@ def emit_stream(schedule: Schedule, arch: str, table: Table) -> str:
                 moves.append((name, em.op(t, f"mov.b{w(t)} {{d}}, {v};"), t))
     em.lines += [f"mov.b{w(t)} {name}, {tmp};" for name, tmp, t in moves]
     n = len(plan.reg_leaves)  # leaf K is %srK or %sdK
-    decls = [f"    .reg .b32 %sr<{n}>;"] * ("r" in used) + [f"    .reg .b64 %sd<{n}>;"] * ("d" in used)
+    decls = [f"    .reg .b32 %sr<{n}>;"] * ("r" in used)
+    decls += [f"    .reg .b64 %sd<{n}>;"] * ("d" in used)
+    decls += [f"    .reg .b64 %sd<{n}>;"] * ("d" in used)
     return "\n".join([
         f"// kera-hls PTX golden model of the stateful `{schedule.region}`, graph "
         f"{schedule.graph.fingerprint()}; {len(schedule.order)} nodes in schedule order; "
