@@ -60,7 +60,6 @@ def emit_stream(schedule: Schedule, arch: str, table: Table) -> str:
     n = len(plan.reg_leaves)  # leaf K is %srK or %sdK
     decls = [f"    .reg .b32 %sr<{n}>;"] * ("r" in used)
     decls += [f"    .reg .b64 %sd<{n}>;"] * ("d" in used)
-    decls += [f"    .reg .b64 %sd<{n}>;"] * ("d" in used)
     return "\n".join([
         f"// kera-hls PTX golden model of the stateful `{schedule.region}`, graph "
         f"{schedule.graph.fingerprint()}; {len(schedule.order)} nodes in schedule order; "
