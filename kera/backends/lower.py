@@ -13,13 +13,36 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar, Union
+from typing import TYPE_CHECKING, Any, TypeVar, Union
 
 from kera.hls.pipeline import Schedule
 from kera.ir.tables import Unsupported
 from kera.ir.types import ArrayType, BoolType, IntType, TupleType, Type
 
-Tree = Union[str, list["Tree"], tuple["Tree", ...]]  # noqa: UP007 (recursive alias)
+if TYPE_CHECKING:
+    from kera.backends.state import SlotPlan, StatePlan
+
+Tree = Union[str, list["Tree"], tuple["Tree", ...], "MemVersion"]  # noqa: UP007 (recursive)
+U32 = IntType(32, False)  # the type of a memory position (``kera.backends.memory``)
+
+
+@dataclass(frozen=True, eq=False)
+class Write:
+    """One write of a transfer to an in-place array: where (a u32 operand, ``const`` when
+    known; ``length`` is the scratch word of a write that does not happen) and the value."""
+
+    pos: str
+    const: int | None
+    value: Tree
+
+
+@dataclass(frozen=True, eq=False)
+class MemVersion:
+    """A version of an in-place array within a transfer: its state slot and the writes made
+    to it so far, in order (writes under exclusive conditions may come in either order)."""
+
+    slot: SlotPlan
+    writes: tuple[Write, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +63,29 @@ Table = Mapping[str, Union[Lowering[E], Unsupported]]  # noqa: UP007 (generic al
 
 
 class Emitter:
-    """What a backend must provide besides its op table; one instance per emitted region."""
+    """What a backend must provide besides its op table; one instance per emitted region.
+
+    A stateful region also needs ``state_plan`` set and the four state methods below.
+    """
+
+    state_plan: StatePlan | None = None
+
+    def state_leaf(self, slot: SlotPlan, leaf: int, t: Type) -> str:
+        """Return the operand holding leaf ``leaf`` of a regs slot as the transfer starts."""
+        raise NotImplementedError
+
+    def position(self, idx: str, idx_t: IntType, limit: int) -> str:
+        """Return a u32 operand holding ``min(idx, limit)``."""
+        raise NotImplementedError
+
+    def same(self, a: str, b: str) -> str:
+        """Return a ``bool`` operand holding ``a == b`` for two u32 operands."""
+        raise NotImplementedError
+
+    def mem_load(self, slot: SlotPlan, leaf: int, pos: str, t: Type) -> str:
+        """Return an operand holding word ``pos`` of an in-place slot's leaf buffer ``leaf``
+        as the transfer started."""
+        raise NotImplementedError
 
     def param(self, index: int, t: Type) -> Tree:
         """Return the operands holding parameter ``index`` for the current row."""
@@ -69,8 +114,10 @@ class Emitter:
 def select_tree(em: Emitter, cond: str, a: Tree, b: Tree, t: Type) -> Tree:
     """Return ``cond ? a : b`` leaf by leaf for a value of any type."""
     if isinstance(t, ArrayType):
+        assert isinstance(a, list) and isinstance(b, list), (a, b)
         return [select_tree(em, cond, x, y, t.elem) for x, y in zip(a, b, strict=True)]
     if isinstance(t, TupleType):
+        assert isinstance(a, tuple) and isinstance(b, tuple), (a, b)
         pairs = zip(a, b, t.elems, strict=True)
         return tuple(select_tree(em, cond, x, y, e) for x, y, e in pairs)
     assert isinstance(a, str) and isinstance(b, str), (a, b)
@@ -96,7 +143,22 @@ def lower_select(em: Emitter, call: OpCall, args: list[Tree]) -> Tree:
     if call.consts[0] is not None:
         return a if call.consts[0] else b
     assert isinstance(cond, str), cond
+    if isinstance(a, MemVersion) and isinstance(b, MemVersion):
+        from kera.backends.memory import merge
+
+        return merge(em, cond, a, b)
     return select_tree(em, cond, a, b, call.out)
+
+
+def lower_state(em: Emitter, call: OpCall, args: list[Tree]) -> Tree:
+    """``state``: the slot's variables as the transfer starts, or its in-place array."""
+    if em.state_plan is None:
+        raise LoweringError("a `state` node outside a stateful region")
+    slot = em.state_plan.slot(int(call.attrs["index"]))
+    if slot.in_place:
+        return MemVersion(slot)
+    leaves = iter(range(len(slot.leaves)))
+    return build_tree(call.out, lambda t: em.state_leaf(slot, next(leaves), t))
 
 
 def lower_array(em: Emitter, call: OpCall, args: list[Tree]) -> Tree:
@@ -119,6 +181,10 @@ def lower_tuple_get(em: Emitter, call: OpCall, args: list[Tree]) -> Tree:
 def lower_array_index(em: Emitter, call: OpCall, args: list[Tree]) -> Tree:
     """``array_index``: a constant index picks the (clamped) element; otherwise ``array_read``."""
     arr, idx = args
+    if isinstance(arr, MemVersion):
+        from kera.backends.memory import read
+
+        return read(em, call, arr, idx)
     assert isinstance(arr, list)
     k = call.consts[1]
     if k is not None:
@@ -131,6 +197,10 @@ def lower_array_index(em: Emitter, call: OpCall, args: list[Tree]) -> Tree:
 def lower_array_update(em: Emitter, call: OpCall, args: list[Tree]) -> Tree:
     """``array_update``: replace one element; an index past the end changes nothing."""
     arr, idx, val = args
+    if isinstance(arr, MemVersion):
+        from kera.backends.memory import update
+
+        return update(em, call, arr, idx, val)
     assert isinstance(arr, list)
     k = call.consts[1]
     if k is not None:
@@ -144,6 +214,7 @@ def lower_array_update(em: Emitter, call: OpCall, args: list[Tree]) -> Tree:
 
 STRUCTURAL: dict[str, Lowering[Emitter]] = {
     "param": lower_param,
+    "state": lower_state,
     "const": lower_const,
     "select": lower_select,
     "array": lower_array,
@@ -179,11 +250,25 @@ class LoweringError(Exception):
 
 def walk(schedule: Schedule, em: E, table: Table[E]) -> Tree:
     """Lower every node of ``schedule.order`` through ``table``; return the result's tree."""
+    return walk_state(schedule, em, table)[0]
+
+
+def walk_state(schedule: Schedule, em: E, table: Table[E]) -> tuple[Tree, list[Tree]]:
+    """Lower ``schedule.order`` through ``table``; return the result's tree and the tree of
+    each state slot's next value (``region.states`` order; none for a pure region).
+
+    In a stateful region only the nodes the result and the next values need are lowered (the
+    initial values are the backend's business, ``kera.backends.state``)."""
     graph = schedule.graph
     region = graph.regions[schedule.region]
     nodes = graph.nodes
     env: dict[bytes, Tree] = {}
-    for nid in schedule.order:
+    order: Any = schedule.order
+    if region.stateful:
+        needed = set(graph.topo_order([*region.params, region.result,
+                                       *(s.next for s in region.states)]))
+        order = [nid for nid in schedule.order if nid in needed]
+    for nid in order:
         node = nodes[nid]
         entry = table.get(node.op)
         if entry is None or isinstance(entry, Unsupported):
@@ -199,7 +284,9 @@ def walk(schedule: Schedule, em: E, table: Table[E]) -> Tree:
         env[nid] = entry(em, call, args)
     if region.result not in env:
         raise LoweringError("schedule order does not contain the region's result")
-    return env[region.result]
+    if any(s.next not in env for s in region.states):
+        raise LoweringError("schedule order does not contain a state's next value")
+    return env[region.result], [env[s.next] for s in region.states]
 
 
 def _const_value(node: Any) -> int | None:
@@ -210,6 +297,8 @@ def leaves_of(tree: Tree) -> list[str]:
     """Return the scalar operands of a tree in layout order."""
     if isinstance(tree, str):
         return [tree]
+    if isinstance(tree, MemVersion):
+        raise LoweringError("an in-place array used as a value")
     return [x for sub in tree for x in leaves_of(sub)]
 
 
@@ -238,10 +327,13 @@ __all__ = [
     "Emitter",
     "Lowering",
     "LoweringError",
+    "MemVersion",
     "OpCall",
     "ScalarLowering",
     "Table",
     "Tree",
+    "U32",
+    "Write",
     "build_tree",
     "int_type",
     "is_scalar",
@@ -249,4 +341,5 @@ __all__ = [
     "scalars",
     "select_tree",
     "walk",
+    "walk_state",
 ]

@@ -12,6 +12,10 @@ parity means"). Targets are pluggable (``kera.register_target``)::
 
 The inputs always include the edge values of every parameter leaf (``edge_vectors``: 0, 1, -1,
 min, max, single bits, ...) besides ``vectors`` seeded random ones (``random_vectors``).
+
+A stateful kernel (STATE.md) gets ONE stream: the edge rows first, then the random ones, in
+order from the initial state, on every target; the report compares the whole output stream and
+names the first differing transfers (index, input, both values in hex) with the fingerprint.
 """
 
 from __future__ import annotations
@@ -178,6 +182,7 @@ class ParityReport:
     schedule: str
     results: tuple[TargetResult, ...]
     requested: tuple[str, ...] = field(default=())  # targets the caller named explicitly
+    stream: bool = False  # a stateful kernel: the rows are one stream, compared as a whole
 
     @property
     def vectors(self) -> int:
@@ -209,6 +214,7 @@ class ParityReport:
             "random_vectors": self.random_vectors,
             "seed": self.seed,
             "schedule": self.schedule,
+            "stream": self.stream,
             "ok": self.ok,
             "exit_code": int(self.exit_code),
             "targets": [{
@@ -220,9 +226,11 @@ class ParityReport:
 
     def table(self) -> str:
         """Return the report as a table for a person, with the first mismatches in hex."""
+        how = " as one stream, in order" if self.stream else ""
+        order = "then" if self.stream else "+"
         lines = [
-            f"parity of `{self.top}` (graph {self.fingerprint}): {self.vectors} vectors "
-            f"({self.edge_vectors} edge + {self.random_vectors} random, seed {self.seed})",
+            f"parity of `{self.top}` (graph {self.fingerprint}): {self.vectors} vectors{how} "
+            f"({self.edge_vectors} edge {order} {self.random_vectors} random, seed {self.seed})",
             f"{'target':<8} {'vectors':>9} {'mismatches':>10} {'seconds':>9}  status",
         ]
         for r in self.results:
@@ -230,8 +238,12 @@ class ParityReport:
             lines.append(f"{r.target:<8} {r.vectors:>9} {r.mismatches:>10} {r.seconds:>9.3f}  "
                          f"{r.status}{why}")
         for r in self.results:
-            for m in r.first_mismatches:
-                lines.append(f"{r.target}: row {m.row}: input {json.dumps(m.input)}: expected "
+            for n, m in enumerate(r.first_mismatches):
+                where = f"row {m.row}"
+                if self.stream:
+                    first = " (the first that differs)" if n == 0 else ""
+                    where = f"transfer {m.row} of the stream{first}, graph {self.fingerprint}"
+                lines.append(f"{r.target}: {where}: input {json.dumps(m.input)}: expected "
                              f"{json.dumps(m.expected)}, got {json.dumps(m.actual)}")
         return "\n".join(lines)
 
@@ -270,7 +282,8 @@ def run_parity(
 
     ``targets`` defaults to every registered target marked ``default`` (all but the RTL
     simulation). ``vectors`` random rows (seeded by ``seed``) are added to the edge rows.
-    ``schedule`` defaults to the single-stage schedule of ``top``. A target that cannot run
+    ``schedule`` defaults to the single-stage schedule of ``top``. A stateful ``top`` gets the
+    rows as one stream (edge rows first), in order, on every target. A target that cannot run
     here is reported ``unavailable`` (or ``assembled-not-run`` when its build-only check passed)
     with the reason; one that raises is reported ``error``. Raises ``KeraError`` (exit 2) for an
     unknown target or a negative ``vectors``.
@@ -300,7 +313,7 @@ def run_parity(
             bar.advance()
     requested = tuple(t.name for t in chosen) if targets is not None else ()
     return ParityReport(graph.fingerprint(), top, edges.rows, vectors, seed, schedule.method,
-                        tuple(results), requested)
+                        tuple(results), requested, graph.regions[top].stateful)
 
 
 def _check(target: Target, schedule: Schedule, inputs: dict[str, Value], rows: int,

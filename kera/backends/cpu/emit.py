@@ -5,15 +5,20 @@ pointer per input leaf and then one per result leaf (``kera.backends.layout``), 
 struct-of-arrays column of ``16 * blocks`` rows. The row loop is split into blocks of a fixed 16
 rows with ``restrict`` pointers, so compilers vectorise it even under gcc's ``-O2`` cost model
 (the caller pads the batch to a whole number of blocks).
+
+A stateful region (``kera.backends.state``) is one stream: ``kera_run(size_t rows, bufs)`` runs
+its rows in order, and ``bufs`` continues with the reg buffer (one ``uint64_t`` per reg leaf,
+loaded into locals before the loop and stored back after it) and the in-place arrays.
 """
 
 from __future__ import annotations
 
 from kera.backends.cpu.ops import TABLE, ctype, lit
 from kera.backends.layout import Layout, flatten_type, region_layout
-from kera.backends.lower import Emitter, Table, Tree, build_tree, leaves_of, walk
+from kera.backends.lower import Emitter, Table, Tree, build_tree, leaves_of, walk, walk_state
+from kera.backends.state import SlotPlan, StatePlan, plan_state
 from kera.hls.pipeline import Schedule
-from kera.ir.types import IntType, Type
+from kera.ir.types import BoolType, IntType, Type
 
 BLOCK = 16  # rows per inner loop: a multiple of every vector length (AVX-512: 16 x u32)
 ENTRY = "kera_run"
@@ -114,9 +119,25 @@ class CEmitter(Emitter):
 
         return build_tree(elem, column)
 
+    def state_leaf(self, slot: SlotPlan, leaf: int, t: Type) -> str:
+        return f"s{slot.first + leaf}"
+
+    def position(self, idx: str, idx_t: IntType, limit: int) -> str:
+        k = lit(limit, 32 if ctype(idx_t) == "uint32_t" else 64)
+        return self.assign(IntType(32, False), f"{idx} < {k} ? (uint32_t){idx} : {limit}u")
+
+    def same(self, a: str, b: str) -> str:
+        return self.assign(BoolType(), f"(uint32_t)({a} == {b})")
+
+    def mem_load(self, slot: SlotPlan, leaf: int, pos: str, t: Type) -> str:
+        return self.assign(t, f"m{slot.first + leaf}[{pos}]")
+
 
 def emit_c(schedule: Schedule, table: Table | None = None) -> str:
     """Return the C source of ``schedule``'s region (see the module docstring for the ABI)."""
+    plan = plan_state(schedule)
+    if plan is not None:
+        return _emit_stream(schedule, plan, TABLE if table is None else table)
     graph = schedule.graph
     layout = region_layout(graph, schedule.region)
     em = CEmitter(layout)
@@ -151,6 +172,66 @@ def emit_c(schedule: Schedule, table: Table | None = None) -> str:
         "        }",
         "    }",
         "    (void)bufs;",
+        "}",
+        "",
+    ])
+
+
+def _emit_stream(schedule: Schedule, plan: StatePlan, table: Table) -> str:
+    """Return the C of a stateful region: one loop over the rows, in order."""
+    from kera.backends.memory import stores
+
+    layout = region_layout(schedule.graph, schedule.region)
+    em = CEmitter(layout)
+    em.state_plan = plan
+    result, nexts = walk_state(schedule, em, table)
+    n_in, n_bufs = len(layout.inputs), len(layout.buffers)
+    decls = []
+    for k, leaf in enumerate(layout.buffers):
+        const = "const " if k < n_in else ""
+        t = ctype(leaf.type)
+        decls.append(f"    {const}{t} *restrict b{k} = ({const}{t} *)bufs[{k}];  /* {leaf.name} */")
+    decls.append(f"    uint64_t *restrict st = (uint64_t *)bufs[{n_bufs}];  /* reg leaves */")
+    for k, (slot, j, mt) in enumerate(plan.memories):
+        decls.append(f"    {ctype(mt)} *restrict m{k} = ({ctype(mt)} *)bufs[{n_bufs + 1 + k}];"
+                     f"  /* state {slot.index} leaf {j} */")
+    regs = plan.reg_leaves
+    load = [f"    {ctype(rt)} s{slot.first + k} = ({ctype(rt)})st[{slot.first + k}];"
+            for slot, k, rt in regs]
+    save = [f"    st[{slot.first + k}] = s{slot.first + k};" for slot, k, _ in regs]
+    tail = [f"b{n_in + j}[i] = {leaf};" for j, leaf in enumerate(leaves_of(result))]
+    moves: list[tuple[str, str, Type]] = []
+    for slot, nxt in zip(plan.slots, nexts, strict=True):
+        if slot.in_place:
+            tail += [f"m{slot.first + j}[{pos}] = {v};" for j, pos, v in stores(nxt)]
+            continue
+        for k, (v, lt) in enumerate(zip(leaves_of(nxt), slot.leaves, strict=True)):
+            if v != f"s{slot.first + k}":
+                moves.append((f"s{slot.first + k}", v, lt))
+    tail += [f"const {ctype(mt)} t{n} = {v};" for n, (_, v, mt) in enumerate(moves)]
+    tail += [f"{s} = t{n};" for n, (s, _, _) in enumerate(moves)]
+    body = "\n".join(f"        {line}" for line in em.lines + tail)
+    params = ", ".join(f"{n}: {t}" for n, t in layout.params)
+    header = (f"/* kera-hls CPU golden model of the stateful `{schedule.region}({params}) -> "
+              f"{layout.result_type}`: one stream, rows in order\n   graph "
+              f"{schedule.graph.fingerprint()}, {len(schedule.order)} nodes in schedule order "
+              f"({schedule.method}). Generated: do not edit. */")
+    return "\n".join([
+        header,
+        "#include <stddef.h>",
+        "#include <stdint.h>",
+        "_Static_assert(sizeof(int) <= 4, \"containers must not promote to int\");",
+        _helpers(32),
+        _helpers(64),
+        "__attribute__((visibility(\"default\")))",
+        f"void {ENTRY}(size_t rows, void *const *bufs) {{",
+        *decls,
+        *load,
+        "    for (size_t i = 0; i < rows; ++i) {",
+        body,
+        "    }",
+        *save,
+        "    (void)st;",
         "}",
         "",
     ])

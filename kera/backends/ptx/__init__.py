@@ -2,6 +2,7 @@
 
 ``emit_ptx`` always works; ``assemble`` needs ``ptxas`` (CUDA toolkit); ``run_ptx`` needs a CUDA
 device and its driver, and otherwise raises ``KeraError`` with exit code 3 ("no CUDA device").
+A stateful region runs as one sequential thread over its rows, in order (``ptx.stream``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from kera.backends.ptx.assemble import assemble, find_ptxas
 from kera.backends.ptx.cuda import device_arch, device_reason, launch
 from kera.backends.ptx.emit import ARCHES, PTX_VERSION, emit_ptx
 from kera.backends.ptx.ops import TABLE
+from kera.backends.state import plan_state
 from kera.diagnostics import ExitCode, KeraError
 from kera.hls.pipeline import Schedule
 from kera.ir.values import Value
@@ -34,7 +36,10 @@ def run_ptx(schedule: Schedule, inputs: Mapping[str, Value], *,
         raise KeraError(f"target `ptx` cannot run here: {reason}", exit_code=ExitCode.TOOL)
     layout = region_layout(schedule.graph, schedule.region)
     bufs = call_buffers(layout, inputs, rows)
-    launch(emit_ptx(schedule, device_arch()), bufs.all, len(bufs.inputs), bufs.rows)
+    plan = plan_state(schedule)
+    state = plan.memory_buffers() if plan is not None else []
+    launch(emit_ptx(schedule, device_arch()), bufs.all, len(bufs.inputs), bufs.rows,
+           state=state, sequential=plan is not None)
     return bufs.result()
 
 

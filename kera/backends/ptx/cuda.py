@@ -86,8 +86,15 @@ def device_arch() -> str:
     return _context()[1]
 
 
-def launch(ptx: str, buffers: Sequence[np.ndarray], n_inputs: int, rows: int) -> None:
-    """Run ``kera_run`` over ``rows`` rows: copy the inputs in, the result columns back out."""
+def launch(ptx: str, buffers: Sequence[np.ndarray], n_inputs: int, rows: int, *,
+           state: Sequence[np.ndarray] = (), sequential: bool = False) -> None:
+    """Run ``kera_run`` over ``rows`` rows: copy the inputs in, the result columns back out.
+
+    ``state`` buffers follow the columns in the pointer table and are copied in; with
+    ``sequential`` one thread runs (a stateful kernel loops over the rows itself)."""
+    buffers = [*buffers, *state]
+    copy_in = [*range(n_inputs), *range(len(buffers) - len(state), len(buffers))]
+    n_out = len(buffers) - len(state)
     lib = _driver()
     ctx, _ = _context()
     assert lib is not None
@@ -109,18 +116,21 @@ def launch(ptx: str, buffers: Sequence[np.ndarray], n_inputs: int, rows: int) ->
         _check(lib.cuMemAlloc_v2(ctypes.byref(tptr), table.nbytes), "cuMemAlloc")
         device.append(tptr.value)
         _check(lib.cuMemcpyHtoD_v2(tptr.value, table.ctypes.data, table.nbytes), "cuMemcpyHtoD")
-        for buf, ptr_value in zip(buffers[:n_inputs], device, strict=False):
+        for k in copy_in:
+            buf = buffers[k]
             if buf.nbytes:
-                _check(lib.cuMemcpyHtoD_v2(ptr_value, buf.ctypes.data, buf.nbytes),
+                _check(lib.cuMemcpyHtoD_v2(device[k], buf.ctypes.data, buf.nbytes),
                        "cuMemcpyHtoD")
         arg_table, arg_rows = ctypes.c_uint64(tptr.value), ctypes.c_uint32(rows)
         params = (ctypes.c_void_p * 2)(ctypes.cast(ctypes.byref(arg_table), ctypes.c_void_p),
                                        ctypes.cast(ctypes.byref(arg_rows), ctypes.c_void_p))
-        grid = -(-rows // THREADS)
-        _check(lib.cuLaunchKernel(fn, grid, 1, 1, THREADS, 1, 1, 0, None, params, None),
+        threads = 1 if sequential else THREADS
+        grid = 1 if sequential else -(-rows // THREADS)
+        _check(lib.cuLaunchKernel(fn, grid, 1, 1, threads, 1, 1, 0, None, params, None),
                "cuLaunchKernel")
         _check(lib.cuCtxSynchronize(), "cuCtxSynchronize")
-        for buf, ptr_value in zip(buffers[n_inputs:], device[n_inputs:], strict=False):
+        for buf, ptr_value in zip(buffers[n_inputs:n_out], device[n_inputs:n_out],
+                                  strict=False):
             if buf.nbytes:
                 _check(lib.cuMemcpyDtoH_v2(buf.ctypes.data, ptr_value, buf.nbytes),
                        "cuMemcpyDtoH")

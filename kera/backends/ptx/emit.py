@@ -4,6 +4,11 @@ The kernel is ``kera_run(.param .u64 kera_bufs, .param .u32 kera_rows)``: ``kera
 a device array of one global pointer per leaf column (``kera.backends.layout``: the inputs, then
 the result), and thread ``ctaid.x * ntid.x + tid.x`` evaluates that row in schedule order when it
 is below ``kera_rows``.
+
+A stateful region runs as ONE sequential thread (thread 0 of block 0) that loops over the rows
+in order (``emit_ptx`` picks it): reg leaves live in registers ``%sr``/``%sd`` set from their
+initial values before the loop, and the in-place arrays (``kera.backends.state``) are global
+buffers listed after the result columns, which the host fills with their initial words.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 from kera.backends.layout import Layout, region_layout
 from kera.backends.lower import Emitter, Table, Tree, build_tree, leaves_of, walk
 from kera.backends.ptx.ops import TABLE, imm, w
+from kera.backends.state import SlotPlan
 from kera.hls.pipeline import Schedule
 from kera.ir.types import BoolType, IntType, Type
 
@@ -74,9 +80,41 @@ class PtxEmitter(Emitter):
         p = self.pred(f"setp.eq.u{w(idx_t)} {{d}}, {idx}, {imm(k, w(idx_t))};")
         return self.op(BoolType(), f"selp.u32 {{d}}, 1, 0, {p};")
 
+    bases: tuple[str, ...] = ()  # registers holding each in-place buffer's global address
+
+    def state_leaf(self, slot: SlotPlan, leaf: int, t: Type) -> str:
+        return f"%s{'r' if w(t) == 32 else 'd'}{slot.first + leaf}"
+
+    def position(self, idx: str, idx_t: IntType, limit: int) -> str:
+        u32 = IntType(32, False)
+        if w(idx_t) == 32:
+            return self.op(u32, f"min.u32 {{d}}, {idx}, {limit};")
+        wide = self.op(idx_t, f"min.u64 {{d}}, {idx}, {limit};")
+        return self.op(u32, f"cvt.u32.u64 {{d}}, {wide};")
+
+    def same(self, a: str, b: str) -> str:
+        p = self.pred(f"setp.eq.u32 {{d}}, {a}, {b};")
+        return self.op(BoolType(), f"selp.u32 {{d}}, 1, 0, {p};")
+
+    def word(self, buffer: int, pos: str, t: Type) -> str:
+        """Return a register holding the address of word ``pos`` of in-place buffer ``buffer``."""
+        off = self.reg("rd")
+        self.lines.append(f"mul.wide.u32 {off}, {pos}, {w(t) // 8};")
+        addr = self.reg("rd")
+        self.lines.append(f"add.u64 {addr}, {self.bases[buffer]}, {off};")
+        return addr
+
+    def mem_load(self, slot: SlotPlan, leaf: int, pos: str, t: Type) -> str:
+        addr = self.word(slot.first + leaf, pos, t)
+        return self.op(t, f"ld.global.u{w(t)} {{d}}, [{addr}];")
+
 
 def emit_ptx(schedule: Schedule, arch: str = "sm_80", table: Table | None = None) -> str:
     """Return the PTX text of ``schedule``'s region for ``.target arch``."""
+    if schedule.graph.regions[schedule.region].stateful:
+        from kera.backends.ptx.stream import emit_stream
+
+        return emit_stream(schedule, arch, TABLE if table is None else table)
     layout = region_layout(schedule.graph, schedule.region)
     em = PtxEmitter(layout)
     # %r0 rows, %r1..%r4 thread index; %rd0 pointer table, %rd1/%rd2 byte offsets; %p0 bound.

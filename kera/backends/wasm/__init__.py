@@ -2,6 +2,9 @@
 
 >>> kernel = compile_wasm(schedule)       # emit + compile (cached in-process and on disk)
 >>> result = kernel(inputs)               # batched values in, batched values out
+
+A stateful region's rows are one stream, in order, from the initial state (STATE.md): every
+call resets the state first, and the state carries across the chunks of rows of one call.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import numpy as np
 from kera.backends.cache import cache_dir
 from kera.backends.layout import call_buffers, region_layout
 from kera.backends.lower import Table
+from kera.backends.state import StatePlan, plan_state
 from kera.backends.wasm.emit import ENTRY, WasmLayout, default_chunk, emit_wat, memory_layout
 from kera.backends.wasm.ops import TABLE
 from kera.diagnostics import ExitCode, KeraError
@@ -96,15 +100,17 @@ def _dist_version() -> str:
 class WasmKernel:
     """A compiled region in its own wasmtime store; call it on batched inputs."""
 
-    def __init__(self, wat: str, mem: WasmLayout) -> None:
+    def __init__(self, wat: str, mem: WasmLayout, state: StatePlan | None = None) -> None:
         wasmtime = _wasmtime()
         self.wat = wat
         self.mem = mem
+        self.state = state
         self.layout = mem.layout
         self.store = wasmtime.Store(engine())
         instance = wasmtime.Instance(self.store, compile_module(wat), [])
         exports = instance.exports(self.store)
         self._run = exports[ENTRY]
+        self._reset = exports["kera_reset"] if state is not None else None
         memory = exports["memory"]
         ptr = ctypes.cast(memory.data_ptr(self.store), ctypes.POINTER(ctypes.c_uint8))
         self._bytes = np.ctypeslib.as_array(ptr, shape=(memory.data_len(self.store),))
@@ -121,6 +127,7 @@ class WasmKernel:
         """Evaluate the region on batched ``inputs``; every result leaf has the batch's rows."""
         bufs = call_buffers(self.layout, inputs, rows)
         n_in = len(bufs.inputs)
+        self.reset()
         for start in range(0, bufs.rows, self.mem.chunk):
             n = min(self.mem.chunk, bufs.rows - start)
             for j, buf in enumerate(bufs.inputs):
@@ -130,13 +137,22 @@ class WasmKernel:
                 buf[start:start + n] = self.column(n_in + j, n)
         return bufs.result()
 
+    def reset(self) -> None:
+        """Return a stateful kernel's state to its initial value (no-op for a pure one)."""
+        if self.state is None or self._reset is None:
+            return
+        self._reset(self.store)
+        for at, words in zip(self.mem.state_offsets, self.state.memory_buffers(), strict=True):
+            self._bytes[at:at + words.nbytes] = words.view(np.uint8)
+
 
 def compile_wasm(schedule: Schedule, *, table: Table | None = None,
                  chunk: int | None = None) -> WasmKernel:
     """Emit ``schedule``'s region as WebAssembly and instantiate it."""
     layout = region_layout(schedule.graph, schedule.region)
     chunk = default_chunk(layout) if chunk is None else chunk
-    return WasmKernel(emit_wat(schedule, table, chunk), memory_layout(layout, chunk))
+    plan = plan_state(schedule)
+    return WasmKernel(emit_wat(schedule, table, chunk), memory_layout(layout, chunk, plan), plan)
 
 
 def run_wasm(schedule: Schedule, inputs: Mapping[str, Value], *,

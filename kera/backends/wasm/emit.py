@@ -9,7 +9,7 @@ engines cap a function's locals, at 50,000 in wasmtime). The host copies a chunk
 calls, copies the result columns out. When every value fits 32 bits and every node has a
 lane-wise form, the loop runs four rows per iteration in SIMD128 ``i32x4`` lanes
 (``kera.backends.wasm.simd``); otherwise it is scalar (``kera.backends.wasm.ops``). No
-relaxed-SIMD, no traps.
+relaxed-SIMD, no traps. A stateful region is always scalar (``kera.backends.wasm.stream``).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from kera.backends.layout import Layout, flatten_type, region_layout
 from kera.backends.lower import Emitter, LoweringError, Table, Tree, build_tree, leaves_of, walk
+from kera.backends.state import SlotPlan, StatePlan
 from kera.backends.wasm import simd
 from kera.backends.wasm.ops import TABLE, k, wt
 from kera.hls.pipeline import Schedule
@@ -40,6 +41,7 @@ class WasmLayout:
     chunk: int
     offsets: tuple[int, ...]  # byte offset of every buffer (inputs, then result leaves)
     pages: int
+    state_offsets: tuple[int, ...] = ()  # byte offset of every in-place array's leaf buffer
 
 
 def default_chunk(layout: Layout) -> int:
@@ -48,14 +50,21 @@ def default_chunk(layout: Layout) -> int:
     return max(4, min(CHUNK, MEMORY_BUDGET // per_row) // 4 * 4)
 
 
-def memory_layout(layout: Layout, chunk: int | None = None) -> WasmLayout:
-    """Return the linear-memory layout of ``layout``'s columns for ``chunk`` rows per call."""
+def memory_layout(layout: Layout, chunk: int | None = None,
+                  plan: StatePlan | None = None) -> WasmLayout:
+    """Return the linear-memory layout of ``layout``'s columns for ``chunk`` rows per call,
+    followed by the in-place arrays of ``plan`` (``length + 1`` words each)."""
     chunk = default_chunk(layout) if chunk is None else chunk
     offsets, at = [], 0
     for leaf in layout.buffers:
         offsets.append(at)
         at += chunk * leaf.word // 8
-    return WasmLayout(layout, chunk, tuple(offsets), max(1, -(-at // PAGE)))
+    state = []
+    for slot, _, t in plan.memories if plan is not None else []:
+        at = -(-at // 8) * 8
+        state.append(at)
+        at += (slot.length + 1) * (4 if wt(t) == "i32" else 8)
+    return WasmLayout(layout, chunk, tuple(offsets), max(1, -(-at // PAGE)), tuple(state))
 
 
 class WasmEmitter(Emitter):
@@ -95,6 +104,26 @@ class WasmEmitter(Emitter):
     def index_is(self, idx: str, idx_t: IntType, k_: int) -> str:
         ty = wt(idx_t)
         return self.let(BoolType(), f"({ty}.eq {idx} {k(k_, ty)})")
+
+    def state_leaf(self, slot: SlotPlan, leaf: int, t: Type) -> str:
+        return f"(local.get $s{slot.first + leaf})"
+
+    def position(self, idx: str, idx_t: IntType, limit: int) -> str:
+        ty = wt(idx_t)
+        pick = f"(select {idx} {k(limit, ty)} ({ty}.lt_u {idx} {k(limit, ty)}))"
+        return self.let(IntType(32, False), pick if ty == "i32" else f"(i32.wrap_i64 {pick})")
+
+    def same(self, a: str, b: str) -> str:
+        return self.let(BoolType(), f"(i32.eq {a} {b})")
+
+    def mem_load(self, slot: SlotPlan, leaf: int, pos: str, t: Type) -> str:
+        return self.let(t, f"({wt(t)}.load offset={self.mem.state_offsets[slot.first + leaf]} "
+                           f"{address(pos, t)})")
+
+
+def address(pos: str, t: Type) -> str:
+    """Return the byte offset of word ``pos`` of an in-place buffer of ``t`` containers."""
+    return f"(i32.shl {pos} (i32.const {2 if wt(t) == 'i32' else 3}))"
 
 
 class SimdEmitter(WasmEmitter):
@@ -182,6 +211,12 @@ def emit_wat(schedule: Schedule, table: Table | None = None, chunk: int | None =
         chunk = default_chunk(region_layout(schedule.graph, schedule.region))
     if chunk % 4:
         raise ValueError(f"chunk must be a multiple of 4 rows, not {chunk}")
+    if schedule.graph.regions[schedule.region].stateful:
+        if simd_lanes:
+            raise simd.NotVectorisable("a stateful region runs its rows in order (scalar)")
+        from kera.backends.wasm.stream import emit_stream
+
+        return emit_stream(schedule, TABLE if table is None else table, chunk)
     if simd_lanes and (table is not None or not _all_32_bit(schedule)):
         raise simd.NotVectorisable("SIMD lanes need 32-bit values and the SIMD table")
     if simd_lanes is not False and table is None and _all_32_bit(schedule):
@@ -230,4 +265,4 @@ def _emit(schedule: Schedule, table: Table, chunk: int, lanes: bool) -> str:
 
 
 __all__ = ["CHUNK", "ENTRY", "MAX_LOCALS", "SimdEmitter", "WasmEmitter", "WasmLayout",
-           "allocate_locals", "default_chunk", "emit_wat", "memory_layout"]
+           "address", "allocate_locals", "default_chunk", "emit_wat", "memory_layout"]
