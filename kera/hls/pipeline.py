@@ -26,8 +26,36 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from kera.ir.graph import Graph
+
+
+@dataclass(frozen=True)
+class StatePlan:
+    """How a stateful region's II was chosen and what its state becomes (STATE.md, "Hardware").
+
+    ``requested`` is the `#[pipeline(ii = N)]` II (None without it); ``recurrences`` the
+    report's entries, one per state whose next value depends on its own read; ``mems`` what
+    each state element maps to (``kera.hls.memory``); ``reset_cycles`` the rising edges after
+    reset before ``in_ready`` may rise.
+    """
+
+    requested: int | None
+    rec_mii: int
+    res_mii: int
+    recurrences: tuple[Mapping[str, Any], ...] = ()
+    mems: tuple[Any, ...] = ()
+    reset_cycles: int = 0
+
+    @property
+    def binding(self) -> str:
+        """The largest of requested, rec_mii, res_mii (the first of them on a tie)."""
+        req = self.requested or 0
+        best = max(req, self.rec_mii, self.res_mii)
+        if req == best:
+            return "requested"
+        return "rec_mii" if self.rec_mii == best else "res_mii"
 
 
 @dataclass(frozen=True)
@@ -46,6 +74,7 @@ class Schedule:
     method: str = "sdc"  # how it was found: "sdc" (LP) or "list" (documented fallback)
     family: str = ""
     notes: tuple[str, ...] = field(default=())
+    state: StatePlan | None = None  # None for a pure region
 
     @property
     def clock_ns(self) -> float:

@@ -29,13 +29,13 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import optimize, sparse
 
 from kera.diagnostics import ExitCode, KeraError
-from kera.hls.pipeline import Schedule
+from kera.hls.pipeline import Schedule, StatePlan
 from kera.hls.timing import EPS_NS, CostModel, DelayAreaModel, display_width
 from kera.ir.graph import Graph
 
@@ -61,6 +61,9 @@ class Problem:
     param: list[bool]
     result: int
     period: float  # usable period P in ns
+    # (read, next) node indices of the state slots that write (modulo constraints, LP rows)
+    slots: list[tuple[int, int]] = field(default_factory=list)
+    ii: int = 1
 
     @property
     def size(self) -> int:
@@ -74,7 +77,7 @@ def schedule(
     *,
     family: str,
     clock_mhz: float,
-    ii: int = 1,
+    ii: int | None = None,
     margin: float = 0.1,
     model: DelayAreaModel | None = None,
     method: str = "auto",
@@ -89,10 +92,20 @@ def schedule(
     circuits, ``CostModel``; None: unbounded). Raises ``KeraError`` (exit code 1) when one op
     alone does not fit in the period and (exit code 2) for a bad clock, II or margin.
     """
+    requested = ii
+    ii = 1 if ii is None else ii
     _check_options(clock_mhz, ii, margin, method)
     costs = CostModel(model if model is not None else _load_model(family), dsp_budget)
     problem = build_problem(graph, region, costs, clock_mhz, margin)
-    asap, asap_finish = list_schedule(problem)
+    plan: StatePlan | None = None
+    if graph.regions[region].stateful:
+        from kera.hls.state_schedule import plan_state
+
+        plan, problem.slots, asap, asap_finish = plan_state(
+            problem, requested, clock_mhz, margin, costs.overhead_ns, family)
+        ii = max(ii, plan.rec_mii, plan.res_mii)
+    else:
+        asap, asap_finish = list_schedule(problem)
     depth = max((asap[v] for v in range(problem.size) if not problem.const[v]), default=0)
     notes: list[str] = []
     stage: list[int] | None = None
@@ -106,12 +119,14 @@ def schedule(
         notes.append(f"{live} nodes (more than {LP_MAX_NODES}), so the list-scheduling "
                      "fallback was used")
     chosen = "sdc" if stage is not None else "list"
-    if stage is None:
+    if stage is None and problem.slots:
+        stage = list(asap)  # push_late knows no modulo constraints: ASAP meets them
+    elif stage is None:
         stage = push_late(problem, asap, asap_finish, depth)
     if ii > 1:
         notes.append(f"ii = {ii}: a new input is accepted every {ii} cycles; operators are not "
                      "shared yet, so the datapath is the same as for ii = 1")
-    return _finish(problem, stage, clock_mhz, ii, chosen, family, tuple(notes))
+    return _finish(problem, stage, clock_mhz, ii, chosen, family, tuple(notes), plan)
 
 
 def _check_options(clock_mhz: float, ii: int, margin: float, method: str) -> None:
@@ -194,7 +209,8 @@ def _suggest(delay: float, margin: float, overhead: float) -> str:
 # ------------------------------------------------------------------------------ ASAP / ALAP
 
 
-def list_schedule(problem: Problem) -> tuple[list[int], list[float]]:
+def list_schedule(problem: Problem, release: dict[int, int] | None = None
+                  ) -> tuple[list[int], list[float]]:
     """Return the ASAP stages and finish times with greedy chaining.
 
     A node goes in the latest stage of its inputs, unless its chained finish there would pass
@@ -210,6 +226,8 @@ def list_schedule(problem: Problem) -> tuple[list[int], list[float]]:
         ins = problem.inputs[v]
         s = max((stage[u] for u in ins), default=0)
         start = max((finish[u] for u in ins if stage[u] == s), default=0.0)
+        if release and release.get(v, 0) > s:  # a state read held back (modulo constraint)
+            s, start = release[v], 0.0
         if start + problem.delay[v] > period + EPS_NS:
             s, start = s + 1, 0.0
         stage[v], finish[v] = s, start + problem.delay[v]
@@ -369,6 +387,9 @@ def build_lp(
     for u, v in pairs:
         if alap[u] >= asap[v]:
             row(col[u], col[v], -1.0)
+    for read, nxt in problem.slots:  # 0 <= s(next) - s(read) <= ii - 1
+        row(col[nxt], col[read], float(problem.ii - 1))
+        row(col[read], col[nxt], 0.0)
     nvar = len(live) + len(has_users)
     cost = np.zeros(nvar)
     for u, m in mcol.items():
@@ -459,7 +480,7 @@ def _try_push(problem: Problem, v: int, st: list[int], fin: list[float], last: l
 
 
 def _finish(problem: Problem, stage: list[int], clock_mhz: float, ii: int, method: str,
-            family: str, notes: tuple[str, ...]) -> Schedule:
+            family: str, notes: tuple[str, ...], plan: StatePlan | None = None) -> Schedule:
     """Place constants, compute start/finish times and the order; check the period."""
     n = problem.size
     for v in range(n):
@@ -482,7 +503,7 @@ def _finish(problem: Problem, stage: list[int], clock_mhz: float, ii: int, metho
         graph=problem.graph, region=problem.region, clock_mhz=float(clock_mhz), ii=ii,
         latency=latency, stage=dict(zip(ids, stage, strict=True)),
         start_ns=dict(zip(ids, start, strict=True)), finish_ns=dict(zip(ids, finish, strict=True)),
-        order=order, method=method, family=family, notes=notes,
+        order=order, method=method, family=family, notes=notes, state=plan,
     )
 
 

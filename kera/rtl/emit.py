@@ -20,6 +20,7 @@ from kera.ir.graph import Graph
 from kera.rtl.lower import LOWERINGS
 from kera.rtl.names import FIXED_PORTS, NameTable, check_identifier, source_text, variable_names
 from kera.rtl.netlist import Body, Operand, const_operand, lit, rng
+from kera.rtl.state import state_base, state_registers
 
 _INDENT = "    "
 
@@ -135,6 +136,8 @@ class _Module:
             node = self.g.nodes[nid]
             if node.op == "param":
                 out[nid] = str(node.attr("name"))
+            elif node.op == "state" and node.type.flat_width > 0:
+                out[nid] = self.names.fresh(f"st_{state_base(self.g, nid, var)}")
             elif node.op != "const" and node.type.flat_width > 0 and nid not in self.unwired:
                 out[nid] = self.names.fresh(f"{var[nid]}_{k}" if nid in var else f"n{k}")
         return out
@@ -185,10 +188,17 @@ class _Module:
             self._stage(s, by_stage.get(s, []))
             lines += self.body.lines
             lines += self._bank(s)
+        region = self.g.regions[self.s.region]
+        if region.stateful:
+            lines += state_registers(self, region)
         read = {i for nid in self.s.order for i in self.g.nodes[nid].inputs} | {self.result}
-        for nid in self.g.regions[self.s.region].params:
+        read |= {slot.next for slot in region.states}
+        for nid in region.params:
             if nid not in read:  # a parameter the result does not depend on
                 self.body.sink(str(self.g.nodes[nid].attr("name")))
+        for slot in region.states:
+            if slot.read not in read and slot.read in self.wire:  # state nothing reads
+                self.body.sink(self.wire[slot.read])
         if self.body.rom_lines:
             roms = ["// ---- constant tables read by a variable index: one ROM each",
                     *self.body.rom_lines, ""]
@@ -201,7 +211,7 @@ class _Module:
         return lines
 
     def _stage(self, s: int, nodes: list[bytes]) -> None:
-        ops = [n for n in nodes if self.g.nodes[n].op not in ("param", "const")
+        ops = [n for n in nodes if self.g.nodes[n].op not in ("param", "const", "state")
                and self.g.nodes[n].type.flat_width > 0 and n not in self.unwired]
         self.body.lines.append("")
         self.body.lines.append(f"// ---- stage {s}: {len(ops)} operation{'s' * (len(ops) != 1)}")
