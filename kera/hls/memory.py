@@ -13,6 +13,7 @@ from kera.hls import recurrence as rc
 from kera.ir.types import ArrayType
 
 if TYPE_CHECKING:
+    from kera.hls.pipeline import Schedule
     from kera.hls.schedule import Problem
 
 
@@ -79,4 +80,14 @@ def plan_memories(problem: Problem, family: str) -> list[MemPlan]:
     return out
 
 
-__all__ = ["MemPlan", "accesses", "chain", "plan_memories"]
+def state_ff_bits(schedule: Schedule) -> int:
+    """Return the flip-flop bits of a schedule's state (every element not in block RAM)."""
+    if schedule.state is None:
+        return 0
+    ram = {m.slot.index for m in schedule.state.mems if m.mapped_to != "ff"}
+    g = schedule.graph
+    return sum(g.nodes[slot.read].type.flat_width
+               for i, slot in enumerate(g.regions[schedule.region].states) if i not in ram)
+
+
+__all__ = ["MemPlan", "accesses", "chain", "plan_memories", "state_ff_bits"]

@@ -86,7 +86,9 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
     register_bits = sum(graph.nodes[n].type.flat_width for bank in banks for n in bank)
     kept_bits = sum(net.live_bits(n) for bank in banks for n in bank)
     valid_bits = schedule.latency
-    regs = costs.register_area(kept_bits + valid_bits)
+    from kera.hls.memory import state_ff_bits  # the state registers (STATE.md)
+
+    regs = costs.register_area(kept_bits + valid_bits + state_ff_bits(schedule))
     total = dict.fromkeys(RESOURCE_KEYS, 0.0)
     for row in by_op.values():
         for k in AREA_KEYS:
