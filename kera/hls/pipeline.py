@@ -75,6 +75,11 @@ class Schedule:
     family: str = ""
     notes: tuple[str, ...] = field(default=())
     state: StatePlan | None = None  # None for a pure region
+    # Nodes with no circuit of their own (a block RAM's state node and update chain): never
+    # registered, never emitted as wires (kera.rtl.memory emits the RAM's ports instead).
+    virtual: frozenset[bytes] = frozenset()
+    # Values read by a block RAM's write port in a later stage than their users: node -> stage.
+    extra_uses: Mapping[bytes, int] = field(default_factory=dict)
 
     @property
     def clock_ns(self) -> float:
@@ -96,11 +101,14 @@ class Schedule:
             for i in node.inputs:
                 if graph.nodes[i].op != "const":
                     last_use[i] = max(last_use.get(i, -1), self.stage[nid])
+        for nid, used in self.extra_uses.items():
+            if graph.nodes[nid].op != "const":
+                last_use[nid] = max(last_use.get(nid, -1), used)
         last_use[region.result] = self.latency
         position = {nid: k for k, nid in enumerate(self.order)}
         banks: list[list[bytes]] = [[] for _ in range(self.latency)]
         for nid, used in last_use.items():
-            if graph.nodes[nid].op == "const" and nid != region.result:
+            if graph.nodes[nid].op == "const" and nid != region.result or nid in self.virtual:
                 continue
             for s in range(self.stage[nid], min(used, self.latency)):
                 banks[s].append(nid)

@@ -147,8 +147,9 @@ def _restricted_asap(problem: Problem, reads: set[int], members: set[int]
     for v in range(problem.size):
         if v not in members:
             continue
-        if v in reads:
-            stage[v], finish[v], dist[v], prev[v] = 0, 0.0, 0.0, None
+        if v in reads:  # a block RAM read costs its clock-to-output
+            d = problem.delay[v]
+            stage[v], finish[v], dist[v], prev[v] = 0, d, d, None
             continue
         ins = [u for u in problem.inputs[v] if u in stage]
         s = max((stage[u] for u in ins), default=0)

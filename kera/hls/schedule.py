@@ -64,6 +64,9 @@ class Problem:
     # (read, next) node indices of the state slots that write (modulo constraints, LP rows)
     slots: list[tuple[int, int]] = field(default_factory=list)
     ii: int = 1
+    # (u, v): v at least one stage after u (a block RAM read after its registered address)
+    gaps: list[tuple[int, int]] = field(default_factory=list)
+    virtual: set[int] = field(default_factory=set)  # nodes with no circuit (block RAM chains)
 
     @property
     def size(self) -> int:
@@ -220,11 +223,17 @@ def list_schedule(problem: Problem, release: dict[int, int] | None = None
     """
     n, period = problem.size, problem.period
     stage, finish = [0] * n, [0.0] * n
+    after: dict[int, list[int]] = {}
+    for u, v in problem.gaps:
+        after.setdefault(v, []).append(u)
     for v in range(n):
         if problem.const[v] or problem.param[v]:
             continue
         ins = problem.inputs[v]
         s = max((stage[u] for u in ins), default=0)
+        if v in after and max(stage[u] + 1 for u in after[v]) > s:
+            s = max(stage[u] + 1 for u in after[v])
+            ins = [u for u in ins if stage[u] == s]  # only same-stage inputs chain
         start = max((finish[u] for u in ins if stage[u] == s), default=0.0)
         if release and release.get(v, 0) > s:  # a state read held back (modulo constraint)
             s, start = release[v], 0.0
@@ -238,6 +247,9 @@ def alap_schedule(problem: Problem, depth: int) -> list[int]:
     """Return the latest stage of every node in a schedule of ``depth + 1`` stages."""
     n, period = problem.size, problem.period
     stage, tail = [depth] * n, [0.0] * n  # tail: delay from a node's start to its stage's end
+    before: dict[int, list[int]] = {}
+    for u, w in problem.gaps:
+        before.setdefault(u, []).append(w)
     for v in range(n - 1, -1, -1):
         if problem.const[v]:
             continue
@@ -247,6 +259,9 @@ def alap_schedule(problem: Problem, depth: int) -> list[int]:
         us = problem.users[v]
         s = min((stage[w] for w in us), default=depth)
         after = max((tail[w] for w in us if stage[w] == s), default=0.0)
+        if v in before and min(stage[w] - 1 for w in before[v]) < s:
+            s = min(stage[w] - 1 for w in before[v])
+            after = max((tail[w] for w in us if stage[w] == s), default=0.0)
         if after + problem.delay[v] > period + EPS_NS:
             s, after = s - 1, 0.0
         stage[v], tail[v] = s, after + problem.delay[v]
@@ -387,6 +402,9 @@ def build_lp(
     for u, v in pairs:
         if alap[u] >= asap[v]:
             row(col[u], col[v], -1.0)
+    for u, v in problem.gaps:  # a block RAM read one stage after its address
+        if not problem.const[u]:
+            row(col[u], col[v], -1.0)
     for read, nxt in problem.slots:  # 0 <= s(next) - s(read) <= ii - 1
         row(col[nxt], col[read], float(problem.ii - 1))
         row(col[read], col[nxt], 0.0)
@@ -504,7 +522,23 @@ def _finish(problem: Problem, stage: list[int], clock_mhz: float, ii: int, metho
         latency=latency, stage=dict(zip(ids, stage, strict=True)),
         start_ns=dict(zip(ids, start, strict=True)), finish_ns=dict(zip(ids, finish, strict=True)),
         order=order, method=method, family=family, notes=notes, state=plan,
+        virtual=frozenset(ids[v] for v in problem.virtual),
+        extra_uses=_write_uses(plan, ids, stage),
     )
+
+
+def _write_uses(plan: StatePlan | None, ids: list[bytes], stage: list[int]) -> dict[bytes, int]:
+    """Return the operands of block RAM writes -> the stage the write port reads them in."""
+    out: dict[bytes, int] = {}
+    for m in plan.mems if plan is not None else ():
+        w = m.write
+        if m.mapped_to != "bram" or w is None or m.slot.next is None:
+            continue
+        at = stage[m.slot.next]
+        for v in (w.guard, w.addr, w.data):
+            if v is not None:
+                out[ids[v]] = max(out.get(ids[v], -1), at)
+    return out
 
 
 __all__ = [

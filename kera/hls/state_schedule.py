@@ -8,6 +8,8 @@ an error that names the recurrence (or the memory) and says what would work.
 
 from __future__ import annotations
 
+import dataclasses
+
 from kera.diagnostics import KeraError
 from kera.hls import memory
 from kera.hls import recurrence as rc
@@ -23,11 +25,11 @@ def plan_state(problem: Problem, requested: int | None, clock_mhz: float, margin
 
     Raises ``KeraError`` (exit 1) when ``requested`` is below RecMII or ResMII.
     """
-    the_slots = rc.slots(problem)
+    mems = memory.plan_memories(problem, family)
+    the_slots = [_for_bram(problem, s, mems, family) for s in rc.slots(problem)]
     groups = rc.components(problem, the_slots)
     recs = rc.recurrences(problem, the_slots, groups)
     rec_mii = rc.rec_mii(recs)
-    mems = memory.plan_memories(problem, family)
     res_mii = max((m.res_mii for m in mems), default=1)
     if requested is not None and requested < rec_mii:
         worst = max(recs, key=lambda r: (r.cycles, r.delay_ns))
@@ -50,8 +52,29 @@ def plan_state(problem: Problem, requested: int | None, clock_mhz: float, margin
     return plan, pairs, asap, finish
 
 
+def _for_bram(problem: Problem, slot: rc.Slot, mems: list[memory.MemPlan],
+              family: str) -> rc.Slot:
+    """Return the slot as the scheduler sees it; for a block RAM, set up its timing.
+
+    The chain and the state node become wiring (``problem.virtual``), the read costs the RAM's
+    clock-to-output and comes one stage after its address; the modulo constraint then runs
+    from the read's stage (where its data arrives) to the write's.
+    """
+    plan = next((m for m in mems if m.slot.index == slot.index and m.mapped_to == "bram"), None)
+    if plan is None or plan.read is None:
+        return slot
+    for v in plan.chain:
+        problem.delay[v] = 0.0
+        problem.virtual.add(v)
+    problem.delay[plan.read] = memory.BRAM_CLK_TO_OUT_NS[family]
+    addr = problem.ids.index(problem.graph.nodes[problem.ids[plan.read]].inputs[1])
+    problem.gaps.append((addr, plan.read))
+    return dataclasses.replace(slot, read=plan.read)
+
+
 def _state_where(problem: Problem, slot: rc.Slot) -> str:
-    span = problem.graph.spans.get(problem.ids[slot.read])
+    read = problem.graph.regions[problem.region].states[slot.index].read
+    span = problem.graph.spans.get(read)
     return f"{make_locator(problem.graph)(span)}: " if span is not None else ""
 
 

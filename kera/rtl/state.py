@@ -55,7 +55,8 @@ def write_enable(m: _Module, stage: int) -> str:
 
 def state_registers(m: _Module, region: Region) -> list[str]:
     """Return the declarations and update blocks of every state register."""
-    regs = [slot for slot in region.states if m.g.nodes[slot.read].type.flat_width > 0]
+    regs = [slot for slot in region.states if m.g.nodes[slot.read].type.flat_width > 0
+            and slot.read not in m.s.virtual]  # a block RAM's state: kera.rtl.memory
     lines = ["", f"// ---- state: {len(regs)} register{'s' * (len(regs) != 1)}, written when the "
              "transfer that computes the next value advances; rst loads the initial values"]
     for slot in regs:

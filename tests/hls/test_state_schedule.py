@@ -9,10 +9,13 @@ from kera.diagnostics import KeraError
 from kera.hls.pipeline import Schedule
 from tests.rtl.state_kernels import (
     ACC,
+    GUARDED,
+    HISTOGRAM,
     LATE,
     MAC,
     MOVING_SUM,
     PAIR,
+    TINY,
     TUPLE_BOOL,
     planned,
     with_ii,
@@ -102,3 +105,33 @@ def test_without_pipeline_no_ii_is_requested() -> None:
 def test_a_pure_region_has_no_state_plan() -> None:
     s = planned("#[top]\npub fn f(x: u8) -> u8 { x + 1 }\n")
     assert s.state is None and s.ii == 1
+
+
+def test_the_histogram_goes_to_block_ram_at_ii_1() -> None:
+    s = planned(HISTOGRAM)
+    assert s.state is not None and s.ii == 1 and s.state.reset_cycles == 256
+    (m,) = s.state.mems
+    assert (m.mapped_to, m.words, m.width, m.reads, m.writes, m.blocks) == ("bram", 256, 16,
+                                                                          1, 1, 1)
+    assert m.ports is not None
+    # the synchronous read is one stage after its address; the write closes in that stage
+    assert s.stage[m.ports.read] == s.stage[m.ports.raddr] + 1 == s.stage[m.ports.next]
+    assert m.ports.state in s.virtual and m.ports.next in s.virtual
+    assert all(m.ports.state not in bank and m.ports.next not in bank for bank in s.crossing())
+
+
+def test_a_guarded_write_normalises() -> None:
+    s = planned(GUARDED)
+    assert s.state is not None
+    (m,) = s.state.mems
+    assert m.mapped_to == "bram" and m.init == 5 and m.ports is not None
+    assert m.ports.guard is not None
+
+
+def test_a_tiny_memory_stays_in_flip_flops() -> None:
+    s = planned(TINY)
+    assert s.state is not None
+    (m,) = s.state.mems
+    assert (m.mapped_to, m.reads, m.writes) == ("ff", 2, 1) and "tiny" in m.why
+    assert not s.virtual
+    check_modulo(s)

@@ -82,3 +82,44 @@ def planned(text: str, clock_mhz: float | None = None, board: str = "icebreaker"
 def with_ii(text: str, ii: int) -> str:
     """Return ``text`` with `#[pipeline(ii = N)]` on its top function."""
     return text.replace("#[top]\n", f"#[top]\n#[pipeline(ii = {ii})]\n", 1)
+
+HISTOGRAM = """#[top]
+pub fn histogram(bin: u8, clear: bool) -> u16 {
+    mem counts: [u16; 256] = [0; 256];
+    let c = if clear { 0u16 } else { counts[bin] + 1 };
+    counts[bin] = c;
+    c
+}
+"""
+
+# A guarded write (`if`), a non-zero initial value, and a narrower address than the memory.
+GUARDED = """#[top]
+pub fn guarded(a: u6, v: u12, we: bool) -> u12 {
+    mem m: [u12; 64] = [5; 64];
+    let old = m[a];
+    if we { m[a] = old ^ v; }
+    old
+}
+"""
+
+# Tiny, so it stays in flip-flops; two reads per transfer.
+TINY = """#[top]
+pub fn tiny(a: u2, b: u2, v: u4) -> u4 {
+    mem t: [u4; 4] = [1, 2, 3, 4];
+    let r = t[a] + t[b];
+    t[a] = v;
+    r
+}
+"""
+
+
+def histogram_rows(n: int, seed: int = 3) -> list[dict]:
+    """Bins with long runs of the same bin back to back, a few clears."""
+    import random
+
+    r = random.Random(seed)
+    out = []
+    for _ in range(n):
+        b = r.choice([5, 5, 5, 7, r.randrange(256)]) if r.random() < 0.7 else r.randrange(4)
+        out.append({"bin": b, "clear": r.random() < 0.03})
+    return out

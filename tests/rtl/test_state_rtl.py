@@ -10,7 +10,18 @@ import pytest
 from kera.rtl import emit_verilog, lint
 from kera.rtl.lint import verilator_bin_dir
 from kera.rtl.state import init_bits
-from tests.rtl.state_kernels import ACC, LATE, MAC, MOVING_SUM, PAIR, TUPLE_BOOL, planned
+from tests.rtl.state_kernels import (
+    ACC,
+    GUARDED,
+    HISTOGRAM,
+    LATE,
+    MAC,
+    MOVING_SUM,
+    PAIR,
+    TINY,
+    TUPLE_BOOL,
+    planned,
+)
 
 needs_verilator = pytest.mark.skipif(
     verilator_bin_dir() is None and shutil.which("verilator") is None,
@@ -59,3 +70,19 @@ def test_the_text_is_deterministic() -> None:
     a = emit_verilog(planned(MOVING_SUM), board="icebreaker", version="t")
     b = emit_verilog(planned(MOVING_SUM), board="icebreaker", version="t")
     assert a == b
+
+
+def test_the_histogram_is_a_block_ram_with_forwarding() -> None:
+    v = emit_verilog(planned(HISTOGRAM), board="icebreaker", version="t")
+    assert "reg [15:0] mem_counts [0:255];" in v
+    assert "if (en) mem_counts_q <= mem_counts[bin];" in v  # address in stage 0, data in 1
+    assert "(mem_counts_fv & (mem_counts_fa == s0_bin)) ? mem_counts_fd : mem_counts_q" in v
+    assert "assign in_ready = en & ~rst & ~clr_busy;" in v
+    assert "if (clr_addr == 8'd255) clr_busy <= 1'b0;" in v
+    assert "reg [4095:0]" not in v  # no register holds the whole memory
+
+
+@needs_verilator
+@pytest.mark.parametrize("text", [HISTOGRAM, GUARDED, TINY])
+def test_memory_verilog_is_lint_clean(text: str) -> None:
+    assert lint(emit_verilog(planned(text), board="icebreaker", version="t")) == []

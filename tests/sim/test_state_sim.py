@@ -11,7 +11,19 @@ import pytest
 from kera.rtl import emit_verilog
 from kera.rtl.lint import verilator_bin_dir
 from kera.sim import simulate
-from tests.rtl.state_kernels import ACC, LATE, MAC, MOVING_SUM, PAIR, TUPLE_BOOL, planned
+from tests.rtl.state_kernels import (
+    ACC,
+    GUARDED,
+    HISTOGRAM,
+    LATE,
+    MAC,
+    MOVING_SUM,
+    PAIR,
+    TINY,
+    TUPLE_BOOL,
+    histogram_rows,
+    planned,
+)
 
 pytestmark = pytest.mark.skipif(
     verilator_bin_dir() is None and shutil.which("verilator") is None,
@@ -68,3 +80,36 @@ def test_a_reset_that_kept_state_would_be_caught() -> None:
     assert simulate(s, data, verilog=broken).passed
     failed = simulate(s, data, verilog=broken, passes=2)
     assert not failed.passed and any("pass 2" in m for m in failed.mismatches)
+
+
+def test_the_histogram_in_block_ram_on_10k_transfers() -> None:
+    s = planned(HISTOGRAM)
+    data = histogram_rows(10_000)
+    run = simulate(s, data, bubbles=True, seed=6)
+    assert run.passed, run.mismatches[:3]
+    assert run.accepted[0] == 256 and s.ii == 1 and run.latency_observed == s.latency
+    pressed = simulate(s, data[:3000], backpressure=True, seed=7, passes=2)
+    assert pressed.passed, pressed.mismatches[:3]  # the reset clears the RAM again
+
+
+def test_without_forwarding_the_histogram_reads_stale_counts() -> None:
+    s = planned(HISTOGRAM)
+    v = emit_verilog(s, board="sim", version="t")
+    broken, n = re.subn(r"\(mem_counts_fv & \(mem_counts_fa == s0_bin\)\) \? mem_counts_fd : ",
+                        "", v)
+    assert n == 1
+    failed = simulate(s, histogram_rows(400), verilog=broken)
+    assert not failed.passed
+
+
+@pytest.mark.parametrize("text,make", [
+    (GUARDED, lambda r: {"a": r.randrange(8), "v": r.randrange(4096), "we": r.random() < 0.6}),
+    (TINY, lambda r: {"a": r.randrange(4), "b": r.randrange(4), "v": r.randrange(16)}),
+])
+def test_guarded_and_tiny_memories(text: str, make: object) -> None:
+    r = random.Random(8)
+    data = [make(r) for _ in range(1500)]  # type: ignore[operator]
+    s = planned(text)
+    run = simulate(s, data, backpressure=True, seed=9, passes=2)
+    assert run.passed, run.mismatches[:3]
+    assert simulate(s, data, bubbles=True, seed=10).passed
