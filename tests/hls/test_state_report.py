@@ -7,12 +7,13 @@ import os
 from pathlib import Path
 
 import jsonschema
+import pytest
 
 from kera.elaborate import build_program
 from kera.hls.report import load_schema
 from kera.hls.synth import synthesize
 from kera.opt import optimize
-from tests.rtl.state_kernels import ACC, MAC, with_ii
+from tests.rtl.state_kernels import ACC, HISTOGRAM, MAC, with_ii
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -59,3 +60,21 @@ def test_golden_report_of_a_multiply_add_recurrence(tmp_path: Path) -> None:
     assert text == path.read_text(encoding="utf-8"), \
         f"{path.name} changed; if intended, rerun with KERA_UPDATE_GOLDEN=1"
     assert "Worst recurrence: state `state0`" in text and "| s = s * x + x;" in text
+
+
+@pytest.mark.slow
+def test_the_histogram_places_one_block_ram_and_the_accumulator_meets_the_board_clock(
+        tmp_path: Path) -> None:
+    import kera
+
+    hist = tmp_path / "hist.kera"
+    hist.write_text(HISTOGRAM, encoding="utf-8")
+    r = kera.synthesize(kera.load(hist), "icebreaker", outdir=tmp_path / "h", pnr=True).report
+    m = r["measured"]
+    assert (r["ii"], m["bram"], m["ram_cells"]) == (1, 1, {"SB_RAM40_4K": 1})
+    assert m["pnr_used"] == {"ICESTORM_RAM": 1} and r["timing"]["met"]
+    acc = tmp_path / "acc.kera"
+    acc.write_text(ACC, encoding="utf-8")
+    a = kera.synthesize(kera.load(acc), "icebreaker", outdir=tmp_path / "a", pnr=True).report
+    assert a["ii"] == 1 and a["clock_mhz"] == 12.0 and a["timing"]["met"]
+    assert a["measured"]["fmax_mhz"] >= 12.0 and a["measured"]["bram"] == 0
