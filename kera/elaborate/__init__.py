@@ -130,7 +130,9 @@ def build_program(path: str, data: bytes | str, top: str | None = None,
     if top_name is not None and region is not None:
         builder.graph.add_region(region)
         graph = builder.graph.subgraph([top_name])
-        graph.directives[top_name] = {"ii": builder.fns[top_name].ii}
+        requested = builder.fns[top_name].ii  # None without `#[pipeline(ii = N)]`
+        if requested is not None:
+            graph.directives[top_name] = {"ii": requested}
     return Program(source, graph, top_name, diagnostics, builder.fns, builder.stateful)
 
 

@@ -23,7 +23,7 @@ class FnItem:
     name_span: Span
     is_pub: bool
     is_top: bool = False
-    ii: int = 1
+    ii: int | None = None  # from `#[pipeline(ii = N)]`; None when not requested
     params: list[tuple[str, Type | None, Span]] = field(default_factory=list)
     ret: Type | None = None
     ret_span: Span | None = None

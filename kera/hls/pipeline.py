@@ -26,8 +26,36 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from kera.ir.graph import Graph
+
+
+@dataclass(frozen=True)
+class StatePlan:
+    """How a stateful region's II was chosen and what its state becomes (STATE.md, "Hardware").
+
+    ``requested`` is the `#[pipeline(ii = N)]` II (None without it); ``recurrences`` the
+    report's entries, one per state whose next value depends on its own read; ``mems`` what
+    each state element maps to (``kera.hls.memory``); ``reset_cycles`` the rising edges after
+    reset before ``in_ready`` may rise.
+    """
+
+    requested: int | None
+    rec_mii: int
+    res_mii: int
+    recurrences: tuple[Mapping[str, Any], ...] = ()
+    mems: tuple[Any, ...] = ()
+    reset_cycles: int = 0
+
+    @property
+    def binding(self) -> str:
+        """The largest of requested, rec_mii, res_mii (the first of them on a tie)."""
+        req = self.requested or 0
+        best = max(req, self.rec_mii, self.res_mii)
+        if req == best:
+            return "requested"
+        return "rec_mii" if self.rec_mii == best else "res_mii"
 
 
 @dataclass(frozen=True)
@@ -46,6 +74,12 @@ class Schedule:
     method: str = "sdc"  # how it was found: "sdc" (LP) or "list" (documented fallback)
     family: str = ""
     notes: tuple[str, ...] = field(default=())
+    state: StatePlan | None = None  # None for a pure region
+    # Nodes with no circuit of their own (a block RAM's state node and update chain): never
+    # registered, never emitted as wires (kera.rtl.memory emits the RAM's ports instead).
+    virtual: frozenset[bytes] = frozenset()
+    # Values read by a block RAM's write port in a later stage than their users: node -> stage.
+    extra_uses: Mapping[bytes, int] = field(default_factory=dict)
 
     @property
     def clock_ns(self) -> float:
@@ -67,11 +101,14 @@ class Schedule:
             for i in node.inputs:
                 if graph.nodes[i].op != "const":
                     last_use[i] = max(last_use.get(i, -1), self.stage[nid])
+        for nid, used in self.extra_uses.items():
+            if graph.nodes[nid].op != "const":
+                last_use[nid] = max(last_use.get(nid, -1), used)
         last_use[region.result] = self.latency
         position = {nid: k for k, nid in enumerate(self.order)}
         banks: list[list[bytes]] = [[] for _ in range(self.latency)]
         for nid, used in last_use.items():
-            if graph.nodes[nid].op == "const" and nid != region.result:
+            if graph.nodes[nid].op == "const" and nid != region.result or nid in self.virtual:
                 continue
             for s in range(self.stage[nid], min(used, self.latency)):
                 banks[s].append(nid)

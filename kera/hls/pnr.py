@@ -65,6 +65,10 @@ def _passthrough(inputs: list[tuple[str, int]], out_bits: int) -> str:
     ])
 
 
+#: Block RAM primitives yosys maps memories to (iCE40, ECP5).
+RAM_CELLS = ("SB_RAM40_4K", "DP16KD", "PDPW16KD")
+
+
 def measure_core(verilog: str, module: str, inputs: list[tuple[str, int]], out_bits: int,
                  family: str, seeds: tuple[int, ...] = SEEDS) -> dict[str, Any]:
     """Place and route ``module`` (in ``verilog``) for ``family``; return the core's figures.
@@ -89,8 +93,12 @@ def measure_core(verilog: str, module: str, inputs: list[tuple[str, int]], out_b
         raise tool_failure(str(e), family) from None
     versions = tool_versions(flow)
     core = {k: max(0, full[k] - ref[k]) for k in ("lut", "ff", "carry", "dsp")}
+    rams = {c: n for c, n in full.get("cells", {}).items() if c in RAM_CELLS}
     return {
         **core,
+        "bram": sum(rams.values()),  # block RAM cells in yosys's netlist (STATE.md's `mem`)
+        "ram_cells": rams,
+        "pnr_used": {k: v for k, v in full.get("pnr_used", {}).items() if "RAM" in k},
         "fmax_mhz": full["fmax_mhz"],
         "periods_ns": full["periods_ns"],
         "critical_path_ns": full["path_ns"],

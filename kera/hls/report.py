@@ -20,6 +20,7 @@ import kera
 from kera.diagnostics import SourceFile
 from kera.hls.pipeline import Schedule
 from kera.hls.resources import CAPACITY_KEYS, RESOURCE_KEYS, estimate, utilisation
+from kera.hls.state_report import state_section, state_text
 from kera.hls.timing import (
     CostModel,
     DelayAreaModel,
@@ -140,6 +141,9 @@ def build_report(
     }
     if meas is not None:
         report["measured"] = {k: v for k, v in meas.items() if k != "warnings"}
+    report.update(state_section(schedule, locator))  # STATE.md: only for a stateful kernel
+    if "reset_cycles" in report:
+        report["deadline"]["reset_to_first_accept_cycles"] = report["reset_cycles"]
     return canonical(report)
 
 
@@ -280,6 +284,8 @@ def render_text(report: Mapping[str, Any], source: SourceFile | None = None) -> 
     for s in r["stages"]:
         out.append(f"  {s['index']:>5}   {s['delay_ns']:>8.3f}   {s['ops']:>3}   "
                    f"{s['register_bits']:>8}   {line_ranges(s['source_lines'])}")
+    state = state_text(r, lines)
+    out += ["", *state] if state else []
     out += ["", *_resource_table(r), "", *_critical_text(r, lines)]
     if r.get("close_timing"):
         ct = r["close_timing"]

@@ -70,7 +70,12 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
                   wide=costs.lut_wide)
     luts = net.luts_by_node()
     by_op: dict[str, dict[str, float]] = {}
+    from kera.hls.memory import bram_reads
+
+    rams = bram_reads(schedule)
     for nid in schedule.order:
+        if nid in schedule.virtual or nid in rams:
+            continue  # a block RAM's chain and read: the RAM, counted below
         node = graph.nodes[nid]
         bitwise = is_bitwise(graph, node)
         area = dict.fromkeys(AREA_KEYS, 0.0) if bitwise else costs.area(graph, node)
@@ -86,13 +91,18 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
     register_bits = sum(graph.nodes[n].type.flat_width for bank in banks for n in bank)
     kept_bits = sum(net.live_bits(n) for bank in banks for n in bank)
     valid_bits = schedule.latency
-    regs = costs.register_area(kept_bits + valid_bits)
+    from kera.hls.memory import state_ff_bits  # the state registers (STATE.md)
+
+    regs = costs.register_area(kept_bits + valid_bits + state_ff_bits(schedule))
     total = dict.fromkeys(RESOURCE_KEYS, 0.0)
     for row in by_op.values():
         for k in AREA_KEYS:
             total[k] += row[k]
     for k in AREA_KEYS:
         total[k] += regs.get(k, 0.0)
+    from kera.hls.memory import bram_blocks
+
+    total["bram"] = total.get("bram", 0.0) + bram_blocks(schedule)
     totals = {k: int(round(v)) for k, v in total.items()}
     ops = {op: {"count": int(r["count"]), **{k: int(round(r[k])) for k in AREA_KEYS}}
            for op, r in sorted(by_op.items())}

@@ -29,13 +29,13 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import optimize, sparse
 
 from kera.diagnostics import ExitCode, KeraError
-from kera.hls.pipeline import Schedule
+from kera.hls.pipeline import Schedule, StatePlan
 from kera.hls.timing import EPS_NS, CostModel, DelayAreaModel, display_width
 from kera.ir.graph import Graph
 
@@ -61,6 +61,12 @@ class Problem:
     param: list[bool]
     result: int
     period: float  # usable period P in ns
+    # (read, next) node indices of the state slots that write (modulo constraints, LP rows)
+    slots: list[tuple[int, int]] = field(default_factory=list)
+    ii: int = 1
+    # (u, v): v at least one stage after u (a block RAM read after its registered address)
+    gaps: list[tuple[int, int]] = field(default_factory=list)
+    virtual: set[int] = field(default_factory=set)  # nodes with no circuit (block RAM chains)
 
     @property
     def size(self) -> int:
@@ -74,7 +80,7 @@ def schedule(
     *,
     family: str,
     clock_mhz: float,
-    ii: int = 1,
+    ii: int | None = None,
     margin: float = 0.1,
     model: DelayAreaModel | None = None,
     method: str = "auto",
@@ -89,10 +95,20 @@ def schedule(
     circuits, ``CostModel``; None: unbounded). Raises ``KeraError`` (exit code 1) when one op
     alone does not fit in the period and (exit code 2) for a bad clock, II or margin.
     """
+    requested = ii
+    ii = 1 if ii is None else ii
     _check_options(clock_mhz, ii, margin, method)
     costs = CostModel(model if model is not None else _load_model(family), dsp_budget)
     problem = build_problem(graph, region, costs, clock_mhz, margin)
-    asap, asap_finish = list_schedule(problem)
+    plan: StatePlan | None = None
+    if graph.regions[region].stateful:
+        from kera.hls.state_schedule import plan_state
+
+        plan, problem.slots, asap, asap_finish = plan_state(
+            problem, requested, clock_mhz, margin, costs.overhead_ns, family)
+        ii = max(ii, plan.rec_mii, plan.res_mii)
+    else:
+        asap, asap_finish = list_schedule(problem)
     depth = max((asap[v] for v in range(problem.size) if not problem.const[v]), default=0)
     notes: list[str] = []
     stage: list[int] | None = None
@@ -106,12 +122,14 @@ def schedule(
         notes.append(f"{live} nodes (more than {LP_MAX_NODES}), so the list-scheduling "
                      "fallback was used")
     chosen = "sdc" if stage is not None else "list"
-    if stage is None:
+    if stage is None and problem.slots:
+        stage = list(asap)  # push_late knows no modulo constraints: ASAP meets them
+    elif stage is None:
         stage = push_late(problem, asap, asap_finish, depth)
     if ii > 1:
         notes.append(f"ii = {ii}: a new input is accepted every {ii} cycles; operators are not "
                      "shared yet, so the datapath is the same as for ii = 1")
-    return _finish(problem, stage, clock_mhz, ii, chosen, family, tuple(notes))
+    return _finish(problem, stage, clock_mhz, ii, chosen, family, tuple(notes), plan)
 
 
 def _check_options(clock_mhz: float, ii: int, margin: float, method: str) -> None:
@@ -194,7 +212,8 @@ def _suggest(delay: float, margin: float, overhead: float) -> str:
 # ------------------------------------------------------------------------------ ASAP / ALAP
 
 
-def list_schedule(problem: Problem) -> tuple[list[int], list[float]]:
+def list_schedule(problem: Problem, release: dict[int, int] | None = None
+                  ) -> tuple[list[int], list[float]]:
     """Return the ASAP stages and finish times with greedy chaining.
 
     A node goes in the latest stage of its inputs, unless its chained finish there would pass
@@ -204,12 +223,20 @@ def list_schedule(problem: Problem) -> tuple[list[int], list[float]]:
     """
     n, period = problem.size, problem.period
     stage, finish = [0] * n, [0.0] * n
+    after: dict[int, list[int]] = {}
+    for u, v in problem.gaps:
+        after.setdefault(v, []).append(u)
     for v in range(n):
         if problem.const[v] or problem.param[v]:
             continue
         ins = problem.inputs[v]
         s = max((stage[u] for u in ins), default=0)
+        if v in after and max(stage[u] + 1 for u in after[v]) > s:
+            s = max(stage[u] + 1 for u in after[v])
+            ins = [u for u in ins if stage[u] == s]  # only same-stage inputs chain
         start = max((finish[u] for u in ins if stage[u] == s), default=0.0)
+        if release and release.get(v, 0) > s:  # a state read held back (modulo constraint)
+            s, start = release[v], 0.0
         if start + problem.delay[v] > period + EPS_NS:
             s, start = s + 1, 0.0
         stage[v], finish[v] = s, start + problem.delay[v]
@@ -220,6 +247,9 @@ def alap_schedule(problem: Problem, depth: int) -> list[int]:
     """Return the latest stage of every node in a schedule of ``depth + 1`` stages."""
     n, period = problem.size, problem.period
     stage, tail = [depth] * n, [0.0] * n  # tail: delay from a node's start to its stage's end
+    before: dict[int, list[int]] = {}
+    for u, w in problem.gaps:
+        before.setdefault(u, []).append(w)
     for v in range(n - 1, -1, -1):
         if problem.const[v]:
             continue
@@ -229,6 +259,9 @@ def alap_schedule(problem: Problem, depth: int) -> list[int]:
         us = problem.users[v]
         s = min((stage[w] for w in us), default=depth)
         after = max((tail[w] for w in us if stage[w] == s), default=0.0)
+        if v in before and min(stage[w] - 1 for w in before[v]) < s:
+            s = min(stage[w] - 1 for w in before[v])
+            after = max((tail[w] for w in us if stage[w] == s), default=0.0)
         if after + problem.delay[v] > period + EPS_NS:
             s, after = s - 1, 0.0
         stage[v], tail[v] = s, after + problem.delay[v]
@@ -369,6 +402,12 @@ def build_lp(
     for u, v in pairs:
         if alap[u] >= asap[v]:
             row(col[u], col[v], -1.0)
+    for u, v in problem.gaps:  # a block RAM read one stage after its address
+        if not problem.const[u]:
+            row(col[u], col[v], -1.0)
+    for read, nxt in problem.slots:  # 0 <= s(next) - s(read) <= ii - 1
+        row(col[nxt], col[read], float(problem.ii - 1))
+        row(col[read], col[nxt], 0.0)
     nvar = len(live) + len(has_users)
     cost = np.zeros(nvar)
     for u, m in mcol.items():
@@ -459,7 +498,7 @@ def _try_push(problem: Problem, v: int, st: list[int], fin: list[float], last: l
 
 
 def _finish(problem: Problem, stage: list[int], clock_mhz: float, ii: int, method: str,
-            family: str, notes: tuple[str, ...]) -> Schedule:
+            family: str, notes: tuple[str, ...], plan: StatePlan | None = None) -> Schedule:
     """Place constants, compute start/finish times and the order; check the period."""
     n = problem.size
     for v in range(n):
@@ -482,8 +521,24 @@ def _finish(problem: Problem, stage: list[int], clock_mhz: float, ii: int, metho
         graph=problem.graph, region=problem.region, clock_mhz=float(clock_mhz), ii=ii,
         latency=latency, stage=dict(zip(ids, stage, strict=True)),
         start_ns=dict(zip(ids, start, strict=True)), finish_ns=dict(zip(ids, finish, strict=True)),
-        order=order, method=method, family=family, notes=notes,
+        order=order, method=method, family=family, notes=notes, state=plan,
+        virtual=frozenset(ids[v] for v in problem.virtual),
+        extra_uses=_write_uses(plan, ids, stage),
     )
+
+
+def _write_uses(plan: StatePlan | None, ids: list[bytes], stage: list[int]) -> dict[bytes, int]:
+    """Return the operands of block RAM writes -> the stage the write port reads them in."""
+    out: dict[bytes, int] = {}
+    for m in plan.mems if plan is not None else ():
+        w = m.write
+        if m.mapped_to != "bram" or w is None or m.slot.next is None:
+            continue
+        at = stage[m.slot.next]
+        for v in (w.guard, w.addr, w.data):
+            if v is not None:
+                out[ids[v]] = max(out.get(ids[v], -1), at)
+    return out
 
 
 __all__ = [

@@ -127,8 +127,8 @@ def plan_schedule(
     the_board = load_board(board)
     clock = float(clock_mhz) if clock_mhz is not None else the_board.clock_mhz
     graph.region_or_error(top)
-    if ii is None:
-        ii = graph.directives.get(top, {}).get("ii", 1)
+    if ii is None:  # None: not requested (the scheduler then picks it, STATE.md)
+        ii = graph.directives.get(top, {}).get("ii")
     if model is None:
         from kera.hls.models import load_model
 

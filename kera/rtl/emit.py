@@ -18,8 +18,10 @@ from kera.diagnostics import KeraError
 from kera.hls.pipeline import Schedule
 from kera.ir.graph import Graph
 from kera.rtl.lower import LOWERINGS
+from kera.rtl.memory import Rams, declarations, ram_lines, read_wire
 from kera.rtl.names import FIXED_PORTS, NameTable, check_identifier, source_text, variable_names
 from kera.rtl.netlist import Body, Operand, const_operand, lit, rng
+from kera.rtl.state import state_base, state_registers
 
 _INDENT = "    "
 
@@ -114,7 +116,9 @@ class _Module:
         self.control = self._control_names()
         self.var = variable_names(self.g, schedule.order, src)  # node -> source variable
         self.tables, self.unwired = constant_tables(self.g, schedule.order, self.result)
+        self.unwired |= set(schedule.virtual)  # a block RAM's chain: no wire of its own
         self.wire = self._wire_names()
+        self.rams = Rams(self)
         self.banks = schedule.crossing()
         self.position = {nid: k for k, nid in enumerate(schedule.order)}
         self.bank_name: dict[tuple[int, bytes], str] = {}
@@ -135,6 +139,8 @@ class _Module:
             node = self.g.nodes[nid]
             if node.op == "param":
                 out[nid] = str(node.attr("name"))
+            elif node.op == "state" and node.type.flat_width > 0:
+                out[nid] = self.names.fresh(f"st_{state_base(self.g, nid, var)}")
             elif node.op != "const" and node.type.flat_width > 0 and nid not in self.unwired:
                 out[nid] = self.names.fresh(f"{var[nid]}_{k}" if nid in var else f"n{k}")
         return out
@@ -176,7 +182,7 @@ class _Module:
             node = self.g.nodes[nid]
             if node.op == "param" and self.s.stage[nid] != 0:
                 raise ValueError(f"parameter `{node.attr('name')}` must be in stage 0")
-        lines = self._handshake()
+        lines = declarations(self, self.rams) + self._handshake()
         by_stage: dict[int, list[bytes]] = {}
         for nid in self.s.order:
             by_stage.setdefault(self.s.stage[nid], []).append(nid)
@@ -185,10 +191,18 @@ class _Module:
             self._stage(s, by_stage.get(s, []))
             lines += self.body.lines
             lines += self._bank(s)
+        region = self.g.regions[self.s.region]
+        if region.stateful:
+            lines += state_registers(self, region)
+            lines += ram_lines(self, self.rams)
         read = {i for nid in self.s.order for i in self.g.nodes[nid].inputs} | {self.result}
-        for nid in self.g.regions[self.s.region].params:
+        read |= {slot.next for slot in region.states}
+        for nid in region.params:
             if nid not in read:  # a parameter the result does not depend on
                 self.body.sink(str(self.g.nodes[nid].attr("name")))
+        for slot in region.states:
+            if slot.read not in read and slot.read in self.wire:  # state nothing reads
+                self.body.sink(self.wire[slot.read])
         if self.body.rom_lines:
             roms = ["// ---- constant tables read by a variable index: one ROM each",
                     *self.body.rom_lines, ""]
@@ -201,12 +215,15 @@ class _Module:
         return lines
 
     def _stage(self, s: int, nodes: list[bytes]) -> None:
-        ops = [n for n in nodes if self.g.nodes[n].op not in ("param", "const")
+        ops = [n for n in nodes if self.g.nodes[n].op not in ("param", "const", "state")
                and self.g.nodes[n].type.flat_width > 0 and n not in self.unwired]
         self.body.lines.append("")
         self.body.lines.append(f"// ---- stage {s}: {len(ops)} operation{'s' * (len(ops) != 1)}")
         for nid in ops:
             node = self.g.nodes[nid]
+            if nid in self.rams.by_read:
+                read_wire(self, self.rams, nid, s)
+                continue
             lowering = LOWERINGS[node.op]
             assert callable(lowering), node.op  # param and const are never lowered here
             lowering(self.body, self.wire[nid], node, [self.ref(i, s) for i in node.inputs])
@@ -237,6 +254,8 @@ class _Module:
         lines = ["// ---- handshake: one enable moves every bank; out_ready = 0 holds them all",
                  f"wire {c.en} = ~out_valid | out_ready;"]
         ready = f"{c.en} & ~rst"
+        if self.rams.busy is not None:
+            ready += f" & ~{self.rams.busy}"
         if c.wait is not None:
             cw = (ii - 1).bit_length()
             lines.append(f"reg {rng(cw)}{c.wait};  // enabled cycles until the next input (II)")

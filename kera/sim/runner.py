@@ -139,6 +139,8 @@ def simulate(
     build_dir: Path | None = None,
     verilog: str | None = None,
     board: str = "sim",
+    bubbles: bool = False,
+    passes: int = 1,
 ) -> SimResult:
     """Simulate ``schedule``'s RTL on ``inputs`` and check it against the interpreter.
 
@@ -147,8 +149,10 @@ def simulate(
     path. ``verilog`` is the text to simulate (default: ``emit_verilog(schedule)``);
     ``build_dir`` is the cache root for builds (default ``$KERA_HLS_CACHE/sim``, else
     ``~/.cache/kera-hls/sim``); ``waves`` names a waveform file to write (Verilator: VCD, or FST
-    for a ``.fst`` name; Icarus: FST). Raises ``KeraError``: exit 1 for bad inputs, exit 3 when
-    a simulator or compiler is missing or the simulation cannot run.
+    for a ``.fst`` name; Icarus: FST). ``bubbles`` randomises only ``in_valid`` (exact latency
+    still checked); ``passes`` > 1 reruns the stream after a one-cycle reset each time.
+    Raises ``KeraError``: exit 1 for bad inputs, exit 3 when a simulator or compiler is missing
+    or the simulation cannot run.
     """
     if simulator not in SIMULATORS:
         raise KeraError(f"unknown simulator `{simulator}` (expected one of: "
@@ -176,7 +180,8 @@ def simulate(
     rows = [_row(batch.inputs, params, i) for i in range(batch.rows)]
     trace = _trace_format(simulator, waves)
     build = _build(schedule, text, simulator, trace, _cache_root(build_dir))
-    report = _run(schedule, build, simulator, rows, expected, backpressure, seed, waves)
+    extra = {"KERA_SIM_BUBBLES": "1" if bubbles else "0", "KERA_SIM_PASSES": str(passes)}
+    report = _run(schedule, build, simulator, rows, expected, backpressure, seed, waves, extra)
     problems = list(report["mismatches"]) + list(report["timing_errors"])
     outputs = [values.from_raw_json(o, result_type) for o in report["outputs"]]
     expected = [values.from_raw_json(o, result_type) for o in expected]
@@ -417,7 +422,8 @@ def _tail(path: Path, lines: int = 15) -> str:
 
 
 def _run(schedule: Schedule, folder: Path, simulator: str, rows: list, expected: list,
-         backpressure: bool, seed: int, waves: Path | None) -> dict:
+         backpressure: bool, seed: int, waves: Path | None,
+         extra: Mapping[str, str] | None = None) -> dict:
     """Run the testbench once on every row; return the report it wrote."""
     from cocotb_tools import runner as cocotb_runner
     from cocotb_tools.check_results import get_results
@@ -436,7 +442,7 @@ def _run(schedule: Schedule, folder: Path, simulator: str, rows: list, expected:
     design.write_text(json.dumps(design_info(schedule)), encoding="utf-8")
     env = {"KERA_SIM_VECTORS": str(vectors), "KERA_SIM_DESIGN": str(design),
            "KERA_SIM_RESULTS": str(results), "KERA_SIM_SEED": str(seed),
-           "KERA_SIM_BACKPRESSURE": "1" if backpressure else "0"}
+           "KERA_SIM_BACKPRESSURE": "1" if backpressure else "0", **dict(extra or {})}
     test_args, plusargs = [], []
     if waves is not None:
         waves = Path(waves).resolve()

@@ -5,12 +5,18 @@ order against the expected value, and checks the timing the schedule promises: w
 held high, input *i* is accepted at edge ``t0 + i*ii`` and its result is transferred at edge
 ``accept + latency``. With backpressure on, ``in_valid`` and ``out_ready`` are randomised
 (seeded); a presented input is held until it is accepted, and nothing may be lost, duplicated,
-reordered or early.
+reordered or early. With bubbles on, only ``in_valid`` is randomised (``out_ready`` stays high),
+so every latency is still exact and inputs are at least ``ii`` cycles apart: a bubble must not
+advance the state of a stateful design. The first input may be accepted ``reset_cycles`` edges
+after reset (a memory being cleared keeps ``in_ready`` low meanwhile). With ``KERA_SIM_PASSES``
+= N > 1 the stream is run N times with a one-cycle ``rst`` pulse between passes, and every pass
+must give the same results: reset returns all state to its initial value.
 
 Only the standard library and cocotb are needed. Environment:
 ``KERA_SIM_VECTORS`` (JSONL: ``{"inputs": {...}, "expected": ...}`` or plain ``{param: value}``
 lines), ``KERA_SIM_RESULTS`` (JSON written at the end; optional), ``KERA_SIM_BACKPRESSURE``
-(``1`` to randomise), ``KERA_SIM_SEED``, and ``KERA_SIM_DESIGN`` (the design description as JSON,
+(``1`` to randomise), ``KERA_SIM_BUBBLES`` (``1``: random input bubbles only),
+``KERA_SIM_PASSES``, ``KERA_SIM_SEED``, and ``KERA_SIM_DESIGN`` (the design description as JSON,
 only when ``DESIGN`` below is not filled in by kera-hls).
 """
 
@@ -122,6 +128,7 @@ class Stream:
         self.outputs: list[int | None] = []
         self.errors: list[str] = []
         self.timing: list[str] = []
+        self.bubbles = False
 
     def describe(self, i: int) -> str:
         """Return row ``i``'s inputs in hex, for a failure message."""
@@ -164,27 +171,31 @@ class Stream:
             if o - a != lat:
                 self.timing.append(f"row {i}: accepted at cycle {a}, result at cycle {o}: "
                                    f"{o - a} cycles, the schedule says {lat}")
-        starts = [0, *self.accepted]
+        starts = [int(self.d.get("reset_cycles", 0)), *self.accepted]
         for i in range(1, len(starts)):
-            if starts[i] - starts[i - 1] != (ii if i > 1 else 0):
+            gap = starts[i] - starts[i - 1]
+            want = ii if i > 1 else 0
+            if gap != want and not (self.bubbles and gap > want):
                 self.timing.append(
                     f"row {i - 1}: accepted at cycle {starts[i]}, expected "
-                    f"{starts[i - 1] + (ii if i > 1 else 0)} (II {ii})"
+                    f"{'at least ' if self.bubbles else ''}{starts[i - 1] + want} (II {ii})"
                 )
 
-    async def run(self, backpressure: bool, seed: int) -> int:
+    async def run(self, backpressure: bool, seed: int, bubbles: bool = False) -> int:
         """Stream every row through the design; return the number of cycles simulated."""
         dut, d = self.dut, self.d
+        self.bubbles = bubbles and not backpressure
+        gaps = backpressure or self.bubbles
         rng = random.Random(seed)
         n = len(self.rows)
-        limit = 20 * (n * d["ii"] + d["latency"]) + 100
+        limit = 20 * (n * d["ii"] + d["latency"]) + 100 + int(d.get("reset_cycles", 0))
         held = False
         edge = 0  # index of the next rising edge (0 = first edge after reset)
         drain = d["latency"] + 2  # extra cycles after the last result: nothing more may appear
         while edge < limit and drain > 0:
             if len(self.outputs) >= n:
                 drain -= 1
-            if not held and len(self.accepted) < n and (not backpressure or rng.random() < 0.8):
+            if not held and len(self.accepted) < n and (not gaps or rng.random() < 0.8):
                 row = self.rows[len(self.accepted)]
                 for p in d["params"]:
                     getattr(dut, p["name"]).value = row[p["name"]]
@@ -205,7 +216,7 @@ class Stream:
                                f"({len(self.accepted)} inputs accepted); "
                                f"fingerprint {d['fingerprint']}")
         if not backpressure:
-            self.check_timing()
+            self.check_timing()  # with bubbles: exact latency, gaps of at least ii
         return edge
 
     def report(self, cycles: int, backpressure: bool) -> dict:
@@ -252,9 +263,23 @@ async def kera_stream(dut: Any) -> None:
     for _ in range(3):
         await FallingEdge(dut.clk)
     dut.rst.value = 0
+    bubbles = os.environ.get("KERA_SIM_BUBBLES", "0") == "1"
     stream = Stream(dut, d, rows, expected)
-    cycles = await stream.run(backpressure, seed)
+    cycles = await stream.run(backpressure, seed, bubbles)
     result = stream.report(cycles, backpressure)
+    for k in range(1, int(os.environ.get("KERA_SIM_PASSES", "1"))):
+        dut.rst.value = 1  # one cycle of reset between passes: every state back to its init
+        dut.in_valid.value = 0
+        await FallingEdge(dut.clk)
+        dut.rst.value = 0
+        again = Stream(dut, d, rows, expected)
+        await again.run(backpressure, seed + k, bubbles)
+        stream.errors += [f"pass {k + 1}: {e}" for e in again.errors]
+        stream.timing += [f"pass {k + 1}: {e}" for e in again.timing]
+        if again.outputs != stream.outputs:
+            stream.errors.append(f"pass {k + 1} after a reset gave other results than pass 1")
+    result["mismatches"], result["timing_errors"] = stream.errors, stream.timing
+    result["passed"] = not stream.errors and not stream.timing
     if os.environ.get("KERA_SIM_RESULTS"):
         Path(os.environ["KERA_SIM_RESULTS"]).write_text(json.dumps(result), encoding="utf-8")
     problems = stream.errors + stream.timing

@@ -1,0 +1,256 @@
+"""What each `mem` becomes in hardware, and the bound its ports put on the II (ResMII).
+
+A ``mem``'s chain in one transfer is ``state -> array_update / select -> ... -> next``; its reads
+are ``array_index`` nodes on the chain. ``normalise`` turns the chain into an ordered list of
+guarded writes ``(guard, addr, data)`` and the reads of the state as the transfer found it.
+
+A memory goes to block RAM (iCE40 ``SB_RAM40_4K``, ECP5 ``DP16KD``; yosys infers them) when
+its chain normalises to one read of the entry state and at most one write, with addresses that
+are always in range, a uniform initial value, and more bits than ``TINY_BITS``. Everything else
+stays in flip-flops like a ``reg`` array (always correct) and the report says why. A block RAM
+read is synchronous: its address is registered one stage before its data is used. A write from
+an earlier transfer at the very edge a read is captured is forwarded (address compare + bypass);
+the modulo constraint closes every other case (``docs/scheduling.md``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from kera.hls import recurrence as rc
+from kera.ir.types import ArrayType, IntType
+
+if TYPE_CHECKING:
+    from kera.hls.pipeline import Schedule
+    from kera.hls.schedule import Problem
+
+#: Memories of at most this many bits stay in flip-flops (a block RAM would be mostly empty).
+TINY_BITS = 256
+#: Bits of one block RAM per family (iCE40 SB_RAM40_4K; ECP5 DP16KD used as 16 Kbit).
+BRAM_BITS = {"ice40": 4096, "ecp5": 16384}
+#: Read and write ports of one block RAM per family (iCE40: 1 read + 1 write).
+BRAM_PORTS = {"ice40": (1, 1), "ecp5": (2, 2)}
+#: Clock-to-output of a block RAM read, in ns (an assumption: the models do not fit it yet).
+BRAM_CLK_TO_OUT_NS = {"ice40": 2.5, "ecp5": 2.0}
+
+
+@dataclass(frozen=True)
+class Write:
+    """One guarded write of a memory chain, by node index; guard None means always."""
+
+    guard: int | None
+    negate: bool
+    addr: int
+    data: int
+
+
+@dataclass(frozen=True)
+class BramPorts:
+    """A block RAM's accesses by node id: the read, its address, the write (if any)."""
+
+    state: bytes
+    read: bytes
+    raddr: bytes
+    next: bytes
+    guard: bytes | None = None
+    negate: bool = False
+    waddr: bytes | None = None
+    wdata: bytes | None = None
+
+
+@dataclass(frozen=True)
+class MemPlan:
+    """One `mem`: its shape, where it goes, its accesses per transfer, its bounds."""
+
+    slot: rc.Slot
+    name: str
+    words: int
+    width: int
+    mapped_to: str  # "bram", "lutram" or "ff"
+    reads: int
+    writes: int
+    res_mii: int
+    reset_cycles: int
+    why: str = ""
+    chain: frozenset[int] = field(default_factory=frozenset)
+    read: int | None = None  # the block RAM read (an array_index node)
+    write: Write | None = None
+    init: int = 0  # the value every word is cleared to
+    blocks: int = 0
+    ports: BramPorts | None = None  # the same accesses by node id, for the emitter
+
+    def as_json(self) -> dict:
+        """Return the report's "state" entry (STATE.md)."""
+        return {"name": self.name, "kind": "mem", "words": self.words, "width": self.width,
+                "mapped_to": self.mapped_to, "reads_per_transfer": self.reads,
+                "writes_per_transfer": self.writes}
+
+
+def chain(problem: Problem, slot: rc.Slot) -> set[int]:
+    """Return the nodes of a memory's chain: its read and the arrays derived from it."""
+    ids = {problem.ids[slot.read]}
+    out = {slot.read}
+    nodes = problem.graph.nodes
+    for v in range(slot.read + 1, problem.size):
+        node = nodes[problem.ids[v]]
+        if (node.op == "array_update" and node.inputs[0] in ids) or (
+                node.op == "select" and any(i in ids for i in node.inputs[1:])):
+            out.add(v)
+            ids.add(problem.ids[v])
+    return out
+
+
+def normalise(problem: Problem, slot: rc.Slot, links: set[int]) -> list[Write] | None:
+    """Return the chain's writes in order (None when it is not a chain of guarded writes)."""
+    index = {nid: k for k, nid in enumerate(problem.ids)}
+    nodes = problem.graph.nodes
+
+    def walk(v: int) -> list[Write] | None:
+        if v == slot.read:
+            return []
+        node = nodes[problem.ids[v]]
+        if node.op == "array_update":
+            before = walk(index[node.inputs[0]])
+            if before is None:
+                return None
+            return [*before, Write(None, False, index[node.inputs[1]], index[node.inputs[2]])]
+        if node.op == "select" and v in links:
+            c, a, b = (index[i] for i in node.inputs)
+            wa, wb = walk(a), walk(b)
+            if wa is None or wb is None:
+                return None
+            if wa[: len(wb)] == wb and len(wa) == len(wb) + 1 and wa[-1].guard is None:
+                return [*wb, Write(c, False, wa[-1].addr, wa[-1].data)]
+            if wb[: len(wa)] == wa and len(wb) == len(wa) + 1 and wb[-1].guard is None:
+                return [*wa, Write(c, True, wb[-1].addr, wb[-1].data)]
+            return wa if wa == wb else None
+        return None
+
+    return walk(slot.next) if slot.next is not None else []
+
+
+def _reads(problem: Problem, links: set[int]) -> list[int]:
+    ids = {problem.ids[v] for v in links}
+    nodes = problem.graph.nodes
+    return [v for v in range(problem.size) if nodes[problem.ids[v]].op == "array_index"
+            and nodes[problem.ids[v]].inputs[0] in ids]
+
+
+def _uniform_init(problem: Problem, slot: rc.Slot) -> int | None:
+    """Return the value of every word of the initial value, None when they differ."""
+    from kera.rtl.state import init_bits
+
+    g = problem.graph
+    init = g.nodes[g.regions[problem.region].states[slot.index].init]
+    t = init.type
+    assert isinstance(t, ArrayType)
+    bits = init_bits(g, init.id)
+    w = t.elem.flat_width
+    first = bits & ((1 << w) - 1)
+    every = sum(first << (k * w) for k in range(t.length))
+    return first if every == bits else None
+
+
+def _bram_problem(problem: Problem, slot: rc.Slot, t: ArrayType, links: set[int],
+                  reads: list[int], writes: list[Write] | None, family: str) -> str:
+    """Return why the memory cannot be a block RAM here ("" when it can)."""
+    nodes, ids = problem.graph.nodes, problem.ids
+    if family not in BRAM_BITS:
+        return f"{family} has no block RAM model yet"
+    if t.flat_width <= TINY_BITS:
+        return f"tiny ({t.flat_width} bits): flip-flops are cheaper"
+    if slot.next is None:
+        return "never written"
+    if writes is None:
+        return "its updates are not a chain of guarded writes"
+    if len(reads) != 1 or len(writes) > 1:
+        return (f"{len(reads)} reads and {len(writes)} writes per transfer (block RAM mapping "
+                "takes one of each for now)")
+    if nodes[ids[reads[0]]].inputs[0] != ids[slot.read]:
+        return "it reads a word after writing one in the same transfer"
+    if _uniform_init(problem, slot) is None:
+        return "its initial words differ (the reset clears to one value)"
+    allowed = links | set(reads)
+    if any(w not in allowed for v in links for w in problem.users[v]):
+        return "a value of its chain is used outside it"
+    addrs = [nodes[ids[reads[0]]].inputs[1], *(ids[w.addr] for w in writes)]
+    for a in addrs:
+        at = nodes[a].type
+        if not isinstance(at, IntType) or at.signed or (1 << at.width) > t.length:
+            return "an address may be out of range"
+    return ""
+
+
+def plan_memories(problem: Problem, family: str) -> list[MemPlan]:
+    """Return the plan of every `mem` of the region."""
+    out = []
+    for s in rc.slots(problem):
+        node = problem.graph.nodes[problem.ids[s.read]]
+        if node.attr("kind") != "mem":
+            continue
+        t = node.type
+        assert isinstance(t, ArrayType)
+        links = chain(problem, s)
+        reads = _reads(problem, links)
+        writes = normalise(problem, s, links)
+        nwrites = len(writes) if writes is not None else sum(
+            1 for v in links if problem.graph.nodes[problem.ids[v]].op == "array_update")
+        why = _bram_problem(problem, s, t, links, reads, writes, family)
+        words, width = t.length, t.elem.flat_width
+        if why:
+            out.append(MemPlan(s, s.name, words, width, "ff", len(reads), nwrites, 1, 0, why))
+            continue
+        assert writes is not None
+        r_ports, w_ports = BRAM_PORTS[family]
+        res = max(math.ceil(len(reads) / r_ports), math.ceil(len(writes) / w_ports), 1)
+        init = _uniform_init(problem, s)
+        assert init is not None
+        blocks = math.ceil(words * width / BRAM_BITS[family])
+        ids, w = problem.ids, writes[0] if writes else None
+        assert s.next is not None
+        ports = BramPorts(ids[s.read], ids[reads[0]],
+                          problem.graph.nodes[ids[reads[0]]].inputs[1], ids[s.next],
+                          None if w is None or w.guard is None else ids[w.guard],
+                          bool(w and w.negate), None if w is None else ids[w.addr],
+                          None if w is None else ids[w.data])
+        out.append(MemPlan(s, s.name, words, width, "bram", len(reads), len(writes), res,
+                           words,  # the reset clears one word per cycle
+                           f"block RAM ({blocks} x {family} block)", frozenset(links),
+                           reads[0], writes[0] if writes else None, init, blocks, ports))
+    return out
+
+
+def state_ff_bits(schedule: Schedule) -> int:
+    """Return the flip-flop bits of a schedule's state: every element not in block RAM, and
+    each block RAM's forwarding registers and clear counter."""
+    if schedule.state is None:
+        return 0
+    rams = [m for m in schedule.state.mems if m.mapped_to != "ff"]
+    ram = {m.slot.index for m in rams}
+    g = schedule.graph
+    regs = sum(g.nodes[slot.read].type.flat_width
+               for i, slot in enumerate(g.regions[schedule.region].states) if i not in ram)
+    # a block RAM's forwarding registers (valid, address, data) and the reset's clear counter
+    abits = [max(1, (m.words - 1).bit_length()) for m in rams]
+    forward = sum(1 + a + m.width for a, m in zip(abits, rams, strict=True))
+    return regs + forward + (1 + max(abits) if rams else 0)
+
+
+def bram_reads(schedule: Schedule) -> set[bytes]:
+    """Return the node ids of block RAM reads (the RAM's data port, not a multiplexer)."""
+    if schedule.state is None:
+        return set()
+    return {m.ports.read for m in schedule.state.mems if m.ports is not None}
+
+
+def bram_blocks(schedule: Schedule) -> int:
+    """Return the block RAMs a schedule's memories take."""
+    if schedule.state is None:
+        return 0
+    return sum(m.blocks for m in schedule.state.mems if m.mapped_to == "bram")
+
+
+__all__ = ["BRAM_BITS", "TINY_BITS", "BramPorts", "MemPlan", "Write", "bram_blocks",
+           "bram_reads", "chain", "normalise", "plan_memories", "state_ff_bits"]

@@ -1,0 +1,137 @@
+"""Modulo scheduling of stateful regions: RecMII, the chosen II, the modulo constraints."""
+
+from __future__ import annotations
+
+import pytest
+
+import kera
+from kera.diagnostics import KeraError
+from kera.hls.pipeline import Schedule
+from tests.rtl.state_kernels import (
+    ACC,
+    GUARDED,
+    HISTOGRAM,
+    LATE,
+    MAC,
+    MOVING_SUM,
+    PAIR,
+    TINY,
+    TUPLE_BOOL,
+    planned,
+    with_ii,
+)
+
+
+def check_modulo(s: Schedule) -> None:
+    """Every slot writes 0 .. ii-1 stages after it is read; every edge goes forward."""
+    g = s.graph
+    for slot in g.regions[s.region].states:
+        if slot.next == slot.read or g.nodes[slot.next].op == "const":
+            continue
+        delta = s.stage[slot.next] - s.stage[slot.read]
+        assert 0 <= delta <= s.ii - 1, (delta, s.ii)
+    for nid in s.order:
+        for i in g.nodes[nid].inputs:
+            if g.nodes[i].op != "const":
+                assert s.stage[i] <= s.stage[nid]
+
+
+def test_accumulator_runs_at_ii_1_at_the_board_clock() -> None:
+    s = planned(ACC)
+    assert (s.clock_mhz, s.ii, s.latency) == (12.0, 1, 1)
+    assert s.state is not None
+    assert (s.state.requested, s.state.rec_mii, s.state.res_mii) == (None, 1, 1)
+    assert s.state.binding == "rec_mii"
+    (rec,) = s.state.recurrences
+    assert rec["cycles"] == 1 and [p["op"] for p in rec["path"]] == ["add"]
+    assert s.graph.spans[rec["path"][0]["node"]] is not None
+    check_modulo(s)
+
+
+def test_a_multiply_add_loop_sets_rec_mii() -> None:
+    s = planned(MAC, 30)
+    assert s.state is not None and s.state.rec_mii == 2 and s.ii == 2
+    assert [p["op"] for p in s.state.recurrences[0]["path"]] == ["mul", "add"]
+    check_modulo(s)
+    assert planned(MAC, 12).ii == 1  # the same loop fits one cycle at 12 MHz
+
+
+def test_a_next_value_that_does_not_read_its_state_delays_the_read() -> None:
+    s = planned(LATE, 30)
+    assert s.ii == 1 and s.latency >= 3
+    assert s.state is not None and s.state.recurrences == ()
+    read = s.graph.regions[s.region].states[0].read
+    assert s.stage[read] == s.latency - 1  # held back to the stage that writes it
+    check_modulo(s)
+
+
+@pytest.mark.parametrize("text", [ACC, MAC, LATE, MOVING_SUM, TUPLE_BOOL, PAIR])
+@pytest.mark.parametrize("clock", [12.0, 30.0])
+def test_every_schedule_meets_the_modulo_constraints(text: str, clock: float) -> None:
+    check_modulo(planned(text, clock))
+
+
+def test_two_states_in_one_component_share_a_bound() -> None:
+    s = planned(PAIR, 30)  # b <- a * x + x (2 cycles at 30 MHz), a <- b + x
+    assert s.state is not None and s.state.rec_mii == 2 and s.ii == 2
+    check_modulo(s)
+
+
+def test_a_requested_ii_above_the_bound_is_kept() -> None:
+    s = planned(with_ii(ACC, 3))
+    assert s.ii == 3 and s.state is not None and s.state.requested == 3
+    assert s.state.binding == "requested"
+    check_modulo(s)
+
+
+def test_a_requested_ii_below_rec_mii_names_the_recurrence() -> None:
+    with pytest.raises(KeraError) as e:
+        planned(with_ii(MAC, 1), 30)
+    msg = e.value.message
+    assert "\n" not in msg and msg.split(": ")[0].endswith("k.kera:4:9")
+    for part in ("`#[pipeline(ii = 1)]` cannot be met", "state `state0`", "mul ", "add ",
+                 "k.kera:5:", "takes 2 cycles at 30 MHz", "`#[pipeline(ii = 2)]`",
+                 "a clock of at most 2"):
+        assert part in msg, part
+
+
+def test_without_pipeline_no_ii_is_requested() -> None:
+    g = kera.load(text=ACC, name="k.kera").graph
+    assert "ii" not in g.directives.get("acc", {})
+    g2 = kera.load(text=with_ii(ACC, 2), name="k.kera").graph
+    assert g2.directives == {"acc": {"ii": 2}}
+
+
+def test_a_pure_region_has_no_state_plan() -> None:
+    s = planned("#[top]\npub fn f(x: u8) -> u8 { x + 1 }\n")
+    assert s.state is None and s.ii == 1
+
+
+def test_the_histogram_goes_to_block_ram_at_ii_1() -> None:
+    s = planned(HISTOGRAM)
+    assert s.state is not None and s.ii == 1 and s.state.reset_cycles == 256
+    (m,) = s.state.mems
+    assert (m.mapped_to, m.words, m.width, m.reads, m.writes, m.blocks) == ("bram", 256, 16,
+                                                                          1, 1, 1)
+    assert m.ports is not None
+    # the synchronous read is one stage after its address; the write closes in that stage
+    assert s.stage[m.ports.read] == s.stage[m.ports.raddr] + 1 == s.stage[m.ports.next]
+    assert m.ports.state in s.virtual and m.ports.next in s.virtual
+    assert all(m.ports.state not in bank and m.ports.next not in bank for bank in s.crossing())
+
+
+def test_a_guarded_write_normalises() -> None:
+    s = planned(GUARDED)
+    assert s.state is not None
+    (m,) = s.state.mems
+    assert m.mapped_to == "bram" and m.init == 5 and m.ports is not None
+    assert m.ports.guard is not None
+
+
+def test_a_tiny_memory_stays_in_flip_flops() -> None:
+    s = planned(TINY)
+    assert s.state is not None
+    (m,) = s.state.mems
+    assert (m.mapped_to, m.reads, m.writes) == ("ff", 2, 1) and "tiny" in m.why
+    assert not s.virtual
+    check_modulo(s)
