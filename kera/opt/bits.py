@@ -10,7 +10,8 @@ users are rewritten under the same rule. The rules, in order:
 * an ``or``/``xor``/``add`` of operands with no 1 bit in common (below the top demanded bit,
   for ``add``: no carry) → a ``concat`` of ``slice``s, i.e. wires; an ``or``/``xor`` where
   that holds for at least ``max(2, N/8)`` bits → wires there, and the
-  op on just the runs of bits where both operands may be 1;
+  op on just the runs of bits where both operands may be 1 (at most ``MAX_RUNS`` runs: more
+  would trade one word op for a comb of slices that only the bit-level models see through);
 * a sign test (``x < 0``, ``x >= 0`` on ``iN``) → the sign bit; ``x < 2**k`` / ``x >= 2**k``
   on ``uN`` → whether the bits from ``k`` up are all 0;
 * a product with an operand that is 0 or ``2**k`` → a ``select``;
@@ -41,6 +42,7 @@ BITS = NARROWED | frozenset({
 
 _WITH_OPERAND_BITS = frozenset({"and", "or", "xor", "add", "mul"})
 MAX_WALKS = 8
+MAX_RUNS = 2  # an `or`/`xor` is cut into wires and at most this many runs of logic
 _AMOUNT = uint(32)  # constant shift amounts, as the front end's literals
 
 
@@ -309,7 +311,9 @@ def bits_rule(rw: Rewriter, t: Term, d: int, k: Known | None = None) -> bytes | 
         if t.op == "add":  # a carry may come from any bit below the top demanded one
             wired = ka.maybe & kb.maybe & ((1 << d.bit_length()) - 1) == 0
         else:  # wires except where both may be 1: worth it when that spares enough bits
-            wired = n - (ka.maybe & kb.maybe & d).bit_count() >= max(2, n // 8)
+            both = ka.maybe & kb.maybe & d  # and leaves the op on a few runs of bits, not a
+            runs = (both & ~(both << 1)).bit_count()  # comb of slices (a CRC's polynomial)
+            wired = n - both.bit_count() >= max(2, n // 8) and runs <= MAX_RUNS
         if wired:
             return _pieces(rw, t, d, ka, kb)
     if t.op == "mul":

@@ -29,11 +29,11 @@ def _synth(tmp_path: Path, name: str, text: str, clock: float) -> dict:
 
 def test_the_accumulator_report(tmp_path: Path) -> None:
     r = _synth(tmp_path, "acc.kera", ACC, 12.0)
-    assert r["state"] == [{"name": "state0", "kind": "reg", "bits": 32, "source": "acc.kera:3:9"}]
+    assert r["state"] == [{"name": "sum", "kind": "reg", "bits": 32, "source": "acc.kera:3:9"}]
     assert r["ii_bound"] == {"requested": None, "rec_mii": 1, "res_mii": 1, "chosen": 1,
                              "binding": "rec_mii"}
     (rec,) = r["recurrences"]
-    assert rec["state"] == "state0" and rec["cycles"] == 1 and rec["delay_ns"] > 0
+    assert rec["state"] == "sum" and rec["cycles"] == 1 and rec["delay_ns"] > 0
     assert [(p["op"], p["source"]) for p in rec["path"]] == [("add", "acc.kera:4:11")]
     assert r["reset_cycles"] == 0 and r["deadline"]["reset_to_first_accept_cycles"] == 0
     assert r["estimate"]["ff"] >= 32 + 32  # the state register and the output bank
@@ -59,7 +59,7 @@ def test_golden_report_of_a_multiply_add_recurrence(tmp_path: Path) -> None:
         path.write_text(text, encoding="utf-8")
     assert text == path.read_text(encoding="utf-8"), \
         f"{path.name} changed; if intended, rerun with KERA_UPDATE_GOLDEN=1"
-    assert "Worst recurrence: state `state0`" in text and "| s = s * x + x;" in text
+    assert "Worst recurrence: state `s`" in text and "| s = s * x + x;" in text
 
 
 @pytest.mark.slow

@@ -89,7 +89,7 @@ def test_a_requested_ii_below_rec_mii_names_the_recurrence() -> None:
         planned(with_ii(MAC, 1), 30)
     msg = e.value.message
     assert "\n" not in msg and msg.split(": ")[0].endswith("k.kera:4:9")
-    for part in ("`#[pipeline(ii = 1)]` cannot be met", "state `state0`", "mul ", "add ",
+    for part in ("`#[pipeline(ii = 1)]` cannot be met", "state `s`", "mul ", "add ",
                  "k.kera:5:", "takes 2 cycles at 30 MHz", "`#[pipeline(ii = 2)]`",
                  "a clock of at most 2"):
         assert part in msg, part

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 
-from kera.ir.graph import Graph, Region, const, param
+from kera.ir.graph import Graph, Region, StateSlot, const, param
 from kera.ir.ops import OPS
 from kera.ir.types import BOOL, ArrayType, IntType, TupleType, Type, sint, uint
 
@@ -80,10 +80,14 @@ def allops_graph() -> tuple[Graph, str]:
     pair = add("tuple", TupleType((u8, BOOL, TupleType(()))), small, flag, unit)
     add("tuple_get", BOOL, pair, index=1)
     add("tuple_get", u8, pair, index=0)
+    # A running sum (STATE.md): the rows are one stream, so it tests the state register too.
+    total = add("state", u8, index=0, kind="reg")
+    running = g.add("add", u8, [total, val])
     missing = set(OPS) - used
     assert not missing, f"allops misses {sorted(missing)}"
     result = g.add("tuple", TupleType(tuple(g.nodes[f].type for f in fields)), fields)
-    g.add_region(Region("allops", tuple(params), result))
+    slot = StateSlot(total, const(g, u8, 5), running)
+    g.add_region(Region("allops", tuple(params), result, (slot,)))
     return g, "allops"
 
 
