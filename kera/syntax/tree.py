@@ -131,7 +131,7 @@ def build_tree(
     """
     b = _Builder(lexed, events, cache or NodeCache())
     kinds, greens, starts = b.kinds, b.greens, b.starts
-    next_end, node_table, leaf_tables = b.next_end, b.node_table, b.leaf_tables
+    node_table, leaf_tables = b.node_table, b.leaf_tables
     stack, stack_kinds, stack_starts = b.stack, b.stack_kinds, b.stack_starts
     kind_of = _KIND_LIST
     children: list[GreenNode | GreenToken] = []
@@ -140,18 +140,24 @@ def build_tree(
     # The common events are handled inline; forward-parent chains and errors by _Builder.
     for ev in b.marked:
         if ev == TOKEN:
-            end = next_end()
-            if end == pos + 1:
+            if kinds[pos] > _SKIPPED_MAX:
                 children.append(greens[pos])
-            else:
-                children += greens[pos:end]
-            pos = end
+                pos += 1
+            else:  # trivia first: it goes into the node too
+                end = pos + 1
+                while kinds[end] <= _SKIPPED_MAX:
+                    end += 1
+                children += greens[pos : end + 1]
+                pos = end + 1
         elif ev >= _LEAF:
-            end = next_end()
-            if end != pos + 1:  # leading trivia goes to the parent
-                children += greens[pos : end - 1]
-            token = greens[end - 1]
-            pos = end
+            if kinds[pos] <= _SKIPPED_MAX:  # leading trivia goes to the parent
+                end = pos + 1
+                while kinds[end] <= _SKIPPED_MAX:
+                    end += 1
+                children += greens[pos:end]
+                pos = end
+            token = greens[pos]
+            pos += 1
             table = leaf_tables[ev - _LEAF]
             green = table.get(token)
             if green is None:
@@ -159,7 +165,11 @@ def build_tree(
             children.append(green)
         elif ev >= 0:
             if kinds[pos] <= _SKIPPED_MAX and stack:
-                pos, children = b.leading_trivia(ev, pos, children)
+                if kinds[pos + 1] > _SKIPPED_MAX and ev not in _ITEMS:  # one trivia token
+                    children.append(greens[pos])
+                    pos += 1
+                else:
+                    pos, children = b.leading_trivia(ev, pos, children)
             children = []
             stack.append(children)
             stack_kinds.append(ev)
@@ -196,9 +206,6 @@ class _Builder:
         self.texts, self.starts = lexed.texts, lexed.starts
         self.n_tokens = len(lexed.kinds)
         self.greens = _green_tokens(lexed, cache)
-        # Lexer index just past each significant token: a Token event takes greens[pos:next].
-        ends = [i + 1 for i, k in enumerate(self.kinds) if k > _SKIPPED_MAX]
-        self.next_end = iter(ends).__next__
         self.node_table = cache.nodes
         self.leaf_tables = cache.leaves
         self.events = events
@@ -241,7 +248,11 @@ class _Builder:
 
     def leaf(self, kind: int, pos: int, children: list[GreenNode | GreenToken]) -> int:
         """Place a node of ``kind`` that holds just the next significant token."""
-        end = self.next_end()
+        kinds = self.kinds
+        end = pos
+        while kinds[end] <= _SKIPPED_MAX:
+            end += 1
+        end += 1
         children += self.greens[pos : end - 1]
         token = self.greens[end - 1]
         table = self.leaf_tables[kind]
@@ -315,6 +326,10 @@ def _green_tokens(lexed: Lexed, cache: NodeCache) -> list[GreenToken]:
         green = tables[kind][text] = GreenToken(kind_of[kind], text, size)
         return green
 
+    if lexed.kind_of is not None:  # the kind follows from the text: one look-up per text
+        by_text = {text: tables[kind].get(text) or make(kind, text)
+                   for text, kind in lexed.kind_of.items()}
+        return list(map(by_text.__getitem__, lexed.texts))
     return [
         tables[kind].get(text) or make(kind, text)
         for kind, text in zip(lexed.kinds, lexed.texts, strict=True)
