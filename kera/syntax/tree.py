@@ -83,6 +83,10 @@ class GreenNode:
         return "".join(parts)
 
 
+# An open node while building: its kind (an int), then its children so far.
+_Open = list  # list[int | GreenNode | GreenToken]; its tuple is the node's interning key
+
+
 class NodeCache:
     """Interning tables: tokens by ``(kind, text)``, nodes by ``(kind, children)``.
 
@@ -93,7 +97,7 @@ class NodeCache:
 
     def __init__(self) -> None:
         self.tokens: list[dict[str, GreenToken]] = [{} for _ in range(_N_TOKEN_KINDS)]
-        self.nodes: dict[tuple, GreenNode] = {}
+        self.nodes: dict[tuple, GreenNode] = {}  # (kind, *children) -> node
         # Nodes holding one token (``NAME_REF``, ``LITERAL``...), by kind then token.
         self.leaves: list[dict[GreenToken, GreenNode]] = [{} for _ in _KIND_LIST]
 
@@ -132,9 +136,9 @@ def build_tree(
     b = _Builder(lexed, events, cache or NodeCache())
     kinds, greens, starts = b.kinds, b.greens, b.starts
     node_table, leaf_tables = b.node_table, b.leaf_tables
-    stack, stack_kinds, stack_starts = b.stack, b.stack_kinds, b.stack_starts
+    stack, stack_starts = b.stack, b.stack_starts
     kind_of = _KIND_LIST
-    children: list[GreenNode | GreenToken] = []
+    children: _Open = []
     pos = 0  # lexer index of the next token to place
 
     # The common events are handled inline; forward-parent chains and errors by _Builder.
@@ -170,19 +174,16 @@ def build_tree(
                     pos += 1
                 else:
                     pos, children = b.leading_trivia(ev, pos, children)
-            children = []
+            children = [ev]
             stack.append(children)
-            stack_kinds.append(ev)
             stack_starts.append(starts[pos])
         elif ev == FINISH:
             if len(stack) > 1:  # the root stays open for the file's trailing trivia
-                node_children = tuple(stack.pop())
-                kind = stack_kinds.pop()
-                key = (kind, node_children)
+                key = tuple(stack.pop())  # the kind, then the children
                 green = node_table.get(key)
                 if green is None:
                     text_len = starts[pos] - stack_starts.pop()
-                    green = node_table[key] = GreenNode(kind_of[kind], text_len, node_children)
+                    green = node_table[key] = GreenNode(kind_of[key[0]], text_len, key[1:])
                 else:
                     stack_starts.pop()
                 children = stack[-1]
@@ -211,8 +212,7 @@ class _Builder:
         self.events = events
         self.errors = iter(events.errors.values())
         self.diagnostics: list[Diagnostic] = []
-        self.stack: list[list[GreenNode | GreenToken]] = []  # children of the open nodes
-        self.stack_kinds: list[int] = []
+        self.stack: list[_Open] = []  # the open nodes: each its kind, then its children
         self.stack_starts: list[int] = []
         # A Start with forward parents opens its whole chain, outermost first; the Starts it
         # leads to are then skipped.
@@ -222,9 +222,7 @@ class _Builder:
         for index, distance in events.forward_parents.items():
             self.marked[index + distance] = TOMBSTONE
 
-    def leading_trivia(
-        self, kind: int, pos: int, children: list[GreenNode | GreenToken]
-    ) -> tuple[int, list[GreenNode | GreenToken]]:
+    def leading_trivia(self, kind: int, pos: int, children: _Open) -> tuple[int, _Open]:
         """Give the trivia before a new node to its parent (an item keeps its comments)."""
         kinds = self.kinds
         first = pos
@@ -234,49 +232,41 @@ class _Builder:
         children += self.greens[first : pos - keep]
         return pos - keep, children
 
-    def enter(
-        self, kind: int, pos: int, children: list[GreenNode | GreenToken]
-    ) -> tuple[int, list[GreenNode | GreenToken]]:
-        """Open a node of ``kind``."""
-        if self.kinds[pos] <= _SKIPPED_MAX and self.stack:
-            pos, children = self.leading_trivia(kind, pos, children)
-        children = []
-        self.stack.append(children)
-        self.stack_kinds.append(kind)
-        self.stack_starts.append(self.starts[pos])
-        return pos, children
+    def chain(self, index: int, pos: int, children: _Open) -> tuple[int, _Open]:
+        """Open the Start at ``index`` inside the nodes that ``precede`` put around it.
 
-    def leaf(self, kind: int, pos: int, children: list[GreenNode | GreenToken]) -> int:
-        """Place a node of ``kind`` that holds just the next significant token."""
-        kinds = self.kinds
-        end = pos
-        while kinds[end] <= _SKIPPED_MAX:
-            end += 1
-        end += 1
-        children += self.greens[pos : end - 1]
-        token = self.greens[end - 1]
-        table = self.leaf_tables[kind]
-        green = table.get(token)
-        if green is None:
-            green = table[token] = GreenNode(_KIND_LIST[kind], token.text_len, (token,))
-        children.append(green)
-        return end
-
-    def chain(
-        self, index: int, pos: int, children: list[GreenNode | GreenToken]
-    ) -> tuple[int, list[GreenNode | GreenToken]]:
-        """Open the Start at ``index`` inside the nodes that ``precede`` put around it."""
-        raw, forward_parents = self.events.raw, self.events.forward_parents
+        ``enter`` and ``leaf``, inlined: binary operators and postfix expressions all come here.
+        """
+        raw, fp_get = self.events.raw, self.events.forward_parents.get
         chain = [raw[index]]
         at = index
-        while at in forward_parents:
-            at += forward_parents[at]
+        distance = fp_get(at)
+        while distance is not None:
+            at += distance
             chain.append(raw[at])
+            distance = fp_get(at)
+        kinds, greens, stack = self.kinds, self.greens, self.stack
         for kind in reversed(chain):
             if kind >= _LEAF:
-                pos = self.leaf(kind - _LEAF, pos, children)
+                end = pos
+                while kinds[end] <= _SKIPPED_MAX:
+                    end += 1
+                if end != pos:
+                    children += greens[pos:end]
+                token = greens[end]
+                pos = end + 1
+                table = self.leaf_tables[kind - _LEAF]
+                green = table.get(token)
+                if green is None:
+                    green = table[token] = GreenNode(_KIND_LIST[kind - _LEAF], token.text_len,
+                                                     (token,))
+                children.append(green)
             elif kind != TOMBSTONE:
-                pos, children = self.enter(kind, pos, children)
+                if kinds[pos] <= _SKIPPED_MAX and stack:
+                    pos, children = self.leading_trivia(kind, pos, children)
+                children = [kind]
+                stack.append(children)
+                self.stack_starts.append(self.starts[pos])
         return pos, children
 
     def error(self) -> None:
@@ -286,13 +276,11 @@ class _Builder:
 
     def close(self, end: int) -> GreenNode:
         """Close the innermost open node, which ends at byte offset ``end``."""
-        children = tuple(self.stack.pop())
-        kind = self.stack_kinds.pop()
+        key = tuple(self.stack.pop())  # the kind, then the children
         start = self.stack_starts.pop()
-        key = (kind, children)
         green = self.node_table.get(key)
         if green is None:
-            green = self.node_table[key] = GreenNode(_KIND_LIST[kind], end - start, children)
+            green = self.node_table[key] = GreenNode(_KIND_LIST[key[0]], end - start, key[1:])
         return green
 
     def finish(self, pos: int) -> GreenNode:
@@ -302,8 +290,7 @@ class _Builder:
             green = self.close(starts[pos])
             stack[-1].append(green)
         if not stack:  # the events never opened a root
-            stack.append([])
-            self.stack_kinds.append(_SOURCE_FILE)
+            stack.append([_SOURCE_FILE])
             self.stack_starts.append(0)
         children = stack[0]
         while self.kinds[pos] <= _SKIPPED_MAX:
