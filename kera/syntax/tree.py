@@ -424,18 +424,33 @@ class SyntaxNode:
                 yield SyntaxToken(green, self, offset)
             offset += green.text_len
 
+    def child_nodes_of(self, kinds: frozenset[int]) -> list[SyntaxNode]:
+        """Return the child nodes whose kind is in ``kinds``, in order."""
+        out = []
+        offset = self.offset
+        for green in self.green.children:
+            if type(green) is GreenNode and green.kind in kinds:
+                out.append(SyntaxNode(green, self, offset))
+            offset += green.text_len
+        return out
+
     def first_child(self, kind: SyntaxKind | None = None) -> SyntaxNode | None:
         """Return the first child node (of ``kind``, if given)."""
-        for child in self.child_nodes():
-            if kind is None or child.green.kind == kind:
-                return child
+        offset = self.offset
+        for green in self.green.children:
+            if type(green) is GreenNode and (kind is None or green.kind == kind):
+                return SyntaxNode(green, self, offset)
+            offset += green.text_len
         return None
 
     def first_token(self, kind: SyntaxKind | None = None) -> SyntaxToken | None:
         """Return the first direct child token the parser saw (of ``kind``, if given)."""
-        for token in self.child_tokens():
-            if kind is None or token.green.kind == kind:
-                return token
+        offset = self.offset
+        for green in self.green.children:
+            if type(green) is GreenToken and green.kind > _SKIPPED_MAX and (
+                    kind is None or green.kind == kind):
+                return SyntaxToken(green, self, offset)
+            offset += green.text_len
         return None
 
     def ancestors(self) -> Iterator[SyntaxNode]:
