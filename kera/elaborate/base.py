@@ -71,10 +71,10 @@ class BuilderBase:
     def add(self, op: str, ty: Type, inputs: list[Val], attrs: dict | None = None,
             span: Span | None = None) -> Val:
         """Add a node unless an input is poisoned."""
-        ids = tuple(v.id for v in inputs if v.id is not None)
-        if len(ids) != len(inputs):
+        ids = tuple([v.id for v in inputs])
+        if None in ids:
             return POISON
-        node_id = self.graph.add(op, ty, ids, attrs, span=span)
+        node_id = self.graph.add(op, ty, ids, attrs, span=span)  # type: ignore[arg-type]
         return Val(node_id, ty)
 
     def const(self, ty: Type, value: int, span: Span | None = None) -> Val:

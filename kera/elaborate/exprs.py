@@ -36,6 +36,8 @@ BIN_TOKENS = {
 POLYMORPHIC_OPS = {**typeck.ARITH_OPS, **typeck.BITWISE_OPS}  # literal operands give the type
 # The method that builds each node kind: `_expr_<kind name>` (a missing one is a bug).
 _RULES: dict[int, str] = {kind.value: f"_expr_{kind.name.lower()}" for kind in K}
+# (operator, operand types) -> the result type, or the type rule's message (rules are pure).
+_BINARY_RESULTS: dict[tuple[str, Type | None, Type | None], Type | str] = {}
 # Integer literal texts already parsed (unrolled and repeated code has the same few).
 _INT_LITERALS: dict[str, tuple[int, tuple[bool, int] | None]] = {}
 
@@ -326,10 +328,18 @@ class ExprMixin(BuilderBase):
             return POISON
         if isinstance(a.type, FixedType) or isinstance(b.type, FixedType):
             return fixed.binary(self, op, a, b, span)
-        try:
-            result = typeck.binary_result(op, a.live_type, b.live_type)
-        except TypeRuleError as e:
-            self.error(str(e), span)
+        key = (op, a.type, b.type)
+        result = _BINARY_RESULTS.get(key)
+        if result is None:
+            try:
+                result = typeck.binary_result(op, a.live_type, b.live_type)
+            except TypeRuleError as e:
+                result = str(e)
+            if len(_BINARY_RESULTS) >= 1 << 16:
+                _BINARY_RESULTS.clear()
+            _BINARY_RESULTS[key] = result
+        if isinstance(result, str):
+            self.error(result, span)
             return POISON
         return self.add(typeck.OPCODES[op], result, [a, b], span=span)
 
