@@ -522,7 +522,6 @@ def param(graph: Graph, index: int, name: str, t: Type, span: Span | None = None
 __all__ = [
     "GRAPH_DOMAIN",
     "NODE_DOMAIN",
-    "node_id_parts",
     "REGION_DOMAIN",
     "SCHEMA_VERSION",
     "STATE_DOMAIN",
@@ -536,6 +535,7 @@ __all__ = [
     "const",
     "encode_attrs",
     "node_id",
+    "node_id_parts",
     "param",
     "region_problem",
     "type_hash",
