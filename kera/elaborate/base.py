@@ -43,6 +43,7 @@ class BuilderBase:
         self.loops = LoopBudget()
         self._depth = 0
         self._folder = ClosedEvaluator(self.graph)
+        self._consts: dict[tuple[Type, int], Val] = {}  # (type, value) -> its `const` node
 
     # --- diagnostics -------------------------------------------------------------------------
 
@@ -70,15 +71,21 @@ class BuilderBase:
     def add(self, op: str, ty: Type, inputs: list[Val], attrs: dict | None = None,
             span: Span | None = None) -> Val:
         """Add a node unless an input is poisoned."""
-        ids = tuple(v.id for v in inputs if v.id is not None)
-        if len(ids) != len(inputs):
+        ids = tuple([v.id for v in inputs])
+        if None in ids:
             return POISON
-        node_id = self.graph.add(op, ty, ids, attrs, span=span)
+        node_id = self.graph.add(op, ty, ids, attrs, span=span)  # type: ignore[arg-type]
         return Val(node_id, ty)
 
     def const(self, ty: Type, value: int, span: Span | None = None) -> Val:
-        """Add a constant of a scalar type."""
-        return self.add("const", ty, [], {"value": int(value)}, span=span)
+        """Add a constant of a scalar type (memoised: literals recur all over a program)."""
+        key = (ty, int(value))
+        known = self._consts.get(key)
+        if known is None or "add" in self.__dict__:  # a loop being recorded sees every add
+            known = self._consts[key] = self.add("const", ty, [], {"value": key[1]}, span=span)
+        elif span is not None and known.id is not None and known.id not in self.graph.spans:
+            self.graph.spans[known.id] = span  # what Graph.add does for a node it has
+        return known
 
     def unit(self) -> Val:
         """Return the `()` value."""

@@ -34,6 +34,12 @@ BIN_TOKENS = {
     K.AMP2: "&&", K.PIPE2: "||",
 }
 POLYMORPHIC_OPS = {**typeck.ARITH_OPS, **typeck.BITWISE_OPS}  # literal operands give the type
+# The method that builds each node kind: `_expr_<kind name>` (a missing one is a bug).
+_RULES: dict[int, str] = {kind.value: f"_expr_{kind.name.lower()}" for kind in K}
+# (operator, operand types) -> the result type, or the type rule's message (rules are pure).
+_BINARY_RESULTS: dict[tuple[str, Type | None, Type | None], Type | str] = {}
+# Integer literal texts already parsed (unrolled and repeated code has the same few).
+_INT_LITERALS: dict[str, tuple[int, tuple[bool, int] | None]] = {}
 
 
 class ElaborationBug(AssertionError):
@@ -47,7 +53,8 @@ class ExprMixin(BuilderBase):
         """Build ``node``; ``hint`` only types unsuffixed literals (consumers check types)."""
         self.enter(node)
         try:
-            method = getattr(self, f"_expr_{node.kind.name.lower()}", None)
+            rule = _RULES.get(node.green.kind)
+            method = getattr(self, rule, None) if rule is not None else None
             if method is None:
                 raise ElaborationBug(f"no rule to elaborate a `{node.kind.name}` node at bytes "
                                      f"{node.span.start}..{node.span.end}")
@@ -117,10 +124,16 @@ class ExprMixin(BuilderBase):
         return self.materialize(lit, hint) if isinstance(hint, IntType) else lit
 
     def _int_literal(self, text: str, span: Span, hint: Type | None, negate: bool) -> Value:
-        try:
-            value, suffix = parse_int_literal(text)
-        except ValueError:
-            return POISON  # the lexer already reported it
+        parsed = _INT_LITERALS.get(text)
+        if parsed is None:
+            try:
+                parsed = parse_int_literal(text)
+            except ValueError:
+                return POISON  # the lexer already reported it
+            if len(_INT_LITERALS) >= 1 << 16:
+                _INT_LITERALS.clear()
+            _INT_LITERALS[text] = parsed
+        value, suffix = parsed
         if negate:
             value = -value
         if suffix is None:
@@ -315,10 +328,18 @@ class ExprMixin(BuilderBase):
             return POISON
         if isinstance(a.type, FixedType) or isinstance(b.type, FixedType):
             return fixed.binary(self, op, a, b, span)
-        try:
-            result = typeck.binary_result(op, a.live_type, b.live_type)
-        except TypeRuleError as e:
-            self.error(str(e), span)
+        key = (op, a.type, b.type)
+        result = _BINARY_RESULTS.get(key)
+        if result is None:
+            try:
+                result = typeck.binary_result(op, a.live_type, b.live_type)
+            except TypeRuleError as e:
+                result = str(e)
+            if len(_BINARY_RESULTS) >= 1 << 16:
+                _BINARY_RESULTS.clear()
+            _BINARY_RESULTS[key] = result
+        if isinstance(result, str):
+            self.error(result, span)
             return POISON
         return self.add(typeck.OPCODES[op], result, [a, b], span=span)
 

@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
+from itertools import islice
+
 from kera import progress
 from kera.check import typeck
 from kera.check.typeck import TypeRuleError
 from kera.diagnostics import Note, Span
-from kera.elaborate import fixed
+from kera.elaborate import fixed, replay
 from kera.elaborate import tree as t
 from kera.elaborate.base import BuilderBase
 from kera.elaborate.items import FnItem
 from kera.elaborate.values import POISON, Binding, Lit, Val, Value
 from kera.ir.types import UNIT, ArrayType, FixedType, IntType, TupleType, Type, uint
+from kera.syntax import GreenNode, SyntaxNode, parse_int_literal
 from kera.syntax import SyntaxKind as K
-from kera.syntax import SyntaxNode, parse_int_literal
 
 BLOCK_LIKE = frozenset({K.IF_EXPR, K.FOR_EXPR, K.BLOCK_EXPR})
 MAX_UNROLL = 1 << 20  # loop iterations in one program, all loops together
 Step = Val | int  # a step into a place: an index value (array element) or a field number
+REPLAY_MIN_TRIPS = 4  # loops this long are walked twice, then replayed (kera.elaborate.replay)
 MAX_UNROLL_WORK = 1 << 21  # estimated operations (body expressions x iterations), all loops
 PROGRESS_WORK = 1 << 16  # a loop estimated at this many operations or more shows a bar
 COMPOUND = {
@@ -40,6 +43,7 @@ class LoopBudget:
         self.work = 0
         self.covered = 0  # how many loops are being unrolled (their nests are counted)
         self._weights: dict[int, tuple[int, int]] = {}  # id(green body) -> (iterations, work)
+        self.replayable: dict[int, bool] = {}  # id(green body) -> whether it may be replayed
 
     def weight(self, node: SyntaxNode) -> tuple[int, int]:
         """Return (loop iterations, operations) that one copy of ``node`` unrolls to."""
@@ -393,18 +397,104 @@ class StmtMixin(BuilderBase):
 
     def _unroll(self, pat: SyntaxNode | None, ty: IntType, body: SyntaxNode, lo: int, hi: int,
                 bar: progress.Task) -> None:
-        """Build ``body`` once per iteration value ``lo..hi`` (the variable bound to each)."""
-        for i in range(lo, hi):
-            self.scopes.append({})
-            try:
-                if pat is not None:
-                    self.bind(pat, self.const(ty, i, pat.span))
-                value = self.block(body, None)
-                if isinstance(value, Lit) or (not value.poisoned and value.type != UNIT):
-                    self.error("a `for` body must not end in a value", body.span)
-            finally:
-                self.scopes.pop()
+        """Build ``body`` once per iteration value ``lo..hi`` (the variable bound to each).
+
+        Longer loops are built twice by walking the tree and then replayed from a template of
+        one walk that predicts the other exactly (``kera.elaborate.replay``).
+        """
+        template: replay.Template | None = None
+        start = lo
+        # While an enclosing loop records an iteration, this one is walked (and recorded).
+        if hi - lo >= REPLAY_MIN_TRIPS and "add" not in vars(self) and self._replayable(body):
+            bindings = [b for b, _ in self.snapshot()]
+            traces: list[replay.Trace | None] = []
+            # The first iteration may build what later ones reuse (a `const` item's nodes on
+            # first use): then the second and third are compared instead.
+            while template is None and len(traces) < 3 and start < hi - 1:
+                traces.append(self._traced_iteration(pat, ty, body, start, bindings))
+                bar.advance()
+                start += 1
+                if len(traces) >= 2:
+                    template = self._template(traces[-2], traces[-1], pat)
+        if template is not None:
+            graph = self.graph
+            for i in range(start, hi):
+                template.replay(graph, ty, i, bindings)
+                bar.advance()
+            return
+        for i in range(start, hi):
+            self._iteration(pat, ty, body, i, None)
             bar.advance()
+
+    @staticmethod
+    def _template(first: replay.Trace | None, second: replay.Trace | None,
+                  pat: SyntaxNode | None) -> replay.Template | None:
+        """Return a template of one trace that predicts the other exactly, else None.
+
+        An id can stand for two things in one iteration (`acc` starting at `0u32` is the node
+        of `i` when `i == 0`): a template that predicts the other iteration resolved them as
+        the walk did.
+        """
+        if first is None or second is None:
+            return None
+        for model, other in ((second, first), (first, second)):
+            template = replay.Template(model, pat.span if pat is not None else None)
+            if template.ok and template.predicts(other):
+                return template
+        return None
+
+    def _iteration(self, pat: SyntaxNode | None, ty: IntType, body: SyntaxNode, i: int,
+                   iter_val: Val | None) -> None:
+        """Build one iteration of ``body`` with the loop variable ``i`` (``iter_val``, if made)."""
+        self.scopes.append({})
+        try:
+            if pat is not None:
+                self.bind(pat, iter_val if iter_val is not None else self.const(ty, i, pat.span))
+            value = self.block(body, None)
+            if isinstance(value, Lit) or (not value.poisoned and value.type != UNIT):
+                self.error("a `for` body must not end in a value", body.span)
+        finally:
+            self.scopes.pop()
+
+    def _traced_iteration(self, pat: SyntaxNode | None, ty: IntType, body: SyntaxNode, i: int,
+                          bindings: list[Binding]) -> replay.Trace | None:
+        """Build one iteration while recording it; None when it cannot be replayed."""
+        iter_val = self.const(ty, i, pat.span) if pat is not None else None
+        if any(b.value.poisoned or b.state is not None or b.memory for b in bindings):
+            self._iteration(pat, ty, body, i, iter_val)
+            return None
+        marks = (len(self._diags), len(self.graph.nodes), self.loops.iterations, self.loops.work)
+        trace = replay.traced(self, lambda: self._iteration(pat, ty, body, i, iter_val),
+                              iter_val.id if iter_val is not None else None, bindings)
+        if marks[0] != len(self._diags) or marks[2:] != (self.loops.iterations, self.loops.work):
+            return None
+        if any(c[5] is None for c in trace.calls) or any(v.poisoned for v in trace.exit):
+            return None
+        made = trace.made
+        nodes = self.graph.nodes
+        if len(nodes) - marks[1] > len(made) or not all(
+                nid in made for nid in islice(nodes, marks[1], None)):
+            return None  # a node was added other than through `add`
+        return trace
+
+    def _replayable(self, body: SyntaxNode) -> bool:
+        """Return True unless ``body`` declares state or calls a user function (syntax only)."""
+        key = id(body.green)
+        known = self.loops.replayable.get(key)
+        if known is None:
+            known = True
+            stack = [body.green]
+            while stack and known:
+                green = stack.pop()
+                kind = green.kind
+                if kind == K.STATE_DECL:
+                    known = False
+                elif kind == K.CALL_EXPR:
+                    known = not any(type(c) is GreenNode and c.kind == K.NAME_REF
+                                    and c.children[0].text in self.fns for c in green.children)
+                stack.extend(c for c in green.children if type(c) is GreenNode)
+            self.loops.replayable[key] = known
+        return known
 
     def closed(self, value: Value, ty: IntType, node: SyntaxNode, what: str) -> int | None:
         """Return the compile-time integer value of an already-built value of type ``ty``."""

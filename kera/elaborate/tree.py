@@ -35,12 +35,12 @@ PAT_KINDS = frozenset({K.IDENT_PAT, K.WILDCARD_PAT, K.TUPLE_PAT})
 
 def exprs(node: SyntaxNode) -> list[SyntaxNode]:
     """Return the expression children of a node, in order."""
-    return [c for c in node.child_nodes() if c.kind in EXPR_KINDS]
+    return node.child_nodes_of(EXPR_KINDS)
 
 
 def types(node: SyntaxNode) -> list[SyntaxNode]:
     """Return the type children of a node, in order."""
-    return [c for c in node.child_nodes() if c.kind in TYPE_KINDS]
+    return node.child_nodes_of(TYPE_KINDS)
 
 
 def pattern(node: SyntaxNode) -> SyntaxNode | None:

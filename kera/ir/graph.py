@@ -89,6 +89,16 @@ def node_id(op: str, t: Type, inputs: tuple[bytes, ...], attrs: Attrs) -> bytes:
     return _sha3(b"".join((prefix, th, count, *inputs, tail))).digest()
 
 
+def node_id_parts(op: str, t: Type, n_inputs: int, attrs: Attrs) -> tuple[bytes, bytes]:
+    """Return what ``node_id`` hashes before and after the input ids of a node with
+    ``n_inputs`` inputs: ``node_id(op, t, ins, attrs)`` is
+    ``sha3_256(b"".join((head, *ins, tail))).digest()`` (for interning many nodes of one shape).
+    """
+    prefix = NODE_DOMAIN + SCHEMA_VERSION.to_bytes(2, "big") + _lp(op)
+    count = n_inputs.to_bytes(4, "big")
+    return prefix + type_hash(t) + count, encode_attrs(attrs) if attrs else _NO_ATTRS_ENCODED
+
+
 @dataclass(slots=True, eq=False)
 class Node:
     """One operation: opcode, output type, input ids, sorted attributes, and its own id.
@@ -525,6 +535,7 @@ __all__ = [
     "const",
     "encode_attrs",
     "node_id",
+    "node_id_parts",
     "param",
     "region_problem",
     "type_hash",

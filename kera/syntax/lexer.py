@@ -140,7 +140,7 @@ class Lexed:
     ``starts[i]`` its byte offset; ``starts`` has one extra entry, the length of the input.
     """
 
-    __slots__ = ("data", "kinds", "texts", "starts", "diagnostics")
+    __slots__ = ("data", "kinds", "texts", "starts", "diagnostics", "kind_of")
 
     def __init__(
         self,
@@ -149,12 +149,16 @@ class Lexed:
         texts: list[str],
         starts: list[int],
         diagnostics: list[Diagnostic],
+        kind_of: dict[str, int] | None = None,
     ) -> None:
         self.data = data
         self.kinds = kinds
         self.texts = texts
         self.starts = starts
         self.diagnostics = diagnostics
+        # Every distinct token text and its kind, when the kind follows from the text alone
+        # (ASCII input); the tree builder then interns one green token per distinct text.
+        self.kind_of = kind_of
 
     def __len__(self) -> int:
         return len(self.kinds)
@@ -300,46 +304,48 @@ def lex(data: bytes) -> Lexed:
 
 
 def _lex_ascii(data: bytes, text: str) -> Lexed | None:
-    """Lex ASCII text with list comprehensions; None if a block comment nests or never ends."""
+    """Lex ASCII text with one ``findall``; None if a block comment nests or never ends.
+
+    In ASCII text a token's kind follows from its text alone, so each distinct text is
+    classified once (a file has a few hundred) and the kinds are one C-level ``map``.
+    """
     texts: list[str] = _MASTER_ASCII.findall(text)
     fixed_get, first_get = _FIXED.get, _FIRST.get
-    kinds: list[int] = [fixed_get(t) or first_get(t[0], _ERR) for t in texts]
-    starts = list(accumulate(map(len, texts), initial=0))
-    diags: list[Diagnostic] = []
-    index = kinds.index
-    i = -1
-    with suppress(ValueError):
-        while True:
-            i = index(_COMMENT, i + 1)
-            piece = texts[i]
+    kind_of: dict[str, int] = dict.fromkeys(texts, 0)
+    bad: dict[str, tuple[str, int, int]] = {}  # malformed literal text -> its problem
+    for piece in kind_of:
+        kind = fixed_get(piece) or first_get(piece[0], _ERR)
+        if kind == _COMMENT:
             if piece == "/*":
                 return None
-            kinds[i] = _LINE if piece[1] == "/" else _BLOCK
-    i = -1
-    valid: set[str] = set()  # literal texts already checked: the same few recur all over a file
-    with suppress(ValueError):
-        while True:
-            i = index(_INT, i + 1)
-            piece = texts[i]
-            if piece in valid or piece.isdigit():
-                continue
+            kind = _LINE if piece[1] == "/" else _BLOCK
+        elif kind == _INT and not piece.isdigit():
             if _FRAC.fullmatch(piece):
-                kinds[i] = _FRAC_KIND
-                continue
-            problem = int_literal_error(piece)
-            if problem is None:
-                valid.add(piece)
+                kind = _FRAC_KIND
             else:
+                problem = int_literal_error(piece)
+                if problem is not None:
+                    bad[piece] = problem
+        kind_of[piece] = kind
+    kinds: list[int] = list(map(kind_of.__getitem__, texts))
+    starts = list(accumulate(map(len, texts), initial=0))
+    diags: list[Diagnostic] = []
+    if bad:
+        for i, piece in enumerate(texts):
+            problem = bad.get(piece)
+            if problem is not None:
                 msg, lo, hi = problem
                 diags.append(Diagnostic.error(msg, Span(starts[i] + lo, starts[i] + hi)))
-    i = -1
-    with suppress(ValueError):
-        while True:
-            i = index(_ERR, i + 1)
-            at = starts[i]
-            diags.append(Diagnostic.error(_describe_char(texts[i]), Span(at, at + 1)))
-    diags.sort(key=lambda d: d.span.start)
-    return Lexed(data, kinds, texts, starts, diags)
+    if _ERR in kind_of.values():
+        index = kinds.index
+        i = -1
+        with suppress(ValueError):
+            while True:
+                i = index(_ERR, i + 1)
+                at = starts[i]
+                diags.append(Diagnostic.error(_describe_char(texts[i]), Span(at, at + 1)))
+        diags.sort(key=lambda d: d.span.start)
+    return Lexed(data, kinds, texts, starts, diags, kind_of)
 
 
 def _lex_general(data: bytes, text: str) -> Lexed:

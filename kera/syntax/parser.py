@@ -14,6 +14,7 @@ skipped into an ``ERROR`` node with a single diagnostic.
 from __future__ import annotations
 
 import sys
+from itertools import compress
 from types import SimpleNamespace
 
 from kera.diagnostics import Span
@@ -51,6 +52,7 @@ EVENTS_PER_TOKEN = 64
 # The parser never sees trivia, nor ERROR_TOKEN (the lexer has reported it); the tree builder
 # puts both back where they were, like trivia.
 _SKIPPED_MAX = T.ERROR_TOKEN
+_SIGNIFICANT = [kind > _SKIPPED_MAX for kind in range(max(SyntaxKind) + 1)]
 _NAMES: dict[int, str] = {int(kind): f"`{text}`" for text, kind in _PUNCT.items()}
 _NAMES.update({int(kind): f"`{text}`" for text, kind in KEYWORDS.items()})
 _NAMES.update({T.IDENT: "a name", T.INT_LITERAL: "an integer literal", T.EOF: "end of file"})
@@ -223,7 +225,7 @@ class Parser:
     )
 
     def __init__(self, lexed: Lexed) -> None:
-        self.kinds = [k for k in lexed.kinds if k > _SKIPPED_MAX]
+        self.kinds = list(compress(lexed.kinds, map(_SIGNIFICANT.__getitem__, lexed.kinds)))
         self.end = len(self.kinds)  # index of EOF
         self.kinds.append(T.EOF)
         self.lexed = lexed

@@ -83,6 +83,10 @@ class GreenNode:
         return "".join(parts)
 
 
+# An open node while building: its kind (an int), then its children so far.
+_Open = list  # list[int | GreenNode | GreenToken]; its tuple is the node's interning key
+
+
 class NodeCache:
     """Interning tables: tokens by ``(kind, text)``, nodes by ``(kind, children)``.
 
@@ -93,7 +97,7 @@ class NodeCache:
 
     def __init__(self) -> None:
         self.tokens: list[dict[str, GreenToken]] = [{} for _ in range(_N_TOKEN_KINDS)]
-        self.nodes: dict[tuple, GreenNode] = {}
+        self.nodes: dict[tuple, GreenNode] = {}  # (kind, *children) -> node
         # Nodes holding one token (``NAME_REF``, ``LITERAL``...), by kind then token.
         self.leaves: list[dict[GreenToken, GreenNode]] = [{} for _ in _KIND_LIST]
 
@@ -131,27 +135,33 @@ def build_tree(
     """
     b = _Builder(lexed, events, cache or NodeCache())
     kinds, greens, starts = b.kinds, b.greens, b.starts
-    next_end, node_table, leaf_tables = b.next_end, b.node_table, b.leaf_tables
-    stack, stack_kinds, stack_starts = b.stack, b.stack_kinds, b.stack_starts
+    node_table, leaf_tables = b.node_table, b.leaf_tables
+    stack, stack_starts = b.stack, b.stack_starts
     kind_of = _KIND_LIST
-    children: list[GreenNode | GreenToken] = []
+    children: _Open = []
     pos = 0  # lexer index of the next token to place
 
     # The common events are handled inline; forward-parent chains and errors by _Builder.
     for ev in b.marked:
         if ev == TOKEN:
-            end = next_end()
-            if end == pos + 1:
+            if kinds[pos] > _SKIPPED_MAX:
                 children.append(greens[pos])
-            else:
-                children += greens[pos:end]
-            pos = end
+                pos += 1
+            else:  # trivia first: it goes into the node too
+                end = pos + 1
+                while kinds[end] <= _SKIPPED_MAX:
+                    end += 1
+                children += greens[pos : end + 1]
+                pos = end + 1
         elif ev >= _LEAF:
-            end = next_end()
-            if end != pos + 1:  # leading trivia goes to the parent
-                children += greens[pos : end - 1]
-            token = greens[end - 1]
-            pos = end
+            if kinds[pos] <= _SKIPPED_MAX:  # leading trivia goes to the parent
+                end = pos + 1
+                while kinds[end] <= _SKIPPED_MAX:
+                    end += 1
+                children += greens[pos:end]
+                pos = end
+            token = greens[pos]
+            pos += 1
             table = leaf_tables[ev - _LEAF]
             green = table.get(token)
             if green is None:
@@ -159,20 +169,21 @@ def build_tree(
             children.append(green)
         elif ev >= 0:
             if kinds[pos] <= _SKIPPED_MAX and stack:
-                pos, children = b.leading_trivia(ev, pos, children)
-            children = []
+                if kinds[pos + 1] > _SKIPPED_MAX and ev not in _ITEMS:  # one trivia token
+                    children.append(greens[pos])
+                    pos += 1
+                else:
+                    pos, children = b.leading_trivia(ev, pos, children)
+            children = [ev]
             stack.append(children)
-            stack_kinds.append(ev)
             stack_starts.append(starts[pos])
         elif ev == FINISH:
             if len(stack) > 1:  # the root stays open for the file's trailing trivia
-                node_children = tuple(stack.pop())
-                kind = stack_kinds.pop()
-                key = (kind, node_children)
+                key = tuple(stack.pop())  # the kind, then the children
                 green = node_table.get(key)
                 if green is None:
                     text_len = starts[pos] - stack_starts.pop()
-                    green = node_table[key] = GreenNode(kind_of[kind], text_len, node_children)
+                    green = node_table[key] = GreenNode(kind_of[key[0]], text_len, key[1:])
                 else:
                     stack_starts.pop()
                 children = stack[-1]
@@ -196,16 +207,12 @@ class _Builder:
         self.texts, self.starts = lexed.texts, lexed.starts
         self.n_tokens = len(lexed.kinds)
         self.greens = _green_tokens(lexed, cache)
-        # Lexer index just past each significant token: a Token event takes greens[pos:next].
-        ends = [i + 1 for i, k in enumerate(self.kinds) if k > _SKIPPED_MAX]
-        self.next_end = iter(ends).__next__
         self.node_table = cache.nodes
         self.leaf_tables = cache.leaves
         self.events = events
         self.errors = iter(events.errors.values())
         self.diagnostics: list[Diagnostic] = []
-        self.stack: list[list[GreenNode | GreenToken]] = []  # children of the open nodes
-        self.stack_kinds: list[int] = []
+        self.stack: list[_Open] = []  # the open nodes: each its kind, then its children
         self.stack_starts: list[int] = []
         # A Start with forward parents opens its whole chain, outermost first; the Starts it
         # leads to are then skipped.
@@ -215,9 +222,7 @@ class _Builder:
         for index, distance in events.forward_parents.items():
             self.marked[index + distance] = TOMBSTONE
 
-    def leading_trivia(
-        self, kind: int, pos: int, children: list[GreenNode | GreenToken]
-    ) -> tuple[int, list[GreenNode | GreenToken]]:
+    def leading_trivia(self, kind: int, pos: int, children: _Open) -> tuple[int, _Open]:
         """Give the trivia before a new node to its parent (an item keeps its comments)."""
         kinds = self.kinds
         first = pos
@@ -227,45 +232,41 @@ class _Builder:
         children += self.greens[first : pos - keep]
         return pos - keep, children
 
-    def enter(
-        self, kind: int, pos: int, children: list[GreenNode | GreenToken]
-    ) -> tuple[int, list[GreenNode | GreenToken]]:
-        """Open a node of ``kind``."""
-        if self.kinds[pos] <= _SKIPPED_MAX and self.stack:
-            pos, children = self.leading_trivia(kind, pos, children)
-        children = []
-        self.stack.append(children)
-        self.stack_kinds.append(kind)
-        self.stack_starts.append(self.starts[pos])
-        return pos, children
+    def chain(self, index: int, pos: int, children: _Open) -> tuple[int, _Open]:
+        """Open the Start at ``index`` inside the nodes that ``precede`` put around it.
 
-    def leaf(self, kind: int, pos: int, children: list[GreenNode | GreenToken]) -> int:
-        """Place a node of ``kind`` that holds just the next significant token."""
-        end = self.next_end()
-        children += self.greens[pos : end - 1]
-        token = self.greens[end - 1]
-        table = self.leaf_tables[kind]
-        green = table.get(token)
-        if green is None:
-            green = table[token] = GreenNode(_KIND_LIST[kind], token.text_len, (token,))
-        children.append(green)
-        return end
-
-    def chain(
-        self, index: int, pos: int, children: list[GreenNode | GreenToken]
-    ) -> tuple[int, list[GreenNode | GreenToken]]:
-        """Open the Start at ``index`` inside the nodes that ``precede`` put around it."""
-        raw, forward_parents = self.events.raw, self.events.forward_parents
+        ``enter`` and ``leaf``, inlined: binary operators and postfix expressions all come here.
+        """
+        raw, fp_get = self.events.raw, self.events.forward_parents.get
         chain = [raw[index]]
         at = index
-        while at in forward_parents:
-            at += forward_parents[at]
+        distance = fp_get(at)
+        while distance is not None:
+            at += distance
             chain.append(raw[at])
+            distance = fp_get(at)
+        kinds, greens, stack = self.kinds, self.greens, self.stack
         for kind in reversed(chain):
             if kind >= _LEAF:
-                pos = self.leaf(kind - _LEAF, pos, children)
+                end = pos
+                while kinds[end] <= _SKIPPED_MAX:
+                    end += 1
+                if end != pos:
+                    children += greens[pos:end]
+                token = greens[end]
+                pos = end + 1
+                table = self.leaf_tables[kind - _LEAF]
+                green = table.get(token)
+                if green is None:
+                    green = table[token] = GreenNode(_KIND_LIST[kind - _LEAF], token.text_len,
+                                                     (token,))
+                children.append(green)
             elif kind != TOMBSTONE:
-                pos, children = self.enter(kind, pos, children)
+                if kinds[pos] <= _SKIPPED_MAX and stack:
+                    pos, children = self.leading_trivia(kind, pos, children)
+                children = [kind]
+                stack.append(children)
+                self.stack_starts.append(self.starts[pos])
         return pos, children
 
     def error(self) -> None:
@@ -275,13 +276,11 @@ class _Builder:
 
     def close(self, end: int) -> GreenNode:
         """Close the innermost open node, which ends at byte offset ``end``."""
-        children = tuple(self.stack.pop())
-        kind = self.stack_kinds.pop()
+        key = tuple(self.stack.pop())  # the kind, then the children
         start = self.stack_starts.pop()
-        key = (kind, children)
         green = self.node_table.get(key)
         if green is None:
-            green = self.node_table[key] = GreenNode(_KIND_LIST[kind], end - start, children)
+            green = self.node_table[key] = GreenNode(_KIND_LIST[key[0]], end - start, key[1:])
         return green
 
     def finish(self, pos: int) -> GreenNode:
@@ -291,8 +290,7 @@ class _Builder:
             green = self.close(starts[pos])
             stack[-1].append(green)
         if not stack:  # the events never opened a root
-            stack.append([])
-            self.stack_kinds.append(_SOURCE_FILE)
+            stack.append([_SOURCE_FILE])
             self.stack_starts.append(0)
         children = stack[0]
         while self.kinds[pos] <= _SKIPPED_MAX:
@@ -315,6 +313,10 @@ def _green_tokens(lexed: Lexed, cache: NodeCache) -> list[GreenToken]:
         green = tables[kind][text] = GreenToken(kind_of[kind], text, size)
         return green
 
+    if lexed.kind_of is not None:  # the kind follows from the text: one look-up per text
+        by_text = {text: tables[kind].get(text) or make(kind, text)
+                   for text, kind in lexed.kind_of.items()}
+        return list(map(by_text.__getitem__, lexed.texts))
     return [
         tables[kind].get(text) or make(kind, text)
         for kind, text in zip(lexed.kinds, lexed.texts, strict=True)
@@ -422,18 +424,33 @@ class SyntaxNode:
                 yield SyntaxToken(green, self, offset)
             offset += green.text_len
 
+    def child_nodes_of(self, kinds: frozenset[int]) -> list[SyntaxNode]:
+        """Return the child nodes whose kind is in ``kinds``, in order."""
+        out = []
+        offset = self.offset
+        for green in self.green.children:
+            if type(green) is GreenNode and green.kind in kinds:
+                out.append(SyntaxNode(green, self, offset))
+            offset += green.text_len
+        return out
+
     def first_child(self, kind: SyntaxKind | None = None) -> SyntaxNode | None:
         """Return the first child node (of ``kind``, if given)."""
-        for child in self.child_nodes():
-            if kind is None or child.green.kind == kind:
-                return child
+        offset = self.offset
+        for green in self.green.children:
+            if type(green) is GreenNode and (kind is None or green.kind == kind):
+                return SyntaxNode(green, self, offset)
+            offset += green.text_len
         return None
 
     def first_token(self, kind: SyntaxKind | None = None) -> SyntaxToken | None:
         """Return the first direct child token the parser saw (of ``kind``, if given)."""
-        for token in self.child_tokens():
-            if kind is None or token.green.kind == kind:
-                return token
+        offset = self.offset
+        for green in self.green.children:
+            if type(green) is GreenToken and green.kind > _SKIPPED_MAX and (
+                    kind is None or green.kind == kind):
+                return SyntaxToken(green, self, offset)
+            offset += green.text_len
         return None
 
     def ancestors(self) -> Iterator[SyntaxNode]:

@@ -1,0 +1,185 @@
+"""Loop bodies built once and replayed per iteration (issue 17).
+
+Unrolling walks the body's syntax tree once per iteration; most of that walk (dispatch, scope
+look-ups, typing) gives the same answers every time, only the node ids change. So the first two
+iterations are built normally while every ``add`` is recorded (a ``Trace``). The first trace
+becomes a ``Template``: each recorded node's inputs as references to the iteration value, the
+variables' values on entry, earlier nodes of the same iteration, or fixed ids. The template is
+then checked against the second trace (it must predict every node, input for input, and every
+variable's value on exit); only then are the remaining iterations replayed from it: one
+``Graph.add`` per node that depends on the iteration, in the order the walk would add them, with
+the same spans. The graph, its insertion order and the diagnostics are those of the walk.
+
+Nothing is replayed when an iteration's building could depend on more than node ids: a
+diagnostic, a compile-time value asked of a node that changes per iteration (``closed_int``),
+a change to the unroll budget, a node added other than through ``add``, state, or a call to a
+user function (instances and state have effects outside the graph).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from kera.diagnostics import Span
+from kera.elaborate.values import Binding, Val
+from kera.ir.graph import Attrs, Graph, Node, canonical_attrs, node_id, node_id_parts
+from kera.ir.types import Type
+
+Call = tuple[str, Type, tuple[bytes, ...], "dict | None", "Span | None", bytes]
+_sha3 = hashlib.sha3_256
+ITER = 0  # slot of the iteration value; the entry values of the variables follow it
+
+
+@dataclass(slots=True)
+class Trace:
+    """What one iteration added and asked, and its variables' values on entry and exit."""
+
+    iter_id: bytes | None
+    entry: list[bytes]
+    calls: list[Call] = field(default_factory=list)
+    queried: list[bytes] = field(default_factory=list)
+    exit: list[Val] = field(default_factory=list)
+
+    @property
+    def made(self) -> set[bytes]:
+        """Return the ids of every node this iteration added (or met again)."""
+        return {c[5] for c in self.calls}
+
+
+class Template:
+    """A loop body as slots: built from one trace (see the module docstring)."""
+
+    def __init__(self, trace: Trace, iter_span: Span | None) -> None:
+        self.n_vars = len(trace.entry)
+        self.base: list[bytes | None] = [trace.iter_id, *trace.entry]
+        self.variant = [True] * (1 + self.n_vars)
+        where: dict[bytes, int] = {}
+        for j, vid in enumerate(trace.entry):
+            where[vid] = 1 + j
+        if trace.iter_id is not None:
+            where[trace.iter_id] = ITER
+        self.refs: list[tuple[int, ...]] = []  # per call: its input slots (fixed ids get one)
+        # Per node to add each iteration: opcode, type, input slots, attributes, span, slot,
+        # and the bytes its id hashes before and after the input ids.
+        self.steps: list[tuple[str, Type, tuple[int, ...], Attrs, Span | None, int, bytes,
+                               bytes]] = []
+        self.ok = True
+        self.iter_span = iter_span
+        self.slots: list[int] = []  # per call: the slot of its result
+        for op, ty, inputs, attrs, span, out in trace.calls:
+            refs = tuple(self._slot(where, i) for i in inputs)
+            self.refs.append(refs)
+            slot = len(self.base)
+            self.slots.append(slot)
+            variant = any(self.variant[r] for r in refs)
+            self.base.append(out)
+            self.variant.append(variant)
+            if variant:
+                items = canonical_attrs(op, attrs)
+                head, tail = node_id_parts(op, ty, len(inputs), items)
+                if _sha3(b"".join((head, *inputs, tail))).digest() != out:
+                    self.ok = False  # the id encoding is not what node_id_parts says
+                self.steps.append((op, ty, refs, items, span, slot, head, tail))
+            where[out] = slot
+        self.exit = [self._slot(where, v.id) if v.id is not None else -1 for v in trace.exit]
+        self.exit_types = [v.type for v in trace.exit]
+        self.calls = trace.calls
+        self.ok = self.ok and all(r >= 0 for r in self.exit) and not any(
+            q in where and self.variant[where[q]] for q in trace.queried)
+
+    def _slot(self, where: dict[bytes, int], node_id: bytes) -> int:
+        slot = where.get(node_id)
+        if slot is None:  # a node from outside the loop body: a fixed id
+            slot = where[node_id] = len(self.base)
+            self.base.append(node_id)
+            self.variant.append(False)
+        return slot
+
+    def predicts(self, trace: Trace) -> bool:
+        """Return True when this template gives exactly ``trace`` (another iteration)."""
+        if len(trace.calls) != len(self.calls) or len(trace.entry) != self.n_vars:
+            return False
+        if any(q == trace.iter_id or q in trace.entry or q in trace.made for q in trace.queried):
+            return False
+        vals = self._start(trace.iter_id, trace.entry)
+        for k, (mine, theirs) in enumerate(zip(self.calls, trace.calls, strict=True)):
+            op, ty, _, attrs, span, out = mine
+            slot = self.slots[k]
+            if op != theirs[0] or ty != theirs[1] or attrs != theirs[3] or span != theirs[4]:
+                return False
+            if not self.variant[slot] and out != theirs[5]:
+                return False
+            if tuple([vals[r] for r in self.refs[k]]) != theirs[2]:
+                return False
+            vals[slot] = theirs[5]
+        return [vals[r] for r in self.exit] == [v.id for v in trace.exit] and \
+            self.exit_types == [v.type for v in trace.exit]
+
+    def _start(self, iter_id: bytes | None, entry: list[bytes]) -> list[bytes | None]:
+        vals = self.base.copy()
+        vals[ITER] = iter_id
+        vals[1:1 + len(entry)] = entry
+        return vals
+
+    def replay(self, graph: Graph, iter_type: Type, i: int, bindings: list[Binding]) -> None:
+        """Add iteration ``i``'s nodes and move ``bindings`` to their values on exit.
+
+        Nodes are interned as ``Graph.add`` does, without its checks: the walks that made and
+        checked this template added the same opcodes over the same types and attributes, and
+        every input is a node of the graph.
+        """
+        nodes, spans = graph.nodes, graph.spans
+        vals = self.base.copy()
+        if self.iter_span is not None:
+            value: Attrs = (("value", i),)  # lo <= i < hi, both of the loop variable's type
+            nid = node_id("const", iter_type, (), value)
+            if nid not in nodes:
+                nodes[nid] = Node("const", iter_type, (), value, nid)
+            if nid not in spans:
+                spans[nid] = self.iter_span
+            vals[ITER] = nid
+        for j, b in enumerate(bindings, 1):
+            vals[j] = b.value.id
+        sha3, join = _sha3, b"".join
+        for op, ty, refs, items, span, out, head, tail in self.steps:
+            inputs = tuple([vals[r] for r in refs])
+            nid = sha3(join((head, *inputs, tail))).digest()  # type: ignore[arg-type]
+            if nid not in nodes:
+                nodes[nid] = Node(op, ty, inputs, items, nid)  # type: ignore[arg-type]
+            if span is not None and nid not in spans:
+                spans[nid] = span
+            vals[out] = nid
+        for binding, ref, exit_type in zip(bindings, self.exit, self.exit_types, strict=True):
+            binding.value = Val(vals[ref], exit_type)
+
+
+def traced(builder: object, run: Callable[[], None], iter_id: bytes | None,
+           bindings: list[Binding]) -> Trace:
+    """Run ``run`` (one iteration) while recording every ``add`` and ``closed_int`` of it."""
+    trace = Trace(iter_id, [b.value.id for b in bindings])  # type: ignore[misc]
+    real_add = builder.add  # type: ignore[attr-defined]
+    real_closed = builder.closed_int  # type: ignore[attr-defined]
+    calls, queried = trace.calls, trace.queried
+
+    def add(op: str, ty: Type, inputs: list[Val], attrs: dict | None = None,
+            span: Span | None = None) -> Val:
+        value: Val = real_add(op, ty, inputs, attrs, span)
+        calls.append((op, ty, tuple([v.id for v in inputs]), attrs, span, value.id))  # type: ignore
+        return value
+
+    def closed_int(value: Val) -> int | None:
+        if value.id is not None:
+            queried.append(value.id)
+        result: int | None = real_closed(value)
+        return result
+
+    hooks = vars(builder)
+    hooks["add"], hooks["closed_int"] = add, closed_int
+    try:
+        run()
+    finally:
+        del hooks["add"], hooks["closed_int"]
+    trace.exit = [b.value for b in bindings]
+    return trace
