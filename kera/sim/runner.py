@@ -309,11 +309,16 @@ def _locked(path: Path) -> Iterator[None]:
 
 def _build(schedule: Schedule, text: str, simulator: str, trace: str, root: Path) -> Path:
     """Build the simulation unless the cache has it; return its folder."""
+    from cocotb_tools import config as cocotb_config
     from cocotb_tools import runner as cocotb_runner
 
+    # The executable loads cocotb's VPI library, and the runtime objects' make dependencies name
+    # Verilator's sources, by this installation's paths: a build or runtime object made by
+    # another environment (another venv, since removed or moved) is never reused.
     versions = (
-        f"cocotb {_version('cocotb')}, verilator {_version('verilator')}, "
-        f"args {' '.join(VERILATOR_ARGS)}, make {' '.join(make_vars())}"
+        f"cocotb {_version('cocotb')} at {cocotb_config.libs_dir}, verilator "
+        f"{_version('verilator')} at {verilator_bin_dir()}, args {' '.join(VERILATOR_ARGS)}, "
+        f"make {' '.join(make_vars())}"
     )
     key = hashlib.sha256("\0".join([text, simulator, trace, versions]).encode()).hexdigest()
     top = schedule.region
@@ -383,9 +388,21 @@ def _copy_objects(runtime: Path, build: Path) -> None:
     """
     if not runtime.is_dir():
         return
+    if not _dependencies_exist(runtime):  # made where Verilator's sources were elsewhere
+        shutil.rmtree(runtime, ignore_errors=True)
+        return
     build.mkdir(parents=True, exist_ok=True)
     for obj in sorted(runtime.iterdir()):
         shutil.copy2(obj, build / obj.name)
+
+
+def _dependencies_exist(runtime: Path) -> bool:
+    """Return True when every absolute path the saved make dependency files name exists."""
+    for dep in runtime.glob("*.d"):
+        words = dep.read_text(encoding="utf-8", errors="replace").replace("\\\n", " ").split()
+        if any(w.startswith("/") and not Path(w.rstrip(":")).exists() for w in words):
+            return False
+    return True
 
 
 def _save_objects(build: Path, runtime: Path) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from kera.hls.pipeline import single_stage
 from kera.rtl import emit_verilog, lint, parse_ports
 from kera.rtl.lint import verilator_bin_dir
 from tests.conftest import EXAMPLES, kernel_params
@@ -51,6 +52,8 @@ def test_lint_is_clean_for_every_opcode() -> None:
     for name, schedule in schedules(graph, top).items():
         if name != "sdc":
             assert lint(_emit(schedule)) == [], name
+    graph, top = allops_graph(with_state=True)  # every opcode, `state` too: one stage
+    assert lint(_emit(single_stage(graph, top))) == []
 
 
 @needs_verilator
