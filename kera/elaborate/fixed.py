@@ -277,23 +277,23 @@ def convert(b: Builder, x: Val, target: IntType, span: Span) -> Val:
     lo, hi = src.min, src.max
     if d <= 0:
         qlo, qhi = lo << -d, hi << -d
-        need = (min(qlo, dst.min), max(qhi, dst.max))
-    else:
-        qlo, qhi = lo >> d, (hi + (1 << d)) >> d
-        need = (min(lo, dst.min), max(hi + (1 << d), dst.max))
+    else:  # the kept bits plus a rounding increment of 0 or 1
+        qlo, qhi = lo >> d, (hi >> d) + (dst.quant != "trn")
+    need = (min(qlo, dst.min), max(qhi, dst.max)) if dst.overflow != "wrap" else (qlo, qhi)
+    if d < 0:
+        need = (min(need[0], lo), max(need[1], hi))  # the source is cast before the shift
     width = max(_signed_width(need[0]), _signed_width(need[1]))
     if width > 64:
         b.error(f"converting `{x.type}` to `{target}` needs a {width}-bit intermediate; the "
                 "limit is 64", span, Note("convert in two steps through a narrower format"))
         return POISON
     m = sint(width)
-    r = _cast(b, x, m, span)
     if d < 0:
-        q = _shift(b, "shl", r, -d, span)
+        q = _shift(b, "shl", _cast(b, x, m, span), -d, span)
     elif d > 0:
-        q = _round_right(b, r, d, dst.quant, src.signed, span)
+        q = _round_right(b, x, d, dst.quant, m, span)
     else:
-        q = r
+        q = _cast(b, x, m, span)
     q = _saturate(b, q, (qlo, qhi), dst, span)
     return _cast(b, q, target, span)
 
@@ -302,39 +302,57 @@ def _signed_width(v: int) -> int:
     return (v.bit_length() if v >= 0 else (-v - 1).bit_length()) + 1
 
 
-def _round_right(b: Builder, r: Val, d: int, mode: str, signed: bool, span: Span) -> Val:
-    """Return ``r / 2**d`` rounded by ``mode`` (``r`` is wide enough for the increment)."""
-    ty = r.type
-    assert isinstance(ty, IntType)
-    half = 1 << (d - 1)
+def _round_right(b: Builder, x: Val, d: int, mode: str, m: IntType, span: Span) -> Val:
+    """Return ``x / 2**d`` rounded by ``mode``, in ``m``: the kept bits ``x >> d`` plus an
+    increment of 0 or 1 decided from the dropped bits, the kept LSB and the sign.
 
-    def plus(k: int) -> Val:
-        return r if k == 0 else b.add("add", ty, [r, b.const(ty, k)], span=span)
+    The increment is one bit, so its add is as wide as the kept bits (not the source): the
+    hardware's rounding adder is an incrementer of ``W - d`` bits and its carry logic.
+    """
+    src = x.type
+    assert isinstance(src, IntType)
+    w, signed = src.width, src.signed
+    xs = _cast(b, x, sint(w) if signed else uint(w), span)
+    u1 = uint(1)
 
-    def shr(v: Val) -> Val:
-        return _shift(b, "shr", v, d, span)
+    def bit(k: int) -> Val | None:  # bit k of the value (the sign above the top bit)
+        if k >= w - 1 and not signed:
+            return b.add("slice", u1, [xs], {"lo": k}, span=span) if k == w - 1 else None
+        return b.add("slice", u1, [xs], {"lo": min(k, w - 1)}, span=span)
 
-    def by_sign(neg: int, pos: int) -> Val:
-        if not signed:
-            return shr(plus(pos))
-        negative = b.add("lt", BOOL, [r, b.const(ty, 0)], span=span)
-        return b.add("select", ty, [negative, shr(plus(neg)), shr(plus(pos))], span=span)
+    def nonzero(n: int) -> Val | None:  # any of the bits below n set
+        if n == 0:
+            return None
+        low = xs if n >= w else b.add("slice", uint(n), [xs], {"lo": 0}, span=span)
+        ne = b.add("ne", BOOL, [low, b.const(low.type, 0)], span=span)  # type: ignore[arg-type]
+        return b.add("cast", u1, [ne], span=span)
 
-    if mode == "trn":
-        return shr(r)
-    if mode == "trn_zero":
-        return by_sign((1 << d) - 1, 0)
-    if mode == "rnd":
-        return shr(plus(half))
-    if mode == "rnd_min_inf":
-        return shr(plus(half - 1))
-    if mode == "rnd_zero":
-        return by_sign(half, half - 1)
-    if mode == "rnd_inf":
-        return by_sign(half - 1, half)
-    assert mode == "rnd_conv"  # half to even: the tie goes up exactly when the kept LSB is 1
-    odd = b.add("and", ty, [shr(r), b.const(ty, 1)], span=span)
-    return shr(b.add("add", ty, [plus(half - 1), odd], span=span))
+    def both(p: Val | None, c: Val | None) -> Val | None:
+        return None if p is None or c is None else b.add("and", u1, [p, c], span=span)
+
+    def either(p: Val | None, c: Val | None) -> Val | None:
+        if p is None or c is None:
+            return c if p is None else p
+        return b.add("or", u1, [p, c], span=span)
+
+    neg = bit(w - 1) if signed else None
+    pos = b.add("not", u1, [neg], span=span) if neg is not None else b.const(u1, 1)
+    half, below = bit(d - 1), nonzero(d - 1)  # the dropped bits are >= 1/2, > 1/2 past it
+    inc = {
+        "trn": None,
+        "trn_zero": both(neg, nonzero(d)),
+        "rnd": half,
+        "rnd_min_inf": both(half, below),
+        "rnd_zero": both(half, either(below, neg)),
+        "rnd_inf": both(half, either(below, pos)),
+        "rnd_conv": both(half, either(below, bit(d))),  # a tie goes up when the kept LSB is 1
+    }[mode]
+    if d >= w:
+        kept = _shift(b, "shr", xs, w - 1, span) if signed else b.const(xs.type, 0)  # type: ignore[arg-type]
+    else:
+        kept = _shift(b, "shr", xs, d, span)
+    q = _cast(b, kept, m, span)
+    return q if inc is None else b.add("add", m, [q, _cast(b, inc, m, span)], span=span)
 
 
 def _saturate(b: Builder, q: Val, q_range: tuple[int, int], dst: FixedType, span: Span) -> Val:

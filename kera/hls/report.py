@@ -144,6 +144,7 @@ def build_report(
     report.update(state_section(schedule, locator))  # STATE.md: only for a stateful kernel
     if "reset_cycles" in report:
         report["deadline"]["reset_to_first_accept_cycles"] = report["reset_cycles"]
+    report["ports"] = port_table(schedule)
     return canonical(report)
 
 
@@ -286,7 +287,7 @@ def render_text(report: Mapping[str, Any], source: SourceFile | None = None) -> 
                    f"{s['register_bits']:>8}   {line_ranges(s['source_lines'])}")
     state = state_text(r, lines)
     out += ["", *state] if state else []
-    out += ["", *_resource_table(r), "", *_critical_text(r, lines)]
+    out += ["", *_resource_table(r), "", *_critical_text(r, lines), *_port_lines(r)]
     if r.get("close_timing"):
         ct = r["close_timing"]
         out += ["", "Timing closure (--close-timing)"]
@@ -384,6 +385,25 @@ def _critical_text(r: Mapping[str, Any], lines: Mapping[int, str]) -> list[str]:
     return out
 
 
+def port_table(schedule: Schedule) -> list[dict[str, Any]]:
+    """Return each data port (name, direction, type, bits) with its fixed-point ``format``:
+    ``x: fx<16, 2> (raw i16, value = raw / 2^14)`` as in the Verilog header, else None."""
+    from kera.ir.values import port_formats
+
+    params, result = schedule.graph.signature(schedule.region)
+    ports = [("in", n, t) for n, t in params] + [("out", "out", result)]
+    return [{"name": n, "direction": d, "type": str(t), "bits": t.flat_width,
+             "format": next(iter(port_formats([(n, t)])), None)} for d, n, t in ports]
+
+
+def _port_lines(r: Mapping[str, Any]) -> list[str]:
+    """The ports' formats for report.txt, when a port holds fixed point (else nothing)."""
+    ports = [p for p in r.get("ports", []) if p["format"]]
+    return ["", "Fixed-point ports (raw bits on the wires)",
+            *(f"  {p['direction']:<4} {p['bits']:>5} bits  {p['format']}" for p in ports)
+            ] if ports else []
+
+
 __all__ = [
     "DIGITS",
     "REPORT_VERSION",
@@ -392,5 +412,6 @@ __all__ = [
     "dumps",
     "load_schema",
     "model_metadata",
+    "port_table",
     "render_text",
 ]
