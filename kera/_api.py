@@ -387,6 +387,14 @@ def _close_timing(loaded: Loaded, first: Any, options: dict[str, Any],
                  close_timing=[t.to_json() for t in tries], **options)
 
 
+def _board_target(board: str, port: str | None, timeout: float) -> Any:
+    from kera.board.run import board_target
+    from kera.hls.boards import load_board
+
+    assert port is not None  # checked by ``parity``
+    return board_target(port, load_board(board).baud, timeout)
+
+
 def _rtl_emitter(source_name: str | None) -> Callable:
     """Return a ``synthesize`` emitter writing ``<top>.v`` and the cocotb ``<top>_tb.py``."""
 
@@ -539,18 +547,26 @@ def parity(
     simulator: str = "verilator",
     output: str | os.PathLike[str] | None = None,
     progress: Callable[[str], None] | None = None,
+    port: str | None = None,
+    timeout: float = 2.0,
 ) -> ParityReport:
     """Compare ``targets`` (default: every registered one) with the interpreter, bit for bit.
 
     Edge vectors plus ``vectors`` seeded random ones, on the board's schedule; ``output``
     names a JSON file for the report (checked before the work). Its ``exit_code`` is 0, 3 (a
-    requested target cannot run here) or 4 (a mismatch or a failing target).
+    requested target cannot run here) or 4 (a mismatch or a failing target). The target
+    ``board`` (never a default) is the design loaded on a board, reached over the UART at
+    ``port`` (``kera.board.run.board_target``; its baud rate is the board file's).
     """
     from kera.sim.parity import run_parity
 
     out = check_output(output) if output is not None else None
     names = list(targets) if targets is not None else registered_targets()
-    chosen = [get_target(n, simulator=simulator) for n in dict.fromkeys(names)]
+    if "board" in names and port is None:
+        raise KeraError("the `board` target needs --port, the board's UART (e.g. /dev/ttyUSB1)",
+                        exit_code=ExitCode.USAGE)
+    chosen = [_board_target(board, port, timeout) if n == "board" else
+              get_target(n, simulator=simulator) for n in dict.fromkeys(names)]
     sched = plan(loaded, board=board, clock_mhz=clock_mhz)
     report = run_parity(loaded.graph, loaded.top, targets=chosen, vectors=vectors, seed=seed,
                         schedule=sched, progress=progress)

@@ -154,10 +154,12 @@ def cmd_parity(args: argparse.Namespace) -> int:
         kera.check_output(args.json)
     targets = [t.strip() for t in args.targets.split(",") if t.strip()] if args.targets else None
     for name in targets or ():
-        kera.get_target(name)  # an unknown name is a usage error before any work
+        if name != "board":  # the board target is made with its --port
+            kera.get_target(name)  # an unknown name is a usage error before any work
     report = kera.parity(_load(args), targets=targets, vectors=args.vectors, seed=args.seed,
                          board=args.board, clock_mhz=args.clock_mhz, simulator=args.simulator,
-                         output=args.json, progress=_err)
+                         output=args.json, progress=_err, port=args.port,
+                         timeout=args.timeout)
     print(report.table())
     return report.exit_code
 
@@ -301,8 +303,12 @@ def _parser(characterize: bool = False) -> argparse.ArgumentParser:
     sp = command("parity", cmd_parity, "bit-exact comparison of targets on edge and random inputs")
     program_args(sp, board=True)
     sp.add_argument("--targets", metavar="LIST",
-                    help=f"comma-separated, from {targets} (default: all of them; a target "
-                         "that cannot run here is reported, not a failure)")
+                    help=f"comma-separated, from {targets}, board (default: all but board; a "
+                         "target that cannot run here is reported, not a failure)")
+    sp.add_argument("--port", metavar="DEV",
+                    help="the board's UART, for the `board` target (e.g. /dev/ttyUSB1)")
+    sp.add_argument("--timeout", type=float, default=2.0, metavar="S",
+                    help="seconds to wait for each reply of the `board` target (default: 2)")
     sp.add_argument("--vectors", type=_count, default=10000, metavar="N",
                     help="random vectors, added to the edge ones (default: 10000)")
     seed_arg(sp, "the random vectors")

@@ -13,12 +13,15 @@ import json
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kera.board import frame
 from kera.board.frame import DEFAULT_BAUD, IDLE_BITS
 from kera.diagnostics import ExitCode, KeraError
 from kera.ir import values
+
+if TYPE_CHECKING:
+    from kera._targets import Target
 
 #: How often an error reply makes a vector be sent again before giving up.
 RETRIES = 2
@@ -119,4 +122,29 @@ def board_run(folder: str | Path, port: str, inputs: str | Path, *,
         link.close()
 
 
-__all__ = ["board_run", "design_layout", "exchange", "open_port", "read_frame"]
+def board_target(port: str, baud: int = DEFAULT_BAUD, timeout: float = 2.0) -> Target:
+    """Return the `board` target of `parity`: the design loaded on a board, over its UART.
+
+    It sends the rows, in order, as vector frames and returns the results as JSON values. The
+    board must hold the bitstream `synthesize --bitstream` built from the same schedule (the
+    frames do not carry the fingerprint); a stateful design must be fresh from reset (load the
+    bitstream again, or press the board's reset), as every target starts from the initial state.
+    """
+    from kera._targets import Target as Made
+
+    def run(schedule: Any, inputs: Any, rows: int) -> list[object]:
+        params, result = schedule.graph.signature(schedule.region)
+        layout = frame.Layout(tuple(params), result)
+        json_rows = [{name: values.to_json(inputs[name], t, i) for name, t in params}
+                     for i in range(rows)]
+        link = open_port(port, baud, min(timeout, 0.2))
+        try:
+            return list(exchange(link, layout, json_rows, port=port, timeout=timeout, baud=baud))
+        finally:
+            link.close()
+
+    return Made("board", run, json_rows=True, default=False,
+                  description=f"the design on a board, over the UART at {port}")
+
+
+__all__ = ["board_run", "board_target", "design_layout", "exchange", "open_port", "read_frame"]

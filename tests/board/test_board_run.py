@@ -60,10 +60,10 @@ def test_a_silent_board_times_out(design: Path, tmp_path: Path,
 class SimulatedBoard(threading.Thread):
     """The far end of a pseudo-terminal: the shell's simulation, replayed from the start."""
 
-    def __init__(self, master: int) -> None:
+    def __init__(self, master: int, source: Path = EXAMPLES / "fir8.kera") -> None:
         super().__init__(daemon=True)
         self.master = master
-        self.schedule = plan(load(EXAMPLES / "fir8.kera"), board="icebreaker")
+        self.schedule = plan(load(source), board="icebreaker")
         self.want = frame.HEADER_BYTES + layout_of(self.schedule).in_bytes + 1
         self.error: BaseException | None = None
 
