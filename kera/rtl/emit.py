@@ -5,8 +5,11 @@ operation, ``kera.rtl.lower``) reading the input ports (stage 0) or bank ``s-1``
 exactly the values ``Schedule.crossing()`` lists, plus a valid bit. One enable,
 ``en = !out_valid || out_ready``, moves every bank at once, so ``out_ready = 0`` freezes the
 pipeline without losing or duplicating a transfer, while bubbles still drain. With ``ii > 1`` a
-counter keeps ``in_ready`` low for ``ii - 1`` enabled cycles after each accepted input. The
-synchronous reset clears the valid bits (and that counter) only.
+counter keeps ``in_ready`` low for ``ii - 1`` enabled cycles after each accepted input. When ops
+share units (``Schedule.units``, ``kera.rtl.sharing``) a modulo counter counts enabled cycles
+instead and an input is accepted only when it is 0, so stage ``s`` always runs at count
+``s mod ii`` and selects the unit multiplexers' inputs. The synchronous reset clears the valid
+bits (and that counter) only.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from kera.rtl.lower import LOWERINGS
 from kera.rtl.memory import Rams, declarations, ram_lines, read_wire
 from kera.rtl.names import FIXED_PORTS, NameTable, check_identifier, source_text, variable_names
 from kera.rtl.netlist import Body, Operand, const_operand, lit, rng
+from kera.rtl.sharing import unit_lines
 from kera.rtl.state import state_base, state_registers
 
 _INDENT = "    "
@@ -122,6 +126,8 @@ class _Module:
         self.banks = schedule.crossing()
         self.position = {nid: k for k, nid in enumerate(schedule.order)}
         self.bank_name: dict[tuple[int, bytes], str] = {}
+        self.bound = schedule.bound()  # op -> the shared unit that computes it
+        self.unit_operands: dict[bytes, list[Operand]] = {}
 
     # --- names ----------------------------------------------------------------------------
 
@@ -129,7 +135,8 @@ class _Module:
         fresh = self.names.fresh
         en, accept = fresh("en"), fresh("accept")
         valid = tuple(fresh(f"valid_s{k}") for k in range(self.s.latency))
-        return _Control(en, accept, valid, fresh("ii_wait") if self.s.ii > 1 else None)
+        wait = fresh("phase" if self.s.aligned else "ii_wait") if self.s.ii > 1 else None
+        return _Control(en, accept, valid, wait)
 
     def _wire_names(self) -> dict[bytes, str]:
         """Name every operation's wire: ``acc_12`` after its variable, else ``n12``."""
@@ -192,6 +199,8 @@ class _Module:
             lines += self.body.lines
             lines += self._bank(s)
         region = self.g.regions[self.s.region]
+        if self.bound:
+            lines += unit_lines(self)
         if region.stateful:
             lines += state_registers(self, region)
             lines += ram_lines(self, self.rams)
@@ -223,6 +232,10 @@ class _Module:
             node = self.g.nodes[nid]
             if nid in self.rams.by_read:
                 read_wire(self, self.rams, nid, s)
+                continue
+            if nid in self.bound:  # computed by a shared unit: its operands go to the mux
+                self.body.lines.append(f"wire {rng(node.type.flat_width)}{self.wire[nid]};")
+                self.unit_operands[nid] = [self.ref(i, s) for i in node.inputs]
                 continue
             lowering = LOWERINGS[node.op]
             assert callable(lowering), node.op  # param and const are never lowered here
@@ -258,7 +271,9 @@ class _Module:
             ready += f" & ~{self.rams.busy}"
         if c.wait is not None:
             cw = (ii - 1).bit_length()
-            lines.append(f"reg {rng(cw)}{c.wait};  // enabled cycles until the next input (II)")
+            what = ("the modulo counter: stage s runs at s mod II" if self.s.aligned
+                    else "enabled cycles until the next input (II)")
+            lines.append(f"reg {rng(cw)}{c.wait};  // {what}")
             ready += f" & ({c.wait} == {lit(0, cw)})"
         lines.append(f"assign in_ready = {ready};")
         lines.append(f"wire {c.accept} = in_valid & in_ready;")
@@ -272,7 +287,17 @@ class _Module:
         lines += [f"        {v} <= {p};" for p, v in zip(c.valid, c.valid[1:], strict=False)]
         lines.append("    end")
         lines.append("end")
-        if c.wait is not None:
+        if c.wait is not None and self.s.aligned:
+            cw = (ii - 1).bit_length()
+            run = f"{c.en}" + (f" & ~{self.rams.busy}" if self.rams.busy is not None else "")
+            lines += [
+                "always @(posedge clk) begin",
+                f"    if (rst) {c.wait} <= {lit(0, cw)};",
+                f"    else if ({run}) {c.wait} <= ({c.wait} == {lit(ii - 1, cw)}) ? "
+                f"{lit(0, cw)} : {c.wait} + {lit(1, cw)};",
+                "end",
+            ]
+        elif c.wait is not None:
             cw = (ii - 1).bit_length()
             lines += [
                 "always @(posedge clk) begin",
