@@ -98,8 +98,17 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
     if bound:
         _unit_rows(schedule, costs, by_op)
     banks = schedule.crossing()
-    register_bits = sum(graph.nodes[n].type.flat_width for bank in banks for n in bank)
-    kept_bits = sum(net.live_bits(n) for bank in banks for n in bank)
+    if schedule.aligned:  # one register per ii banks a value crosses (kera.rtl.emit)
+        lives: dict[bytes, int] = {}
+        for bank in banks:
+            for n in bank:
+                lives[n] = lives.get(n, 0) + 1
+        copies = {n: -(-c // schedule.ii) for n, c in lives.items()}
+        register_bits = sum(graph.nodes[n].type.flat_width * c for n, c in copies.items())
+        kept_bits = sum(net.live_bits(n) * c for n, c in copies.items())
+    else:
+        register_bits = sum(graph.nodes[n].type.flat_width for bank in banks for n in bank)
+        kept_bits = sum(net.live_bits(n) for bank in banks for n in bank)
     valid_bits = schedule.latency
     from kera.hls.memory import state_ff_bits  # the state registers (STATE.md)
 
