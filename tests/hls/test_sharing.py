@@ -97,3 +97,35 @@ def test_report_shows_the_binding() -> None:
 def test_sharing_is_deterministic() -> None:
     a, b = _matmul(4), _matmul(4)
     assert a.units == b.units and dict(a.stage) == dict(b.stage)
+
+
+# ------------------------------------------------------------------------------ --fit
+
+
+def test_fit_finds_ii_8_for_matmul_on_icebreaker(tmp_path: Path) -> None:
+    import kera
+
+    src = tmp_path / "matmul4.kera"
+    src.write_text(MATMUL, encoding="utf-8")
+    s = kera.plan(kera.load(src), fit=True)
+    assert s.ii == 8 and s.aligned
+    assert "II 7: DSP 10 > 8" in s.ii_reason and "II 1: LUT" in s.ii_reason
+    assert kera.plan(kera.load(src)).ii == 1  # without --fit: what the source asks
+
+
+def test_over_budget_error_hints_the_ii_that_fits(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    src = tmp_path / "matmul4.kera"
+    src.write_text(MATMUL, encoding="utf-8")
+    out = str(tmp_path / "o")
+    cmd = [sys.executable, "-m", "kera.cli", "synthesize", "-q", str(src), "-o", out]
+    p = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    assert p.returncode == 1
+    last = p.stderr.strip().splitlines()[-1]
+    assert "matmul4.kera:" in last and "at II 8 it fits" in last and "--fit" in last
+    assert "Traceback" not in p.stderr
+    p = subprocess.run([*cmd, "--fit"], capture_output=True, text=True, check=False)
+    assert p.returncode == 0, p.stderr
+    assert "Binding (II 8: --fit" in p.stderr
