@@ -214,16 +214,18 @@ def compile(loaded: Loaded, output: str | os.PathLike[str] | None = None) -> Com
 
 
 def plan(loaded: Loaded, *, board: str = "icebreaker", clock_mhz: float | None = None,
-         ii: int | None = None) -> Schedule:
+         ii: int | None = None, fit: bool = False) -> Schedule:
     """Lower the top for hardware and schedule it for ``board`` (the schedule every target uses).
 
     ``clock_mhz`` defaults to the board's clock and must lie between ``MIN_CLOCK_MHZ`` and what
-    one register stage of the family allows; ``ii`` to the graph's `#[pipeline(ii = N)]`.
+    one register stage of the family allows; ``ii`` to the graph's `#[pipeline(ii = N)]`;
+    ``fit``: the least II at which the design fits the board (`--fit`, ``kera.hls.fit``).
     """
     from kera.hls.synth import plan_schedule
 
     check_clock(board, clock_mhz)
-    return plan_schedule(loaded.graph, loaded.top, board=board, clock_mhz=clock_mhz, ii=ii)[0]
+    return plan_schedule(loaded.graph, loaded.top, board=board, clock_mhz=clock_mhz, ii=ii,
+                         fit=fit)[0]
 
 
 def check_clock(board: str, clock_mhz: float | None) -> None:
@@ -317,6 +319,7 @@ def synthesize(
     allow_overfull: bool = False,
     close_timing: bool = False,
     progress: Callable[[str], None] | None = None,
+    fit: bool = False,
 ) -> Synthesis:
     """Schedule for ``board``; write Verilog, testbench, ``report.json``/``.txt`` and the `.keg`.
 
@@ -337,7 +340,7 @@ def synthesize(
     say(f"synthesizing `{loaded.top}` for {board} ...")
     options: dict[str, Any] = dict(board=board, clock_mhz=clock_mhz, outdir=out,
                                    source=loaded.program, emitters=[_rtl_emitter(loaded.path)],
-                                   allow_overfull=allow_overfull)
+                                   allow_overfull=allow_overfull, fit=fit)
     result = synth(loaded.graph, loaded.top, **options)
     if close_timing:
         result = _close_timing(loaded, result, options, say)
@@ -452,6 +455,7 @@ def simulate(
     seed: int = 0,
     waves: str | os.PathLike[str] | None = None,
     progress: Callable[[str], None] | None = None,
+    fit: bool = False,
 ) -> Simulation:
     """Simulate the RTL on ``inputs`` (a JSONL path, lines or dicts) cycle by cycle.
 
@@ -464,7 +468,7 @@ def simulate(
 
     out = check_output(waves) if waves is not None else None
     lines = _input_lines(inputs)
-    sched = plan(loaded, board=board, clock_mhz=clock_mhz)
+    sched = plan(loaded, board=board, clock_mhz=clock_mhz, fit=fit)
     values.load_jsonl(lines, sched.graph.signature(sched.region)[0], _where(inputs))  # checked
     rows = [json.loads(line) for line in lines if line.strip()]
     if progress:
@@ -549,6 +553,7 @@ def parity(
     progress: Callable[[str], None] | None = None,
     port: str | None = None,
     timeout: float = 2.0,
+    fit: bool = False,
 ) -> ParityReport:
     """Compare ``targets`` (default: every registered one) with the interpreter, bit for bit.
 
@@ -567,7 +572,7 @@ def parity(
                         exit_code=ExitCode.USAGE)
     chosen = [_board_target(board, port, timeout) if n == "board" else
               get_target(n, simulator=simulator) for n in dict.fromkeys(names)]
-    sched = plan(loaded, board=board, clock_mhz=clock_mhz)
+    sched = plan(loaded, board=board, clock_mhz=clock_mhz, fit=fit)
     report = run_parity(loaded.graph, loaded.top, targets=chosen, vectors=vectors, seed=seed,
                         schedule=sched, progress=progress)
     if targets is None:  # nothing was asked for by name: a target that cannot run is no failure

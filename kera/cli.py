@@ -112,7 +112,7 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
     result = kera.synthesize(_load(args), args.board, outdir=args.output,
                              clock_mhz=args.clock_mhz, pnr=args.pnr, bitstream=args.bitstream,
                              allow_overfull=args.allow_overfull,
-                             close_timing=args.close_timing, progress=_err)
+                             close_timing=args.close_timing, progress=_err, fit=args.fit)
     _err((result.paths["report.txt"]).read_text(encoding="utf-8").rstrip())
     for key in sorted(result.paths):
         print(result.paths[key])
@@ -134,7 +134,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
         kera.check_output(args.waves)
     sim = kera.simulate(_load(args), args.inputs, board=args.board, clock_mhz=args.clock_mhz,
                         simulator=args.simulator, backpressure=args.backpressure,
-                        seed=args.seed, waves=args.waves, progress=_err)
+                        seed=args.seed, waves=args.waves, progress=_err, fit=args.fit)
     result = sim.result
     for value in result.outputs:
         print(json.dumps(value))
@@ -159,7 +159,7 @@ def cmd_parity(args: argparse.Namespace) -> int:
     report = kera.parity(_load(args), targets=targets, vectors=args.vectors, seed=args.seed,
                          board=args.board, clock_mhz=args.clock_mhz, simulator=args.simulator,
                          output=args.json, progress=_err, port=args.port,
-                         timeout=args.timeout)
+                         timeout=args.timeout, fit=args.fit)
     print(report.table())
     return report.exit_code
 
@@ -181,6 +181,14 @@ def cmd_boards(args: argparse.Namespace) -> int:
 
 
 # --- parser -----------------------------------------------------------------------------------
+
+
+def fit_arg(sp: argparse.ArgumentParser) -> None:
+    """Add `--fit`: the least II at which the design fits the board (operators shared)."""
+    sp.add_argument("--fit", action="store_true",
+                    help="schedule at the least II at which the design fits the board's "
+                         "LUT/FF/DSP/BRAM at the clock (operators shared), whatever the "
+                         "source requests; the report says why each smaller II did not fit")
 
 
 def _count(text: str) -> int:
@@ -279,6 +287,7 @@ def _parser(characterize: bool = False) -> argparse.ArgumentParser:
                          "margin and measure again, up to 4 tries (implies --pnr; slow)")
     sp.add_argument("--allow-overfull", action="store_true",
                     help="emit the design even when it needs more than the board has")
+    fit_arg(sp)
     sp.add_argument("--bitstream", action="store_true",
                     help="also build the board's bitstream with the UART shell (docs/board.md)")
 
@@ -299,6 +308,7 @@ def _parser(characterize: bool = False) -> argparse.ArgumentParser:
     seed_arg(sp, "the backpressure pattern")
     sp.add_argument("--waves", metavar="FILE.vcd",
                     help="write a waveform file: VCD, or FST for a .fst name (default: none)")
+    fit_arg(sp)
 
     sp = command("parity", cmd_parity, "bit-exact comparison of targets on edge and random inputs")
     program_args(sp, board=True)
@@ -314,6 +324,7 @@ def _parser(characterize: bool = False) -> argparse.ArgumentParser:
     seed_arg(sp, "the random vectors")
     simulator_arg(sp)
     sp.add_argument("--json", metavar="OUT.json", help="also write the report as JSON")
+    fit_arg(sp)
 
     command("boards", cmd_boards, "list boards, families, devices and default clocks")
 

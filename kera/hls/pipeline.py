@@ -59,6 +59,29 @@ class StatePlan:
 
 
 @dataclass(frozen=True)
+class Unit:
+    """One hardware operator that ``len(ops)`` ops of one kind share at ``ii`` > 1 (binding).
+
+    ``ops[k]`` runs in a stage congruent to ``slots[k]`` modulo the II (the slots are distinct):
+    the unit's operand ``j`` is a multiplexer, selected by the modulo counter, of the ops'
+    operands ``j`` cut to their ``in_widths[j]`` significant bits and extended back to the
+    op's operand type (sign-extended when ``in_signed[j]``). ``on_dsp`` says whether a multiply
+    unit takes DSP blocks; ``mux_lut`` is the estimated LUTs of its multiplexers.
+    """
+
+    name: str
+    kind: str
+    width: int
+    ops: tuple[bytes, ...]
+    slots: tuple[int, ...]
+    in_widths: tuple[int, ...]
+    in_signed: tuple[bool, ...]
+    mux_lut: int = 0
+    mux_ns: float = 0.0
+    on_dsp: bool = False
+
+
+@dataclass(frozen=True)
 class Schedule:
     """Node → stage and start time for one region of one graph, at one clock and II."""
 
@@ -80,6 +103,19 @@ class Schedule:
     virtual: frozenset[bytes] = frozenset()
     # Values read by a block RAM's write port in a later stage than their users: node -> stage.
     extra_uses: Mapping[bytes, int] = field(default_factory=dict)
+    # Operator sharing at ii > 1 (``kera.hls.sharing``): the units, each serving several ops.
+    units: tuple[Unit, ...] = ()
+    # Why this II (``--fit``'s search, or what was requested); for the report.
+    ii_reason: str = ""
+
+    @property
+    def aligned(self) -> bool:
+        """Whether inputs start only when the modulo counter is at 0 (a unit is shared)."""
+        return self.ii > 1 and any(len(u.ops) > 1 for u in self.units)
+
+    def bound(self) -> dict[bytes, Unit]:
+        """Return op -> the shared unit (two ops or more) that computes it."""
+        return {nid: u for u in self.units if len(u.ops) > 1 for nid in u.ops}
 
     @property
     def clock_ns(self) -> float:

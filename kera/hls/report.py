@@ -142,6 +142,9 @@ def build_report(
     if meas is not None:
         report["measured"] = {k: v for k, v in meas.items() if k != "warnings"}
     report.update(state_section(schedule, locator))  # STATE.md: only for a stateful kernel
+    from kera.hls.share_report import binding_section
+
+    report.update(binding_section(schedule, locator, model, board))  # ii > 1: the units
     if "reset_cycles" in report:
         report["deadline"]["reset_to_first_accept_cycles"] = report["reset_cycles"]
     report["ports"] = port_table(schedule)
@@ -287,6 +290,10 @@ def render_text(report: Mapping[str, Any], source: SourceFile | None = None) -> 
                    f"{s['register_bits']:>8}   {line_ranges(s['source_lines'])}")
     state = state_text(r, lines)
     out += ["", *state] if state else []
+    from kera.hls.share_report import binding_text
+
+    shared = binding_text(dict(r))
+    out += ["", *shared] if shared else []
     out += ["", *_resource_table(r), "", *_critical_text(r, lines), *_port_lines(r)]
     if r.get("close_timing"):
         ct = r["close_timing"]

@@ -5,6 +5,8 @@
   the LUTs of the bit network (``kera.hls.lutmap``) rebuilt with the schedule's registers, so
   a value registered between stages is a LUT output on one side and fresh leaves on the other.
   Multiplies beyond the board's DSPs are LUT circuits (``CostModel.lut_multipliers``).
+  At ii > 1 a shared unit (``Schedule.units``) counts once, on a DSP or as LUTs as the binding
+  says, plus its multiplexers (the ``share_mux`` row); private multiplies get the DSPs left.
 * Pipeline registers: the distinct non-constant bits of every value a bank holds
   (``Schedule.crossing()``; yosys trims constant flip-flops and merges duplicates) plus one
   valid bit per bank for the handshake, costed by the model's ``reg_cost``.
@@ -64,6 +66,12 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
     caps = _caps(capacities)
     if costs.dsp_budget is None and caps.get("dsp") is not None:
         costs = CostModel(costs.model, int(caps["dsp"]))
+    bound = schedule.bound()
+    if bound:
+        used = sum(costs.area(graph, graph.nodes[u.ops[0]])["dsp"] for u in schedule.units
+                   if u.on_dsp and len(u.ops) > 1) if costs.dsp_budget is not None else 0
+        left = None if costs.dsp_budget is None else max(0, costs.dsp_budget - int(used))
+        costs = CostModel(costs.model, left, exclude=frozenset(bound))
     stage = schedule.stage
     net = network(graph, costs.lut_k, cut=lambda u, v: stage[u] < stage[v],
                   order=graph.topo_order(graph.regions[schedule.region]),
@@ -74,8 +82,8 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
 
     rams = bram_reads(schedule)
     for nid in schedule.order:
-        if nid in schedule.virtual or nid in rams:
-            continue  # a block RAM's chain and read: the RAM, counted below
+        if nid in schedule.virtual or nid in rams or nid in bound:
+            continue  # a block RAM's chain and read: the RAM, counted below; units: below
         node = graph.nodes[nid]
         bitwise = is_bitwise(graph, node)
         area = dict.fromkeys(AREA_KEYS, 0.0) if bitwise else costs.area(graph, node)
@@ -87,9 +95,20 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
         row["count"] += 1
         for k in AREA_KEYS:
             row[k] += area[k]
+    if bound:
+        _unit_rows(schedule, costs, by_op)
     banks = schedule.crossing()
-    register_bits = sum(graph.nodes[n].type.flat_width for bank in banks for n in bank)
-    kept_bits = sum(net.live_bits(n) for bank in banks for n in bank)
+    if schedule.aligned:  # one register per ii banks a value crosses (kera.rtl.emit)
+        lives: dict[bytes, int] = {}
+        for bank in banks:
+            for n in bank:
+                lives[n] = lives.get(n, 0) + 1
+        copies = {n: -(-c // schedule.ii) for n, c in lives.items()}
+        register_bits = sum(graph.nodes[n].type.flat_width * c for n, c in copies.items())
+        kept_bits = sum(net.live_bits(n) * c for n, c in copies.items())
+    else:
+        register_bits = sum(graph.nodes[n].type.flat_width for bank in banks for n in bank)
+        kept_bits = sum(net.live_bits(n) for bank in banks for n in bank)
     valid_bits = schedule.latency
     from kera.hls.memory import state_ff_bits  # the state registers (STATE.md)
 
@@ -113,6 +132,24 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
             if k in caps and totals.get(k, 0) > int(caps[k])}
     return Resources(totals, ops, register_bits, valid_bits, registers, util, tuple(warnings),
                      notes, over, kept_bits)
+
+
+def _unit_rows(schedule: Schedule, costs: CostModel, by_op: dict[str, dict[str, float]]) -> None:
+    """Add one op per shared unit (on a DSP, or the LUT multiplier) and the multiplexers."""
+    graph = schedule.graph
+    on, off = CostModel(costs.model, None), CostModel(costs.model, 0)
+    for u in schedule.units:
+        if len(u.ops) < 2:
+            continue
+        node = graph.nodes[u.ops[0]]
+        area = (on if u.on_dsp else off).area(graph, node)
+        row = by_op.setdefault(node.op, {"count": 0, **dict.fromkeys(AREA_KEYS, 0.0)})
+        row["count"] += 1
+        for k in AREA_KEYS:
+            row[k] += area[k]
+        mux = by_op.setdefault("share_mux", {"count": 0, **dict.fromkeys(AREA_KEYS, 0.0)})
+        mux["count"] += 1
+        mux["lut"] += u.mux_lut
 
 
 def _caps(capacities: Any) -> dict[str, int]:

@@ -20,8 +20,9 @@ that shrinks the register bits and keeps every stage within the period. ``Schedu
 which one ran ("sdc" or "list").
 
 ``param`` nodes are in stage 0, ``const`` nodes take the stage of their earliest user; both are
-outside the optimisation. ``ii`` > 1 is recorded and only lowers the rate at which inputs are
-accepted: operators are not shared between cycles yet.
+outside the optimisation. With ``ii`` > 1, ops worth sharing (``kera.hls.sharing``) get resource
+rows: the ASAP list schedule places at most ``units`` ops of a group per stage residue modulo
+``ii`` (resource-constrained modulo scheduling), and the LP keeps those stages fixed.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import heapq
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from scipy import optimize, sparse
@@ -67,6 +69,8 @@ class Problem:
     # (u, v): v at least one stage after u (a block RAM read after its registered address)
     gaps: list[tuple[int, int]] = field(default_factory=list)
     virtual: set[int] = field(default_factory=set)  # nodes with no circuit (block RAM chains)
+    costs: CostModel | None = None
+    share: Any = None  # kera.hls.sharing.Plan once configured (ii > 1)
 
     @property
     def size(self) -> int:
@@ -101,6 +105,8 @@ def schedule(
     costs = CostModel(model if model is not None else _load_model(family), dsp_budget)
     problem = build_problem(graph, region, costs, clock_mhz, margin)
     plan: StatePlan | None = None
+    from kera.hls import sharing
+
     if graph.regions[region].stateful:
         from kera.hls.state_schedule import plan_state
 
@@ -108,6 +114,8 @@ def schedule(
             problem, requested, clock_mhz, margin, costs.overhead_ns, family)
         ii = max(ii, plan.rec_mii, plan.res_mii)
     else:
+        problem.ii = ii
+        sharing.configure(problem, set())
         asap, asap_finish = list_schedule(problem)
     depth = max((asap[v] for v in range(problem.size) if not problem.const[v]), default=0)
     notes: list[str] = []
@@ -122,14 +130,35 @@ def schedule(
         notes.append(f"{live} nodes (more than {LP_MAX_NODES}), so the list-scheduling "
                      "fallback was used")
     chosen = "sdc" if stage is not None else "list"
-    if stage is None and problem.slots:
-        stage = list(asap)  # push_late knows no modulo constraints: ASAP meets them
+    shared = problem.share is not None and bool(problem.share.groups)
+    if stage is None and (problem.slots or shared):
+        stage = list(asap)  # push_late knows no modulo or resource rows: ASAP meets them
     elif stage is None:
         stage = push_late(problem, asap, asap_finish, depth)
+    units = sharing.bind(problem, stage)
     if ii > 1:
-        notes.append(f"ii = {ii}: a new input is accepted every {ii} cycles; operators are not "
-                     "shared yet, so the datapath is the same as for ii = 1")
-    return _finish(problem, stage, clock_mhz, ii, chosen, family, tuple(notes), plan)
+        notes.extend(_share_notes(ii, units, problem.share))
+    return _finish(problem, stage, clock_mhz, ii, chosen, family, tuple(notes), plan, units)
+
+
+def _share_notes(ii: int, units: Sequence[Any], plan: Any) -> list[str]:
+    """The notes of an ii > 1 schedule: what is shared, or why nothing is."""
+    many = [u for u in units if len(u.ops) > 1]
+    if not many:
+        why = "; ".join(plan.declined) if plan is not None and plan.declined else \
+            "no op kind has two ops worth sharing"
+        return [f"ii = {ii}: a new input is accepted every {ii} cycles; no operator is shared "
+                f"({why}), so the datapath is the same as for ii = 1"]
+    kinds: dict[str, list[int]] = {}
+    for u in many:
+        kinds.setdefault(u.kind, []).append(len(u.ops))
+    said = ", ".join(f"{sum(n)} `{k}` on {len(n)} unit{'s' * (len(n) != 1)}"
+                     for k, n in kinds.items())
+    out = [f"ii = {ii}: operators shared ({said}); inputs are accepted when the modulo counter "
+           f"is at 0, one every {ii} enabled cycles"]
+    if plan is not None and plan.declined:
+        out.append("not shared: " + "; ".join(plan.declined))
+    return out
 
 
 def _check_options(clock_mhz: float, ii: int, margin: float, method: str) -> None:
@@ -176,7 +205,7 @@ def build_problem(
     usable = period * (1.0 - margin) - costs.overhead_ns
     problem = Problem(graph, region, ids, delay, [nodes[n].type.flat_width for n in ids], inputs,
                       users, const, [nodes[n].op == "param" for n in ids], index[reg.result],
-                      usable)
+                      usable, costs=costs)
     _check_fits(problem, clock_mhz, margin, costs.overhead_ns)
     return problem
 
@@ -223,6 +252,11 @@ def list_schedule(problem: Problem, release: dict[int, int] | None = None
     """
     n, period = problem.size, problem.period
     stage, finish = [0] * n, [0.0] * n
+    from kera.hls.sharing import residue_limits
+
+    of, units = residue_limits(problem)
+    busy = [[0] * problem.ii for _ in units]
+    taint = [False] * n  # in the same stage as, and combinationally after, a shared op
     after: dict[int, list[int]] = {}
     for u, v in problem.gaps:
         after.setdefault(v, []).append(u)
@@ -239,6 +273,14 @@ def list_schedule(problem: Problem, release: dict[int, int] | None = None
             s, start = release[v], 0.0
         if start + problem.delay[v] > period + EPS_NS:
             s, start = s + 1, 0.0
+        g = of.get(v) if of else None
+        if g is not None:  # a resource row: a free unit in the residue, no unit chained before
+            while busy[g][s % problem.ii] >= units[g] or any(
+                    stage[u] == s and (u in of or taint[u]) for u in problem.inputs[v]):
+                s, start = s + 1, 0.0
+            busy[g][s % problem.ii] += 1
+        elif of:
+            taint[v] = any(stage[u] == s and (u in of or taint[u]) for u in problem.inputs[v])
         stage[v], finish[v] = s, start + problem.delay[v]
     return stage, finish
 
@@ -314,6 +356,9 @@ def sdc_schedule(
 ) -> tuple[list[int] | None, str]:
     """Return the register-minimal stages of latency ``depth + 1`` (or None and the reason)."""
     alap = alap_schedule(problem, depth)
+    if problem.share is not None:
+        for v in problem.share.of:  # shared ops keep their resource-feasible stages
+            alap[v] = asap[v]
     lp = build_lp(problem, chaining_pairs(problem), asap, alap, depth)
     if lp is None:
         return None, "the ASAP and ALAP schedules disagree"
@@ -498,7 +543,8 @@ def _try_push(problem: Problem, v: int, st: list[int], fin: list[float], last: l
 
 
 def _finish(problem: Problem, stage: list[int], clock_mhz: float, ii: int, method: str,
-            family: str, notes: tuple[str, ...], plan: StatePlan | None = None) -> Schedule:
+            family: str, notes: tuple[str, ...], plan: StatePlan | None = None,
+            units: tuple[Any, ...] = ()) -> Schedule:
     """Place constants, compute start/finish times and the order; check the period."""
     n = problem.size
     for v in range(n):
@@ -523,7 +569,7 @@ def _finish(problem: Problem, stage: list[int], clock_mhz: float, ii: int, metho
         start_ns=dict(zip(ids, start, strict=True)), finish_ns=dict(zip(ids, finish, strict=True)),
         order=order, method=method, family=family, notes=notes, state=plan,
         virtual=frozenset(ids[v] for v in problem.virtual),
-        extra_uses=_write_uses(plan, ids, stage),
+        extra_uses=_write_uses(plan, ids, stage), units=units,
     )
 
 

@@ -43,6 +43,11 @@ def plan_state(problem: Problem, requested: int | None, clock_mhz: float, margin
                         f"`#[pipeline(ii = {res_mii})]`")
     ii = max(requested or 1, rec_mii, res_mii)
     problem.ii = ii
+    from kera.hls import sharing
+
+    on_loops = set().union(*(rc._members(problem, the_slots, g) for g in groups)) if groups \
+        else set()
+    sharing.configure(problem, on_loops | {s.read for s in the_slots})
     asap, finish = rc.state_asap(problem, the_slots, groups, ii,
                                  lambda rel: list_schedule(problem, rel))
     pairs = [(s.read, s.next) for s in the_slots if s.next is not None]

@@ -69,6 +69,7 @@ def synthesize(
     emitters: Sequence[Emitter] = (),
     allow_overfull: bool = False,
     close_timing: Sequence[Mapping[str, Any]] | None = None,
+    fit: bool = False,
 ) -> SynthResult:
     """Schedule region ``top`` of ``graph`` for ``board`` and write the results into ``outdir``.
 
@@ -78,12 +79,25 @@ def synthesize(
     ``graph.source_path``, when it is there: a `.keg` records it). Raises
     ``KeraError``: unknown board (exit 2, from ``kera.hls.boards``), clock <= 0 (exit 2), an op
     too slow for the clock (exit 1), an unwritable ``outdir`` (exit 2). ``close_timing``: the
-    tries of `--close-timing` (``kera.hls.closure``), for the report.
+    tries of `--close-timing` (``kera.hls.closure``), for the report. ``fit``: the least II at
+    which the design fits the board (``kera.hls.fit``); without it, an over-budget error names
+    the II that would fit.
     """
     src = _source_file(source) or _read_source(graph.source_path)
     sched, the_board, model = plan_schedule(graph, top, board=board, clock_mhz=clock_mhz, ii=ii,
-                                            margin=margin, model=model, method=method)
-    check_schedule_fits(sched, the_board, model, src, allow_overfull)
+                                            margin=margin, model=model, method=method, fit=fit)
+    try:
+        check_schedule_fits(sched, the_board, model, src, allow_overfull)
+    except KeraError as e:
+        from kera.hls.fit import hint_ii
+
+        n = hint_ii(lambda k: plan_schedule(graph, top, board=board, clock_mhz=clock_mhz, ii=k,
+                                            margin=margin, model=model, method=method))
+        if n is None or n == sched.ii:
+            raise
+        head = e.message.split(" (pass --allow-overfull")[0]
+        raise KeraError(f"{head}; at II {n} it fits (`#[pipeline(ii = {n})]` or --fit), or pass "
+                        "--allow-overfull to emit it anyway", exit_code=e.exit_code) from None
     options = {"method": method}
     report = build_report(sched, the_board, model=model, source=src,
                           fingerprint=graph.fingerprint(), top=top, margin=margin,
@@ -113,12 +127,23 @@ def plan_schedule(
     margin: float = DEFAULT_MARGIN,
     model: DelayAreaModel | None = None,
     method: str = "auto",
+    fit: bool = False,
 ) -> tuple[Schedule, Any, DelayAreaModel]:
     """Lower region ``top`` for hardware and schedule it for ``board``: (schedule, board, model).
 
     This is the one schedule every target lowers from (`synthesize`, `sim`, `run`, `parity`).
-    ``ii`` defaults to the graph's `#[pipeline(ii = N)]` directive.
+    ``ii`` defaults to the graph's `#[pipeline(ii = N)]` directive; with ``fit`` it is the
+    least II at which the design fits the board (``kera.hls.fit``), whatever was requested.
     """
+    if fit:
+        from kera.hls.boards import load_board as _load
+        from kera.hls.fit import fit_schedule
+
+        b = _load(board)
+        return fit_schedule(lambda k: plan_schedule(graph, top, board=board, clock_mhz=clock_mhz,
+                                                    ii=k, margin=margin, model=model,
+                                                    method=method),
+                            b.name, float(clock_mhz) if clock_mhz is not None else b.clock_mhz)
     from kera.hls.boards import load_board
 
     if clock_mhz is not None and (isinstance(clock_mhz, bool) or not _positive(clock_mhz)):

@@ -122,12 +122,15 @@ class CostModel:
     """A delay/area model with a per-query cache and the derived costs of unmeasured ops.
 
     ``dsp_budget`` is the device's DSP count (None: unbounded): multiplies take DSPs in the
-    graph's canonical order while they last, and the rest are built from LUTs.
+    graph's canonical order while they last, and the rest are built from LUTs. The multiplies
+    in ``exclude`` take no part in that count (shared units, costed by ``kera.hls.sharing``).
     """
 
-    def __init__(self, model: DelayAreaModel, dsp_budget: int | None = None) -> None:
+    def __init__(self, model: DelayAreaModel, dsp_budget: int | None = None,
+                 exclude: frozenset[bytes] = frozenset()) -> None:
         self.model = model
         self.dsp_budget = dsp_budget
+        self.exclude = exclude
         self._delay: dict[Query, float] = {}
         self._area: dict[Query, dict[str, float]] = {}
         self._networks: dict[int, tuple[Graph, BitNetwork, dict[bytes, int]]] = {}
@@ -173,7 +176,7 @@ class CostModel:
         for nid in graph.canonical_order():
             node = nodes[nid]
             q = self.mul_query(graph, node) if node.op in MUL_OPS else None
-            if q is None:
+            if q is None or nid in self.exclude:
                 continue
             need = self._query_area(q)["dsp"]
             if left is None or need <= left:

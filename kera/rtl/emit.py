@@ -5,8 +5,11 @@ operation, ``kera.rtl.lower``) reading the input ports (stage 0) or bank ``s-1``
 exactly the values ``Schedule.crossing()`` lists, plus a valid bit. One enable,
 ``en = !out_valid || out_ready``, moves every bank at once, so ``out_ready = 0`` freezes the
 pipeline without losing or duplicating a transfer, while bubbles still drain. With ``ii > 1`` a
-counter keeps ``in_ready`` low for ``ii - 1`` enabled cycles after each accepted input. The
-synchronous reset clears the valid bits (and that counter) only.
+counter keeps ``in_ready`` low for ``ii - 1`` enabled cycles after each accepted input. When ops
+share units (``Schedule.units``, ``kera.rtl.sharing``) a modulo counter counts enabled cycles
+instead and an input is accepted only when it is 0, so stage ``s`` always runs at count
+``s mod ii`` and selects the unit multiplexers' inputs. The synchronous reset clears the valid
+bits (and that counter) only.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from kera.rtl.lower import LOWERINGS
 from kera.rtl.memory import Rams, declarations, ram_lines, read_wire
 from kera.rtl.names import FIXED_PORTS, NameTable, check_identifier, source_text, variable_names
 from kera.rtl.netlist import Body, Operand, const_operand, lit, rng
+from kera.rtl.sharing import unit_lines
 from kera.rtl.state import state_base, state_registers
 
 _INDENT = "    "
@@ -122,6 +126,12 @@ class _Module:
         self.banks = schedule.crossing()
         self.position = {nid: k for k, nid in enumerate(schedule.order)}
         self.bank_name: dict[tuple[int, bytes], str] = {}
+        self.bound = schedule.bound()  # op -> the shared unit that computes it
+        self.first_bank: dict[bytes, int] = {}
+        for s, bank in enumerate(self.banks):
+            for nid in bank:
+                self.first_bank.setdefault(nid, s)
+        self.unit_operands: dict[bytes, list[Operand]] = {}
 
     # --- names ----------------------------------------------------------------------------
 
@@ -129,7 +139,8 @@ class _Module:
         fresh = self.names.fresh
         en, accept = fresh("en"), fresh("accept")
         valid = tuple(fresh(f"valid_s{k}") for k in range(self.s.latency))
-        return _Control(en, accept, valid, fresh("ii_wait") if self.s.ii > 1 else None)
+        wait = fresh("phase" if self.s.aligned else "ii_wait") if self.s.ii > 1 else None
+        return _Control(en, accept, valid, wait)
 
     def _wire_names(self) -> dict[bytes, str]:
         """Name every operation's wire: ``acc_12`` after its variable, else ``n12``."""
@@ -192,6 +203,8 @@ class _Module:
             lines += self.body.lines
             lines += self._bank(s)
         region = self.g.regions[self.s.region]
+        if self.bound:
+            lines += unit_lines(self)
         if region.stateful:
             lines += state_registers(self, region)
             lines += ram_lines(self, self.rams)
@@ -224,6 +237,10 @@ class _Module:
             if nid in self.rams.by_read:
                 read_wire(self, self.rams, nid, s)
                 continue
+            if nid in self.bound:  # computed by a shared unit: its operands go to the mux
+                self.body.lines.append(f"wire {rng(node.type.flat_width)}{self.wire[nid]};")
+                self.unit_operands[nid] = [self.ref(i, s) for i in node.inputs]
+                continue
             lowering = LOWERINGS[node.op]
             assert callable(lowering), node.op  # param and const are never lowered here
             lowering(self.body, self.wire[nid], node, [self.ref(i, s) for i in node.inputs])
@@ -231,14 +248,22 @@ class _Module:
     def _bank(self, s: int) -> list[str]:
         held = [n for n in self.banks[s]
                 if self.g.nodes[n].type.flat_width > 0 and n not in self.unwired]
-        loads = []
+        loads, folded = [], []
+        ii = self.s.ii
         for nid in held:
+            first = self.first_bank[nid]
+            if self.s.aligned and (s - first) % ii:  # held: the copy of the bank ii-aligned
+                self.bank_name[(s, nid)] = self.bank_name[(s - 1, nid)]
+                continue
             name = self._bank_reg(s, nid)
             # A value made in an earlier stage comes from the previous bank (a constant result
             # too: it is registered from its stage on, like any other value).
             made = self.s.stage[nid]
             source = self.ref(nid, s).expr if made == s else self.bank_name[(s - 1, nid)]
-            loads.append((name, self.g.nodes[nid].type.flat_width, source))
+            if self.s.aligned and self._lives(nid) > 1:
+                folded.append((name, self.g.nodes[nid].type.flat_width, source))
+            else:
+                loads.append((name, self.g.nodes[nid].type.flat_width, source))
             self.bank_name[(s, nid)] = name
         lines = ["", f"// ---- bank {s}: {len(held)} register{'s' * (len(held) != 1)} + valid"]
         lines += [f"reg {rng(w)}{name};" for name, w, _ in loads]
@@ -247,7 +272,20 @@ class _Module:
         lines += [f"        {name} <= {expr};" for name, _, expr in loads]
         lines.append("    end")
         lines.append("end")
+        if folded:  # loaded once per interval, read by up to ii stages (registers shared)
+            cw = (ii - 1).bit_length()
+            lines[2:2] = [f"reg {rng(w)}{name};" for name, w, _ in folded]
+            lines.append("always @(posedge clk) begin")
+            lines.append(f"    if ({self.control.en} & ({self.control.wait} == "
+                         f"{lit(s % ii, cw)})) begin")
+            lines += [f"        {name} <= {expr};" for name, _, expr in folded]
+            lines.append("    end")
+            lines.append("end")
         return lines
+
+    def _lives(self, nid: bytes) -> int:
+        """Return how many banks hold ``nid`` (its lifetime in stages)."""
+        return sum(1 for bank in self.banks if nid in bank)
 
     def _handshake(self) -> list[str]:
         c, ii = self.control, self.s.ii
@@ -258,7 +296,9 @@ class _Module:
             ready += f" & ~{self.rams.busy}"
         if c.wait is not None:
             cw = (ii - 1).bit_length()
-            lines.append(f"reg {rng(cw)}{c.wait};  // enabled cycles until the next input (II)")
+            what = ("the modulo counter: stage s runs at s mod II" if self.s.aligned
+                    else "enabled cycles until the next input (II)")
+            lines.append(f"reg {rng(cw)}{c.wait};  // {what}")
             ready += f" & ({c.wait} == {lit(0, cw)})"
         lines.append(f"assign in_ready = {ready};")
         lines.append(f"wire {c.accept} = in_valid & in_ready;")
@@ -272,7 +312,17 @@ class _Module:
         lines += [f"        {v} <= {p};" for p, v in zip(c.valid, c.valid[1:], strict=False)]
         lines.append("    end")
         lines.append("end")
-        if c.wait is not None:
+        if c.wait is not None and self.s.aligned:
+            cw = (ii - 1).bit_length()
+            run = f"{c.en}" + (f" & ~{self.rams.busy}" if self.rams.busy is not None else "")
+            lines += [
+                "always @(posedge clk) begin",
+                f"    if (rst) {c.wait} <= {lit(0, cw)};",
+                f"    else if ({run}) {c.wait} <= ({c.wait} == {lit(ii - 1, cw)}) ? "
+                f"{lit(0, cw)} : {c.wait} + {lit(1, cw)};",
+                "end",
+            ]
+        elif c.wait is not None:
             cw = (ii - 1).bit_length()
             lines += [
                 "always @(posedge clk) begin",

@@ -30,6 +30,7 @@ def design_info(schedule: Schedule) -> dict:
         "fingerprint": graph.fingerprint(),
         "latency": schedule.latency,
         "ii": schedule.ii,
+        "aligned": schedule.aligned,
         "reset_cycles": schedule.state.reset_cycles if schedule.state is not None else 0,
         "clock_mhz": schedule.clock_mhz,
         "params": [{"name": n, "width": t.flat_width, "layout": layout(t)} for n, t in params],

@@ -6,8 +6,9 @@ held high, input *i* is accepted at edge ``t0 + i*ii`` and its result is transfe
 ``accept + latency``. With backpressure on, ``in_valid`` and ``out_ready`` are randomised
 (seeded); a presented input is held until it is accepted, and nothing may be lost, duplicated,
 reordered or early. With bubbles on, only ``in_valid`` is randomised (``out_ready`` stays high),
-so every latency is still exact and inputs are at least ``ii`` cycles apart: a bubble must not
-advance the state of a stateful design. The first input may be accepted ``reset_cycles`` edges
+so every latency is still exact and inputs are at least ``ii`` cycles apart (a multiple of ``ii``
+when the design shares units, ``aligned``): a bubble must not advance the state of a stateful
+design. The first input may be accepted ``reset_cycles`` edges
 after reset (a memory being cleared keeps ``in_ready`` low meanwhile). With ``KERA_SIM_PASSES``
 = N > 1 the stream is run N times with a one-cycle ``rst`` pulse between passes, and every pass
 must give the same results: reset returns all state to its initial value.
@@ -175,7 +176,10 @@ class Stream:
         for i in range(1, len(starts)):
             gap = starts[i] - starts[i - 1]
             want = ii if i > 1 else 0
-            if gap != want and not (self.bubbles and gap > want):
+            if self.d.get("aligned") and i > 1 and gap % ii:  # shared units: counter at 0
+                self.timing.append(f"row {i - 1}: accepted at cycle {starts[i]}, not a multiple "
+                                   f"of II {ii} after the previous input (shared units)")
+            elif gap != want and not (self.bubbles and gap > want):
                 self.timing.append(
                     f"row {i - 1}: accepted at cycle {starts[i]}, expected "
                     f"{'at least ' if self.bubbles else ''}{starts[i - 1] + want} (II {ii})"

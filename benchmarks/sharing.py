@@ -1,0 +1,121 @@
+"""The area-throughput curve of operator sharing: kernels at II 1, 2, 4, 8 on iCEBreaker, as JSON.
+
+Usage: python benchmarks/sharing.py [--ii 1,2,4,8] [--no-measure] [--seeds 1] [KERNEL ...]
+
+Kernels: ``matmul4`` (examples/matmul4.kera: 64 multiplies), ``dot8`` (a dot product of two
+``[i16; 8]``: 8 multiplies) and ``mac2`` (a stateful accumulator of two products a cycle). Each
+is scheduled at the board's clock with ``#[pipeline(ii = N)]`` (``plan_schedule``), estimated,
+and -- unless it cannot fit (estimate over capacity, or more multipliers than DSPs: yosys maps
+every one to an SB_MAC16) -- placed and routed out of context with yosys + nextpnr
+(``kera.hls.pnr.measure_schedule``). Each row: the estimate and the measurement (LUT, FF, DSP,
+Fmax) and the throughput ``Fmax / II`` in results per second (nextpnr-ice40 does not time the
+SB_MAC16: a measured Fmax with DSPs is the fabric's only, ``fmax_untimed_dsp``; the estimate's
+Fmax costs the DSP as its LUT equivalent). A few minutes in all with one seed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import kera
+from kera.diagnostics import KeraError
+from kera.hls.fit import _every_mul_on_dsp, dsp_circuits
+from kera.hls.report import build_report
+from kera.hls.synth import plan_schedule
+from kera.rtl import emit_verilog
+
+ROOT = Path(__file__).resolve().parents[1]
+BOARD = "icebreaker"
+KERNELS: dict[str, str] = {
+    "matmul4": (ROOT / "examples" / "matmul4.kera").read_text(encoding="utf-8"),
+    "dot8": """#[top]
+pub fn dot8(a: [i16; 8], b: [i16; 8]) -> i32 {
+    let mut acc = 0i32;
+    for k in 0..8 { acc += (a[k] as i32) * (b[k] as i32); }
+    acc
+}
+""",
+    "mac2": """#[top]
+pub fn mac2(a: i16, b: i16, c: i16, d: i16) -> i32 {
+    reg acc: i32 = 0;
+    acc = acc + (a as i32) * (b as i32) + (c as i32) * (d as i32);
+    acc
+}
+""",
+}
+
+
+def _with_ii(text: str, ii: int) -> str:
+    import re
+
+    if re.search(r"#\[pipeline\(ii\s*=\s*\d+\)\]", text):
+        return re.sub(r"#\[pipeline\(ii\s*=\s*\d+\)\]", f"#[pipeline(ii = {ii})]", text)
+    return text.replace("#[top]\n", f"#[top]\n#[pipeline(ii = {ii})]\n", 1)
+
+
+def point(name: str, ii: int, measure: bool, seeds: tuple[int, ...]) -> dict[str, Any]:
+    """Schedule, estimate and (when it can fit) measure one kernel at one II."""
+    path = Path(tempfile.mkdtemp(prefix="kera-share-")) / f"{name}.kera"
+    path.write_text(_with_ii(KERNELS[name], ii), encoding="utf-8")
+    loaded = kera.load(path)
+    sched, board, model = plan_schedule(loaded.graph, loaded.top, board=BOARD)
+    report = build_report(sched, board, model=model)
+    est = report["estimate"]
+    row: dict[str, Any] = {
+        "kernel": name, "ii": sched.ii, "latency": sched.latency,
+        "units": sum(1 for u in sched.units if len(u.ops) > 1),
+        "estimate": {k: est[k] for k in ("lut", "ff", "dsp")} | {
+            "fmax_mhz": round(est["fmax_mhz"], 2),
+            "throughput_per_s": round(min(est["fmax_mhz"], 1e9) * 1e6 / sched.ii)},
+    }
+    caps = report["capacities"]
+    over = [k for k in ("lut", "ff", "dsp", "bram") if est[k] > caps[k]]
+    need = dsp_circuits(sched, model)
+    if need > caps["dsp"] and _every_mul_on_dsp(model):
+        over.append(f"dsp ({need} multipliers)")
+    if over:
+        row["fits"], row["over"] = False, over
+        return row
+    row["fits"] = True
+    if not measure:
+        return row
+    from kera.hls.pnr import measure_schedule
+
+    verilog = emit_verilog(sched, board=BOARD, version=kera.__version__)
+    try:
+        m = measure_schedule(verilog, sched, board.family, seeds)
+    except (RuntimeError, KeraError) as e:
+        row["measure_error"] = str(e)[:200]
+        return row
+    core = m.get("core", m)
+    row["measured"] = {k: core.get(k) for k in ("lut", "ff", "dsp")} | {
+        "fmax_mhz": round(float(m["fmax_mhz"]), 2),
+        "throughput_per_s": round(float(m["fmax_mhz"]) * 1e6 / sched.ii),
+        "fmax_untimed_dsp": bool(core.get("dsp")),
+    }
+    return row
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print one JSON object: a row per kernel and II."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ii", default="1,2,4,8")
+    ap.add_argument("--no-measure", action="store_true")
+    ap.add_argument("--seeds", default="1")
+    ap.add_argument("kernels", nargs="*", default=list(KERNELS))
+    args = ap.parse_args(argv)
+    seeds = tuple(int(s) for s in args.seeds.split(","))
+    rows = [point(k, int(ii), not args.no_measure, seeds)
+            for k in args.kernels for ii in args.ii.split(",")]
+    json.dump({"board": BOARD, "rows": rows}, sys.stdout, indent=2)
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,123 @@
+"""``--fit``: the least II at which a design fits its board at the clock target.
+
+The search schedules the design at II = 1, 2, ... 16, then doubles up to ``MAX_FIT_II`` and
+bisects the last gap; each II is estimated (``kera.hls.resources``) against the board's
+LUT/FF/DSP/BRAM capacities. An II below a state recurrence's bound (the scheduler's error) does
+not fit either. The chosen schedule's ``ii_reason`` says why each smaller II tried did not fit;
+``hint_ii`` is the same search for the over-budget error's hint.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from kera.diagnostics import KeraError
+from kera.hls.pipeline import Schedule
+from kera.hls.resources import estimate
+from kera.hls.timing import MUL_OPS, CostModel
+
+#: The largest II ``--fit`` tries.
+MAX_FIT_II = 256
+
+Planner = Callable[[int], tuple[Schedule, Any, Any]]
+
+
+def _why_not(ii: int, plan: Planner) -> tuple[str | None, tuple[Schedule, Any, Any] | None]:
+    """Return (why ``ii`` does not fit, or None; the plan when it was made)."""
+    try:
+        made = plan(ii)
+    except KeraError as e:
+        if "cannot be met" not in e.message:
+            raise
+        return e.message.split("cannot be met: ", 1)[-1].split("; use ")[0], None
+    sched, board, model = made
+    res = estimate(sched, CostModel(model, board.capacities.dsp), board.capacities)
+    over = [f"{k.upper()} {need} > {cap}" for k, (need, cap) in res.overfull.items()]
+    need, cap = dsp_circuits(sched, model), int(board.capacities.dsp)
+    if need > cap and _every_mul_on_dsp(model) and "dsp" not in res.overfull:
+        over.append(f"DSP {need} > {cap} (yosys maps every multiplier to a DSP block)")
+    return (", ".join(over) or None), made
+
+
+def _every_mul_on_dsp(model: Any) -> bool:
+    """Whether the family's yosys flow puts every multiply on a DSP (``synth_ice40 -dsp``)."""
+    command = getattr(model, "metadata", {}).get("command", {})
+    return "-dsp" in str(command.get("yosys", "")) if isinstance(command, dict) else False
+
+
+def dsp_circuits(sched: Schedule, model: Any) -> int:
+    """Return the DSP blocks the multipliers take when each is on DSPs (a unit counts once)."""
+    graph = sched.graph
+    free = CostModel(model, None)
+    bound = sched.bound()
+    seen: set[str] = set()
+    total = 0.0
+    for nid in sched.order:
+        node = graph.nodes[nid]
+        if node.op not in MUL_OPS:
+            continue
+        unit = bound.get(nid)
+        if unit is not None:
+            if unit.name in seen:
+                continue
+            seen.add(unit.name)
+        total += free.area(graph, node)["dsp"]
+    return int(round(total))
+
+
+def _candidates() -> list[int]:
+    out = list(range(1, 17))
+    while out[-1] < MAX_FIT_II:
+        out.append(out[-1] * 2)
+    return out
+
+
+def search(plan: Planner) -> tuple[int | None, list[tuple[int, str]], Any]:
+    """Return (the least II that fits or None, [(ii, why not)] of those tried, its plan)."""
+    tried: list[tuple[int, str]] = []
+    prev = 0
+    for ii in _candidates():
+        why, made = _why_not(ii, plan)
+        if why is None:
+            lo, hi, best = prev + 1, ii - 1, (ii, made)
+            while lo <= hi:  # bisect the gap a doubling jumped over
+                mid = (lo + hi) // 2
+                why_mid, made_mid = _why_not(mid, plan)
+                if why_mid is None:
+                    best, hi = (mid, made_mid), mid - 1
+                else:
+                    tried.append((mid, why_mid))
+                    lo = mid + 1
+            return best[0], sorted(tried), best[1]
+        tried.append((ii, why))
+        prev = ii
+    return None, tried, None
+
+
+def fit_schedule(plan: Planner, board_name: str, clock_mhz: float) -> tuple[Schedule, Any, Any]:
+    """Return the plan at the least II that fits, its ``ii_reason`` saying why; raise when none.
+
+    Raises ``KeraError`` (exit 1) when no II up to ``MAX_FIT_II`` fits.
+    """
+    ii, tried, made = search(plan)
+    if ii is None:
+        raise KeraError(f"--fit: no II up to {MAX_FIT_II} fits {board_name} at "
+                        f"{clock_mhz:g} MHz (at II {tried[-1][0]}: {tried[-1][1]})")
+    sched, board, model = made
+    why = "; ".join(f"II {k}: {w}" for k, w in tried)
+    reason = f"--fit: the least II that fits {board_name} at {sched.clock_mhz:g} MHz" + (
+        f" (smaller did not: {why})" if why else "")
+    return dataclasses.replace(sched, ii_reason=reason), board, model
+
+
+def hint_ii(plan: Planner) -> int | None:
+    """Return the least II at which the design fits (for the over-budget error), or None."""
+    try:
+        return search(plan)[0]
+    except KeraError:
+        return None
+
+
+__all__ = ["MAX_FIT_II", "dsp_circuits", "fit_schedule", "hint_ii", "search"]

@@ -1,0 +1,131 @@
+"""Operator sharing at II > 1: binding, resource rows, estimate and report (kera.hls.sharing)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kera.hls.boards import load_board
+from kera.hls.models import load_model
+from kera.hls.report import build_report, render_text
+from kera.hls.resources import estimate
+from kera.hls.timing import CostModel
+from tests.rtl.state_kernels import planned
+
+ROOT = Path(__file__).resolve().parents[2]
+MATMUL = (ROOT / "examples" / "matmul4.kera").read_text(encoding="utf-8")
+
+DOT2 = """#[top]
+pub fn dot2(a: i16, b: i16, c: i16, d: i16) -> i32 {
+    reg acc: i32 = 0;
+    acc = acc + (a as i32) * (b as i32) + (c as i32) * (d as i32);
+    acc
+}
+"""
+
+
+def _matmul(ii: int):  # noqa: ANN202
+    return planned(MATMUL, ii=ii)
+
+
+def _area(s):  # noqa: ANN001, ANN202
+    board = load_board("icebreaker")
+    return estimate(s, CostModel(load_model("ice40"), board.capacities.dsp), board.capacities)
+
+
+def test_ii_1_shares_nothing() -> None:
+    s = _matmul(1)
+    assert s.units == () and not s.aligned and s.latency == 1
+
+
+@pytest.mark.parametrize("ii", [2, 4, 8])
+def test_matmul_multiplies_share_ceil_64_over_ii_units(ii: int) -> None:
+    s = _matmul(ii)
+    muls = [u for u in s.units if u.kind == "mul"]
+    assert len(muls) == 64 // ii and all(len(u.ops) == ii for u in muls)
+    assert s.aligned
+    for u in muls:  # one op per counter slot: a unit is never used twice in one cycle
+        assert sorted(u.slots) == list(range(ii))
+        assert [s.stage[n] % ii for n in u.ops] == list(u.slots)
+    served = [n for u in muls for n in u.ops]
+    assert len(set(served)) == 64
+    assert not any(u.kind == "add" for u in s.units)  # a 32-bit adder is cheaper than a mux
+    assert s.latency >= ii  # eight products per unit need eight stages
+
+
+def test_ii_8_fits_the_icebreaker_dsps_and_luts() -> None:
+    area = _area(_matmul(8))
+    assert area.total["dsp"] == 8 and area.total["lut"] < 5280 and area.total["ff"] < 5280
+    assert area.by_op["share_mux"]["count"] == 8
+    assert _area(_matmul(1)).total["lut"] > 5280  # the reason for sharing
+
+
+def test_registers_are_shared_across_an_interval() -> None:
+    # A value crossing k banks needs ceil(k / ii) registers when inputs are ii apart.
+    assert _area(_matmul(8)).total["ff"] < _area(_matmul(8)).register_bits + 100
+    s = _matmul(8)
+    lives: dict[bytes, int] = {}
+    for bank in s.crossing():
+        for n in bank:
+            lives[n] = lives.get(n, 0) + 1
+    naive = sum(s.graph.nodes[n].type.flat_width * c for n, c in lives.items())
+    assert _area(s).register_bits < naive / 2
+
+
+def test_state_keeps_its_recurrence_and_shares_the_rest() -> None:
+    s = planned(DOT2, ii=2)
+    muls = [u for u in s.units if u.kind == "mul" and len(u.ops) == 2]
+    assert len(muls) == 1 and s.aligned
+    assert s.state is not None and s.state.rec_mii == 1
+
+
+def test_report_shows_the_binding() -> None:
+    s = _matmul(8)
+    board = load_board("icebreaker")
+    r = build_report(s, board)
+    b = r["binding"]
+    assert b["ii"] == 8 and b["dsp_mii"] == 8 and b["aligned"] is True
+    assert len(b["units"]) == 8 and {u["ops"] for u in b["units"]} == {8}
+    assert all(u["on_dsp"] and u["mux_lut"] > 0 for u in b["units"])
+    assert "matmul4" not in b["reason"] and "requested" in b["reason"]
+    text = render_text(r)
+    assert "Binding (II 8" in text and "mul7" in text
+    assert "binding" not in build_report(_matmul(1), board)
+
+
+def test_sharing_is_deterministic() -> None:
+    a, b = _matmul(4), _matmul(4)
+    assert a.units == b.units and dict(a.stage) == dict(b.stage)
+
+
+# ------------------------------------------------------------------------------ --fit
+
+
+def test_fit_finds_ii_8_for_matmul_on_icebreaker(tmp_path: Path) -> None:
+    import kera
+
+    src = tmp_path / "matmul4.kera"
+    src.write_text(MATMUL, encoding="utf-8")
+    s = kera.plan(kera.load(src), fit=True)
+    assert s.ii == 8 and s.aligned
+    assert "II 7: DSP 10 > 8" in s.ii_reason and "II 1: LUT" in s.ii_reason
+    assert kera.plan(kera.load(src)).ii == 1  # without --fit: what the source asks
+
+
+def test_over_budget_error_hints_the_ii_that_fits(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    src = tmp_path / "matmul4.kera"
+    src.write_text(MATMUL, encoding="utf-8")
+    out = str(tmp_path / "o")
+    cmd = [sys.executable, "-m", "kera.cli", "synthesize", "-q", str(src), "-o", out]
+    p = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    assert p.returncode == 1
+    last = p.stderr.strip().splitlines()[-1]
+    assert "matmul4.kera:" in last and "at II 8 it fits" in last and "--fit" in last
+    assert "Traceback" not in p.stderr
+    p = subprocess.run([*cmd, "--fit"], capture_output=True, text=True, check=False)
+    assert p.returncode == 0, p.stderr
+    assert "Binding (II 8: --fit" in p.stderr
