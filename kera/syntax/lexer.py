@@ -26,8 +26,9 @@ K = SyntaxKind
 
 # One master pattern; `findall` returns every token text in order (every character matches
 # some alternative, the last one being "any character"). Block comments that nest or do not
-# end are matched by the bare `/\*` alternative and finished by hand. Possessive quantifiers
-# keep the comment pattern linear when it fails.
+# end are matched by the bare `/\*` alternative and finished by hand. Each character of a
+# comment matches exactly one of its three alternatives, so the pattern stays linear when it
+# fails without possessive quantifiers (which CPython 3.11.2's `re` gets wrong on `/*/**/*/`).
 _MASTER_SOURCE = (
     r"[ \t\n\r\x0b\x0c]+"
     r"|{ident}"
@@ -35,7 +36,7 @@ _MASTER_SOURCE = (
     r"|{frac}"
     r"|[0-9]\w*"
     r"|//[^\n]*"
-    r"|/\*(?:[^*/]++|/(?!\*)|\*(?!/))*+\*/"
+    r"|/\*(?:[^*/]|/(?!\*)|\*(?!/))*\*/"
     r"|/\*"
     r"|<<=|>>=|\.\.|::|->|==|!=|<=|>=|&&|\|\||<<|>>|[-+*/%&|^]="
     r"|."
