@@ -158,11 +158,42 @@ def plan_schedule(
         from kera.hls.models import load_model
 
         model = load_model(the_board.family)
+    _check_widths(graph, top, the_board)
     lowered = lower_for_hardware(graph.subgraph([top]))
     sched = make_schedule(lowered, top, family=the_board.family, clock_mhz=clock, ii=ii,
                           margin=margin, model=model, method=method,
                           dsp_budget=the_board.capacities.dsp)
     return sched, the_board, model
+
+
+#: The widest value the hardware model takes (bits; e.g. `mem m: [u16; 4096]`). The LUT-level
+#: model gives each bit of a value its own leaf, so its memory grows with the square of the
+#: widest value (80 kbit took 1.8 GB); wider memories need a RAM model that does not look at
+#: bits. An UP5K's whole block RAM is 122,880 bits.
+MAX_VALUE_BITS = 1 << 16
+
+
+def _check_widths(graph: Graph, top: str, board: Any) -> None:
+    """Refuse (exit 1, naming it) a state element or value too wide for any hardware."""
+    for nid in graph.topo_order(graph.regions[top]):
+        node = graph.nodes[nid]
+        bits = node.type.flat_width
+        if bits <= MAX_VALUE_BITS:
+            continue
+        span = graph.spans.get(nid)
+        where = f"{graph.source_path}:{span.start}" if span and graph.source_path else top
+        what = f"state `{graph.state_name(nid)}`" if node.op == "state" else f"a `{node.op}`"
+        if span is not None and graph.source_path:
+            try:
+                src = SourceFile(graph.source_path, Path(graph.source_path).read_bytes())
+                line, col = src.line_col(span.start)
+                where = f"{graph.source_path}:{line}:{col}"
+            except (OSError, AttributeError):
+                pass
+        raise KeraError(f"{where}: {what} holds {bits:,} bits, more than the hardware model "
+                        f"takes ({MAX_VALUE_BITS:,}); {board.name} has "
+                        f"{board.capacities.ff:,} flip-flops and {board.capacities.bram} block "
+                        "RAMs: it cannot fit")
 
 
 def _positive(x: Any) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import kera
@@ -135,3 +137,21 @@ def test_a_tiny_memory_stays_in_flip_flops() -> None:
     assert (m.mapped_to, m.reads, m.writes) == ("ff", 2, 1) and "tiny" in m.why
     assert not s.virtual
     check_modulo(s)
+
+
+
+def test_a_memory_too_wide_for_the_model_is_one_line_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A `mem` of 100,000 bytes (800 kbit): refused before the LUT model, naming the state."""
+    from kera.cli import main
+
+    src = tmp_path / "big.kera"
+    src.write_text("#[top]\npub fn g(i: u16, x: u8) -> u8 {\n"
+                   "    mem m: [u8; 100000] = [0; 100000];\n    let y = m[i];\n    m[i] = x;\n"
+                   "    y\n}\n")
+    rc = main(["synthesize", str(src), "-o", str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 1
+    assert err[-1] == (f"{src}:3:9: state `m` holds 800,000 bits, more than the hardware model "
+                       "takes (65,536); icebreaker has 5,280 flip-flops and 30 block RAMs: it "
+                       "cannot fit")
