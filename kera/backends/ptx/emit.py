@@ -109,6 +109,31 @@ class PtxEmitter(Emitter):
         return self.op(t, f"ld.global.u{w(t)} {{d}}, [{addr}];")
 
 
+def entry_head(comment: str, arch: str, counts: dict[str, int],
+               decls: list[str] | None = None) -> list[str]:
+    """Return the module header and the kernel's opening lines, down to loading its arguments
+    (%rd0 the pointer table, %r0 the rows), with ``decls`` after the register declarations."""
+    return [
+        comment,
+        f".version {PTX_VERSION}",
+        f".target {arch}",
+        ".address_size 64",
+        "",
+        f".visible .entry {ENTRY}(",
+        "    .param .u64 kera_bufs,",
+        "    .param .u32 kera_rows",
+        ")",
+        "{",
+        f"    .reg .pred %p<{counts['p']}>;",
+        f"    .reg .b32 %r<{counts['r']}>;",
+        f"    .reg .b64 %rd<{counts['rd']}>;",
+        *(decls or []),
+        "    ld.param.u64 %rd0, [kera_bufs];",
+        "    cvta.to.global.u64 %rd0, %rd0;",
+        "    ld.param.u32 %r0, [kera_rows];",
+    ]
+
+
 def emit_ptx(schedule: Schedule, arch: str = "sm_80", table: Table | None = None) -> str:
     """Return the PTX text of ``schedule``'s region for ``.target arch``."""
     if schedule.graph.regions[schedule.region].stateful:
@@ -126,23 +151,9 @@ def emit_ptx(schedule: Schedule, arch: str = "sm_80", table: Table | None = None
         em.lines.append(f"st.global.u{w(leaf.type)} [{addr}], {value};")
     body = [f"    {line}" for line in em.lines]
     return "\n".join([
-        f"// kera-hls PTX golden model of `{schedule.region}`, graph "
-        f"{schedule.graph.fingerprint()}; {len(schedule.order)} nodes in schedule order.",
-        f".version {PTX_VERSION}",
-        f".target {arch}",
-        ".address_size 64",
-        "",
-        f".visible .entry {ENTRY}(",
-        "    .param .u64 kera_bufs,",
-        "    .param .u32 kera_rows",
-        ")",
-        "{",
-        f"    .reg .pred %p<{em.counts['p']}>;",
-        f"    .reg .b32 %r<{em.counts['r']}>;",
-        f"    .reg .b64 %rd<{em.counts['rd']}>;",
-        "    ld.param.u64 %rd0, [kera_bufs];",
-        "    cvta.to.global.u64 %rd0, %rd0;",
-        "    ld.param.u32 %r0, [kera_rows];",
+        *entry_head(f"// kera-hls PTX golden model of `{schedule.region}`, graph "
+                    f"{schedule.graph.fingerprint()}; {len(schedule.order)} nodes in schedule "
+                    "order.", arch, em.counts),
         "    mov.u32 %r1, %ctaid.x;",
         "    mov.u32 %r2, %ntid.x;",
         "    mov.u32 %r3, %tid.x;",

@@ -12,7 +12,7 @@ from __future__ import annotations
 from kera.backends.layout import region_layout
 from kera.backends.lower import Table, leaves_of, walk_state
 from kera.backends.memory import stores
-from kera.backends.ptx.emit import ENTRY, PTX_VERSION, PtxEmitter
+from kera.backends.ptx.emit import PtxEmitter, entry_head
 from kera.backends.ptx.ops import imm, w
 from kera.backends.state import plan_state
 from kera.hls.pipeline import Schedule
@@ -61,25 +61,9 @@ def emit_stream(schedule: Schedule, arch: str, table: Table) -> str:
     decls = [f"    .reg .b32 %sr<{n}>;"] * ("r" in used)
     decls += [f"    .reg .b64 %sd<{n}>;"] * ("d" in used)
     return "\n".join([
-        f"// kera-hls PTX golden model of the stateful `{schedule.region}`, graph "
-        f"{schedule.graph.fingerprint()}; {len(schedule.order)} nodes in schedule order; "
-        "one sequential thread, rows in order.",
-        f".version {PTX_VERSION}",
-        f".target {arch}",
-        ".address_size 64",
-        "",
-        f".visible .entry {ENTRY}(",
-        "    .param .u64 kera_bufs,",
-        "    .param .u32 kera_rows",
-        ")",
-        "{",
-        f"    .reg .pred %p<{em.counts['p']}>;",
-        f"    .reg .b32 %r<{em.counts['r']}>;",
-        f"    .reg .b64 %rd<{em.counts['rd']}>;",
-        *decls,
-        "    ld.param.u64 %rd0, [kera_bufs];",
-        "    cvta.to.global.u64 %rd0, %rd0;",
-        "    ld.param.u32 %r0, [kera_rows];",
+        *entry_head(f"// kera-hls PTX golden model of the stateful `{schedule.region}`, graph "
+                    f"{schedule.graph.fingerprint()}; {len(schedule.order)} nodes in schedule "
+                    "order; one sequential thread, rows in order.", arch, em.counts, decls),
         "    mov.u32 %r1, %ctaid.x;",
         "    mov.u32 %r3, %tid.x;",
         "    or.b32 %r2, %r1, %r3;",
