@@ -364,13 +364,14 @@ def _close_timing(loaded: Loaded, first: Any, options: dict[str, Any],
     """Re-schedule until place-and-route meets the clock (see ``synthesize``)."""
     from kera.hls.closure import Try, close_timing
     from kera.hls.pnr import measure_schedule
-    from kera.hls.synth import DEFAULT_MARGIN
+    from kera.hls.synth import MARGIN_DIRECTIVE, graph_margin
     from kera.hls.synth import synthesize as synth
 
     family, clock = first.board.family, first.schedule.clock_mhz
     kept: dict[str, Any] = {}
 
     def attempt(margin: float) -> Try | None:
+        margin = round(margin, 3)  # what the `.keg` records (MARGIN_DIRECTIVE, in thousandths)
         try:
             result = first if not kept else synth(loaded.graph, loaded.top, margin=margin,
                                                   **options)
@@ -385,8 +386,10 @@ def _close_timing(loaded: Loaded, first: Any, options: dict[str, Any],
         sched = result.schedule
         return Try(margin, sched.latency + 1, sched.latency, fmax, fmax >= clock)
 
-    tries = close_timing(attempt, clock, DEFAULT_MARGIN, say)
-    return synth(loaded.graph, loaded.top, margin=kept["margin"], measured=kept["measured"],
+    tries = close_timing(attempt, clock, graph_margin(loaded.graph, loaded.top, None), say)
+    graph = loaded.graph.copy()  # its `.keg` keeps the margin, so sim/parity of it agree
+    graph.directives.setdefault(loaded.top, {})[MARGIN_DIRECTIVE] = round(kept["margin"] * 1000)
+    return synth(graph, loaded.top, margin=kept["margin"], measured=kept["measured"],
                  close_timing=[t.to_json() for t in tries], **options)
 
 

@@ -62,7 +62,7 @@ def synthesize(
     outdir: Path | str,
     source: Any = None,
     ii: int | None = None,
-    margin: float = DEFAULT_MARGIN,
+    margin: float | None = None,
     model: DelayAreaModel | None = None,
     method: str = "auto",
     measured: Mapping[str, Any] | None = None,
@@ -84,6 +84,7 @@ def synthesize(
     the II that would fit.
     """
     src = _source_file(source) or _read_source(graph.source_path)
+    margin = graph_margin(graph, top, margin)
     sched, the_board, model = plan_schedule(graph, top, board=board, clock_mhz=clock_mhz, ii=ii,
                                             margin=margin, model=model, method=method, fit=fit)
     try:
@@ -124,7 +125,7 @@ def plan_schedule(
     board: str = "icebreaker",
     clock_mhz: float | None = None,
     ii: int | None = None,
-    margin: float = DEFAULT_MARGIN,
+    margin: float | None = None,
     model: DelayAreaModel | None = None,
     method: str = "auto",
     fit: bool = False,
@@ -135,6 +136,7 @@ def plan_schedule(
     ``ii`` defaults to the graph's `#[pipeline(ii = N)]` directive; with ``fit`` it is the
     least II at which the design fits the board (``kera.hls.fit``), whatever was requested.
     """
+    margin = graph_margin(graph, top, margin)
     if fit:
         from kera.hls.boards import load_board as _load
         from kera.hls.fit import fit_schedule
@@ -194,6 +196,19 @@ def _check_widths(graph: Graph, top: str, board: Any) -> None:
                         f"takes ({MAX_VALUE_BITS:,}); {board.name} has "
                         f"{board.capacities.ff:,} flip-flops and {board.capacities.bram} block "
                         "RAMs: it cannot fit")
+
+
+#: The directive `--close-timing` leaves in the `.keg` it writes: the margin (in thousandths)
+#: of the schedule it closed, so `sim`/`parity`/`run` of that `.keg` plan the same schedule.
+MARGIN_DIRECTIVE = "margin_permille"
+
+
+def graph_margin(graph: Graph, top: str, margin: float | None) -> float:
+    """Return ``margin``, else the graph's margin directive, else ``DEFAULT_MARGIN``."""
+    if margin is not None:
+        return margin
+    permille = graph.directives.get(top, {}).get(MARGIN_DIRECTIVE)
+    return DEFAULT_MARGIN if permille is None else permille / 1000
 
 
 def _positive(x: Any) -> bool:

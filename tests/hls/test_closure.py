@@ -8,6 +8,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+import kera
 import kera.hls
 from kera.cli import main
 from kera.hls.closure import MAX_TRIES, Try, close_timing, next_margin
@@ -87,5 +88,7 @@ def test_close_timing_reports_each_try(tmp_path: Path, capsys: pytest.CaptureFix
     assert ct["tries"][0]["fmax_mhz"] == round(report["measured"]["fmax_mhz"], 2) < 60
     assert report["timing"]["source"] == "nextpnr"
     assert "Timing closure (--close-timing)" in (tmp_path / "out" / "report.txt").read_text()
+    written = kera.load(tmp_path / "out" / "chain.keg")  # its plan is the closed schedule
+    assert written.graph.directives["chain"]["margin_permille"] == 100
     schema = Path(kera.hls.__file__).parent / "report_schema.json"
     jsonschema.validate(report, json.loads(schema.read_text()))
