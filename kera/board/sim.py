@@ -15,7 +15,6 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
 
 from amaranth.back import rtlil
 
@@ -115,9 +114,8 @@ def simulate_shell(schedule: Schedule, segments: Sequence[bytes | int], *, divis
     shell = Shell(core_ports(layout_of(schedule), top), divisor, idle_bits)
     text = emit_verilog(schedule, board="sim", version=kera.__version__) + "\n" + \
         shell_verilog(shell, name)
-    # The runner's cached build needs only the top module's name from a schedule.
-    folder = runner._build(SimpleNamespace(region=name), text, "verilator", "none",  # type: ignore[arg-type]
-                           runner._cache_root(build_dir))
+    folder = runner.build_simulation(name, text, "verilator", "none",
+                                     runner.cache_root(build_dir))
     wave = uart_wave(segments, divisor)
     quiet = 2 * (idle_bits + 10) * divisor + 2 * schedule.latency
     with tempfile.TemporaryDirectory(prefix="run-", dir=folder) as tmp:

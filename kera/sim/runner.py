@@ -179,7 +179,7 @@ def simulate(
     )
     rows = [_row(batch.inputs, params, i) for i in range(batch.rows)]
     trace = _trace_format(simulator, waves)
-    build = _build(schedule, text, simulator, trace, _cache_root(build_dir))
+    build = build_simulation(schedule.region, text, simulator, trace, cache_root(build_dir))
     extra = {"KERA_SIM_BUBBLES": "1" if bubbles else "0", "KERA_SIM_PASSES": str(passes)}
     report = _run(schedule, build, simulator, rows, expected, backpressure, seed, waves, extra)
     problems = list(report["mismatches"]) + list(report["timing_errors"])
@@ -291,7 +291,7 @@ def _trace_format(simulator: str, waves: Path | None) -> str:
 # ----------------------------------------------------------------------------- build
 
 
-def _cache_root(build_dir: Path | None) -> Path:
+def cache_root(build_dir: Path | None) -> Path:
     """Return where builds are cached: ``build_dir``, else the project's cache (``sim``)."""
     return Path(build_dir) if build_dir is not None else cache_dir("sim")
 
@@ -307,8 +307,9 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _build(schedule: Schedule, text: str, simulator: str, trace: str, root: Path) -> Path:
-    """Build the simulation unless the cache has it; return its folder."""
+def build_simulation(top: str, text: str, simulator: str, trace: str, root: Path) -> Path:
+    """Build the simulation of Verilog ``text`` (top module ``top``) under the cache folder
+    ``root`` unless the cache has it; return its folder."""
     from cocotb_tools import config as cocotb_config
     from cocotb_tools import runner as cocotb_runner
 
@@ -321,7 +322,6 @@ def _build(schedule: Schedule, text: str, simulator: str, trace: str, root: Path
         f"make {' '.join(make_vars())}"
     )
     key = hashlib.sha256("\0".join([text, simulator, trace, versions]).encode()).hexdigest()
-    top = schedule.region
     # The text fixes everything the build depends on (its header names the fingerprint, latency
     # and II); the testbench learns the schedule at run time, so one build serves every run.
     folder = root / f"{top}-{simulator}-{trace}-{key[:16]}"
@@ -494,5 +494,5 @@ def _run(schedule: Schedule, folder: Path, simulator: str, rows: list, expected:
     return report
 
 
-__all__ = ["SIMULATORS", "SimResult", "check_tools", "describe", "design_digest", "simulate",
-           "summary"]
+__all__ = ["SIMULATORS", "SimResult", "build_simulation", "cache_root", "check_tools", "describe",
+           "design_digest", "simulate", "summary"]
