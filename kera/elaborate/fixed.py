@@ -356,8 +356,8 @@ def _round_right(b: Builder, x: Val, d: int, mode: str, m: IntType, span: Span) 
     q = _cast(b, kept, m, span)
     if inc is None:
         return q
-    up = b.add("add", m, [q, b.const(m, 1)], span=span)  # type: ignore[arg-type]
-    taken = b.add("ne", BOOL, [inc, b.const(u1, 0)], span=span)  # type: ignore[arg-type]
+    up = b.add("add", m, [q, b.const(m, 1)], span=span)
+    taken = b.add("ne", BOOL, [inc, b.const(u1, 0)], span=span)
     return b.add("select", m, [taken, up, q], span=span)
 
 
