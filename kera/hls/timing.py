@@ -310,6 +310,10 @@ class CostModel:
             return min(dsp, max(fitted, self._csd_delay(csd_digits(consts[0]), node)))
         return dsp
 
+    def op_delay(self, q: Query) -> float:
+        """Return the fitted delay of one model query ``(op, width, n)`` in ns (at least 0)."""
+        return max(0.0, float(self._query_delay(q)))
+
     @property
     def overhead_ns(self) -> float:
         """The register overhead (clock-to-Q plus setup) every stage pays, in ns."""
