@@ -182,12 +182,12 @@ def test_constant_table_lookup_is_a_mux_tree(length: int, index_width: int) -> N
 
 def test_what_nothing_splits_names_the_line_and_the_clock(tmp_path: Path) -> None:
     src = tmp_path / "m.kera"
-    src.write_text("#[top]\npub fn m(a: u64, b: u64) -> u64 {\n    a * b\n}\n", encoding="utf-8")
+    src.write_text("#[top]\npub fn m(a: u64, b: u64) -> u64 {\n    a << b\n}\n", encoding="utf-8")
     loaded = load(src)
     with pytest.raises(KeraError) as info:
         plan_schedule(loaded.graph, loaded.top, board="icebreaker", clock_mhz=55.0)
     assert info.value.exit_code == 1
-    assert info.value.message.startswith(f"{src}:3:5: `mul` (64 bits) needs ")
+    assert info.value.message.startswith(f"{src}:3:5: `shl` (64 bits) needs ")
     assert "try --clock-mhz" in info.value.message
 
 
@@ -215,3 +215,28 @@ def test_segmented_adder_is_cycle_exact_in_simulation(tmp_path: Path) -> None:
     assert sim.passed
     assert sim.result.latency_observed == sim.schedule.latency
     assert sim.outputs == [(r["x"] + r["y"]) % 2**32 for r in rows]
+
+
+def _var_mul_graph(t: IntType, narrow: IntType | None) -> Graph:
+    """f(a, b) = a * b, the operands extended from ``narrow`` when given."""
+    g = Graph("v.kera")
+    pt = narrow or t
+    pa, pb = param(g, 0, "a", pt), param(g, 1, "b", pt)
+    a, b = (pa, pb) if narrow is None else (g.add("cast", t, (pa,)), g.add("cast", t, (pb,)))
+    g.add_region(Region("f", (pa, pb), g.add("mul", t, (a, b))))
+    return g
+
+
+@pytest.mark.parametrize(("t", "narrow"), [(uint(6), None), (IntType(6, True), None),
+                                           (IntType(8, True), IntType(4, True)),
+                                           (uint(8), uint(4)), (IntType(8, True), uint(3))])
+def test_multiplies_over_the_dsp_budget_are_partial_products(t: IntType,
+                                                             narrow: IntType | None) -> None:
+    g = _var_mul_graph(t, narrow)
+    h = decompose_for_timing(g, CostModel(MODEL, dsp_budget=0), 100.0)
+    assert "mul" not in _ops(h)
+    vals = _values(narrow or t)
+    a, b = (x.ravel() for x in np.meshgrid(vals, vals))
+    want, got = evaluate(g, "f", {"a": a, "b": b}), evaluate(h, "f", {"a": a, "b": b})
+    assert np.array_equal(np.asarray(want), np.asarray(got))
+    assert decompose_for_timing(g, CostModel(MODEL), 100.0) is g  # unbounded DSPs: kept
