@@ -13,7 +13,8 @@ scheduler can put in successive stages:
   carry in rides on the low bit and the carry out is the top bit. A comparison is the borrow of
   the same chain (a signed one corrects it with both sign bits), so ``a >= b`` and ``a - b``
   share one chain. Operand bits known to be zero on top (``kera.opt.knownbits``) are not
-  segmented: the result's top bits are the carry, or copies of the borrow.
+  segmented: the result's top bits are the carry, or copies of the borrow. An addition is first
+  cut where its known bits prove that no carry crosses (SWAR field sums): independent adders.
 * **multiplies by a constant** become shift-and-add sums narrowed to the demanded bits
   (``kera.opt.demanded``): terms below the lowest demanded bit ``L`` are dropped when their
   known bits prove that they cannot carry into bit ``L`` (the sum of their largest values stays
@@ -161,6 +162,15 @@ class _Splitter:
         need = eff + (1 if op == "add" and eff < t.width else 0)
         if not force and self.costs.op_delay((op, max(1, need), None)) <= self.usable + EPS_NS:
             return add(op, t, a, b)
+        if op == "add":
+            pieces = self._carry_free(t, a, b, eff)
+            if len(pieces) > 2:
+                parts = [self._piece(a, b, lo, hi, span)
+                         for lo, hi in zip(pieces, pieces[1:], strict=False)]
+                whole = parts[0]
+                for lo, part in zip(pieces[1:], parts[1:], strict=False):
+                    whole = add("concat", uint(lo + g.nodes[part].type.flat_width), part, whole)
+                return add("cast", t, whole)
         chain = self._chain(op, a, b, eff, span)
         if chain is None:
             return add(op, t, a, b)
@@ -173,6 +183,31 @@ class _Splitter:
             fill = add("cast", uint(t.width - eff), add("cast", sint(1), carry))
             top = add("concat", uint(t.width), fill, low)
         return add("cast", t, top)
+
+    def _piece(self, a: bytes, b: bytes, lo: int, hi: int, span: Span | None) -> bytes:
+        """Bits ``lo..hi`` of ``a + b`` where no carry enters or leaves them."""
+        add = adder(self.g, span)
+        xa = add("slice", uint(hi - lo), a, attrs={"lo": lo})
+        xb = add("slice", uint(hi - lo), b, attrs={"lo": lo})
+        ka, kb = self.known(xa), self.known(xb)
+        if ka is not None and kb is not None and not ka.maybe | kb.maybe:
+            return const(self.g, uint(hi - lo), 0, span)  # known zeros: nothing to add
+        return self.arith("add", xa, xb, span)
+
+    def _carry_free(self, t: IntType, a: bytes, b: bytes, eff: int) -> list[int]:
+        """Return the bit positions ``0 = p0 < p1 < ... = W`` of ``a + b`` that no carry
+        crosses: the largest values the known bits allow below ``p`` add up to less than
+        ``2**p`` (``W``: the width, or one bit above the significant width when unsigned)."""
+        top = t.width if t.signed else min(t.width, eff + 1)
+        ka, kb = self.known(a), self.known(b)
+        if ka is None or kb is None:
+            return [0, top]
+        cuts = [0]
+        for p in range(1, top):
+            low = (1 << p) - 1
+            if (ka.maybe & low) + (kb.maybe & low) < 1 << p:
+                cuts.append(p)
+        return [*cuts, top]
 
     def less(self, a: bytes, b: bytes, span: Span | None) -> bytes | None:
         """Return the one-bit ``a < b`` (the borrow of ``a - b``; signed for signed operands)."""

@@ -240,3 +240,31 @@ def test_multiplies_over_the_dsp_budget_are_partial_products(t: IntType,
     want, got = evaluate(g, "f", {"a": a, "b": b}), evaluate(h, "f", {"a": a, "b": b})
     assert np.array_equal(np.asarray(want), np.asarray(got))
     assert decompose_for_timing(g, CostModel(MODEL), 100.0) is g  # unbounded DSPs: kept
+
+
+@settings(max_examples=25, deadline=None)
+@given(mask=st.integers(0, 2**16 - 1), shift=st.integers(1, 8), usable=st.floats(0.96, 1.3))
+def test_additions_cut_where_no_carry_crosses(mask: int, shift: int, usable: float) -> None:
+    """SWAR field sums (x & m) + ((x >> k) & m): exact on every u16, whatever the cuts."""
+    t = uint(16)
+    g = Graph("w.kera")
+    x = param(g, 0, "x", t)
+    m = const(g, t, mask)
+    lo = g.add("and", t, (x, m))
+    hi = g.add("and", t, (g.add("shr", t, (x, const(g, uint(32), shift))), m))
+    g.add_region(Region("f", (x,), g.add("add", t, (lo, hi))))
+    h = decompose_for_timing(g, CostModel(MODEL), usable)
+    _same_one(g, h, {"x": np.arange(1 << 16, dtype=np.uint64)})
+
+
+def test_nibble_sums_are_independent_adders() -> None:
+    g = Graph("n.kera")
+    t = uint(64)
+    x = param(g, 0, "x", t)
+    m = const(g, t, 0x3333_3333_3333_3333)
+    lo = g.add("and", t, (x, m))
+    hi = g.add("and", t, (g.add("shr", t, (x, const(g, uint(32), 2))), m))
+    g.add_region(Region("f", (x,), g.add("add", t, (lo, hi))))
+    h = decompose_for_timing(g, CostModel(MODEL), 1.0)
+    adds = [n for n in h.nodes.values() if n.op == "add"]
+    assert len(adds) == 16 and {a.type.flat_width for a in adds} <= {3, 4}  # one per nibble
