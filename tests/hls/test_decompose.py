@@ -173,7 +173,7 @@ def test_constant_table_lookup_is_a_mux_tree(length: int, index_width: int) -> N
     table = g.add("array", ArrayType(uint(8), length),
                   tuple(const(g, uint(8), int(v)) for v in rng.integers(0, 256, length)))
     g.add_region(Region("f", (i,), g.add("array_index", uint(8), (table, i))))
-    h = decompose_for_timing(g, CostModel(MODEL), 2.5)  # 0.5 + 0.4 log2(n): 256 entries is 3.7
+    h = decompose_for_timing(g, CostModel(MODEL), 0.9)  # a ROM of b > 4 index bits: 2+ levels
     lookups = [n for n in h.nodes.values() if n.op == "array_index"]
     if length >= 32:
         assert all(h.nodes[n.inputs[0]].type.length < length for n in lookups)
@@ -268,3 +268,20 @@ def test_nibble_sums_are_independent_adders() -> None:
     h = decompose_for_timing(g, CostModel(MODEL), 1.0)
     adds = [n for n in h.nodes.values() if n.op == "add"]
     assert len(adds) == 16 and {a.type.flat_width for a in adds} <= {3, 4}  # one per nibble
+
+
+def test_constant_table_is_costed_as_a_rom_not_a_mux_of_variables() -> None:
+    """An 8-bit S-box: 8 functions of 8 index bits (ECP5: 16 LUT4 + a mux LUT each, 2 levels)."""
+    from kera.hls.models import load_model
+
+    rng = np.random.default_rng(7)
+    g = Graph("s.kera")
+    i = param(g, 0, "i", uint(8))
+    table = g.add("array", ArrayType(uint(8), 256),
+                  tuple(const(g, uint(8), int(v)) for v in rng.permutation(256)))
+    g.add_region(Region("f", (i,), g.add("array_index", uint(8), (table, i))))
+    node = g.nodes[g.regions["f"].result]
+    ecp5 = CostModel(load_model("ecp5"))
+    assert ecp5.rom_cost(g, node) == (2, 8 * 17)
+    assert ecp5.area(g, node)["lut"] == 136 and ecp5.delay(g, node) == 2 * ecp5.level_ns
+    assert CostModel(load_model("ice40")).rom_cost(g, node) == (3, 8 * 31)
