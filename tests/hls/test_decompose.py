@@ -285,3 +285,21 @@ def test_constant_table_is_costed_as_a_rom_not_a_mux_of_variables() -> None:
     assert ecp5.rom_cost(g, node) == (2, 8 * 17)
     assert ecp5.area(g, node)["lut"] == 136 and ecp5.delay(g, node) == 2 * ecp5.level_ns
     assert CostModel(load_model("ice40")).rom_cost(g, node) == (3, 8 * 31)
+
+
+def test_a_design_over_the_dsp_budget_keeps_only_the_budgeted_multiplies(tmp_path: Path) -> None:
+    """dot10 on an iCE40 UP5K: 10 products, 8 SB_MAC16; the RTL has exactly 8 `*`."""
+    from kera.hls.report import build_report
+    from kera.rtl import emit_verilog
+
+    src = tmp_path / "dot10.kera"
+    src.write_text("#[top]\npub fn dot10(a: [i16; 10], b: [i16; 10]) -> i32 {\n"
+                   "    let mut acc = 0i32;\n    for i in 0..10 {\n"
+                   "        acc += (a[i] as i32) * (b[i] as i32);\n    }\n    acc\n}\n",
+                   encoding="utf-8")
+    loaded = load(src)
+    s, board, model = plan_schedule(loaded.graph, loaded.top, board="icebreaker")
+    assert _ops(s.graph).count("mul") + _ops(s.graph).count("widening_mul") == 8
+    assert build_report(s, board, model=model, top=loaded.top)["estimate"]["dsp"] == 8
+    verilog = emit_verilog(s, board="icebreaker", version="test")
+    assert verilog.count(" * ") == 8
