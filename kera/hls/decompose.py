@@ -19,8 +19,9 @@ scheduler can put in successive stages:
   (``kera.opt.demanded``): terms below the lowest demanded bit ``L`` are dropped when their
   known bits prove that they cannot carry into bit ``L`` (the sum of their largest values stays
   below ``2**L``); otherwise the canonical signed digits (``csd_digits``) over bits ``0..H``.
-  Multiplies the DSP budget leaves to LUTs (``CostModel.lut_multipliers``) are rewritten the
-  same way, so the RTL holds exactly the multiplies the estimate puts on DSPs.
+  Multiplies by a constant that the DSP budget leaves to LUTs (``CostModel.lut_multipliers``)
+  are rewritten the same way (a variable one stays a ``mul``, which ``kera.rtl`` emits as
+  shift-and-add), so the RTL holds exactly the multiplies the estimate puts on DSPs.
 * **lookups in a constant array** (``array_index`` of an ``array`` of constants) become a mux
   tree: the low index bits pick within groups of ``2**m`` elements, the high bits among the
   groups (the array is padded with its last element, which is what a clamped read returns).
@@ -36,7 +37,6 @@ from __future__ import annotations
 
 from kera.diagnostics import Span
 from kera.hls.lower import adder
-from kera.hls.lutmap import significant_width
 from kera.hls.timing import EPS_NS, MUL_OPS, CostModel
 from kera.ir.graph import Graph, Node, const
 from kera.ir.types import BOOL, ArrayType, IntType, sint, uint
@@ -96,7 +96,6 @@ class _Splitter:
         self.usable = usable_ns
         self.known = KnownBits(g)
         self.src = src
-        self.lut_muls = {n for n, how in costs.lut_multipliers(src).items() if n in todo}
         self._demand: dict[bytes, int] | None = None
 
     # --- entry -------------------------------------------------------------------------------
@@ -282,7 +281,7 @@ class _Splitter:
         ks = [self.known(i) for i in ins]
         which = next((j for j, k in enumerate(ks) if k is not None and k.is_const()), None)
         if which is None:
-            return self._lut_mul(nid, node, ins, span) if nid in self.lut_muls else None
+            return None  # a variable multiply over the budget: kera.rtl builds it from LUTs
         c = ks[which].one  # type: ignore[union-attr]
         x = ins[1 - which]
         d = self._demanded(nid) & ((1 << w) - 1)
@@ -304,39 +303,6 @@ class _Splitter:
             p if p is not None else zero)
         if lo:
             total = add("concat", uint(hi), total, const(g, uint(lo), 0, span))
-        return add("cast", t, total)
-
-    def _lut_mul(self, nid: bytes, node: Node, ins: tuple[bytes, ...], span: Span | None
-                 ) -> bytes:
-        """Return a multiply the DSP budget leaves to LUTs as an array of partial products:
-        ``a * b mod 2**H`` (``H`` the demanded bits) is the sum of ``a << j`` where bit ``j``
-        of ``b`` is set, ``j`` below ``b``'s significant width ``e``; when ``b`` is a
-        sign-extended ``e``-bit value the partial product of its sign bit is subtracted."""
-        g = self.g
-        t = node.type
-        assert isinstance(t, IntType)
-        add = adder(g, span)
-        hi = (self._demanded(nid) & ((1 << t.width) - 1)).bit_length()
-        if hi == 0:
-            return const(g, t, 0, span)
-        net = self.costs.network(self.src)
-        sig = [significant_width(net.bits[i], t.signed) for i in node.inputs]
-        j_b = 0 if sig[0] >= sig[1] else 1  # the narrower operand picks the partial products
-        a, b, width_b = ins[1 - j_b], ins[j_b], max(1, sig[j_b])
-        signed_top = t.signed and width_b < t.width and width_b <= hi  # b sign-extended
-        zero = const(g, uint(1), 0, span)
-        plus: list[bytes | None] = []
-        minus: list[bytes | None] = []
-        for j in range(min(width_b, hi)):
-            shifted = self._term(a, j, 0, hi, span)
-            assert shifted is not None
-            bit = add("ne", BOOL, add("slice", uint(1), b, attrs={"lo": j}), zero)
-            pp = add("select", uint(hi), bit, shifted, const(g, uint(hi), 0, span))
-            (minus if signed_top and j == width_b - 1 else plus).append(pp)
-        p, m = self._sum(plus, span), self._sum(minus, span)
-        total = p if p is not None else const(g, uint(hi), 0, span)
-        if m is not None:
-            total = self.arith("sub", total, m, span)
         return add("cast", t, total)
 
     def _low_cut(self, x: bytes, c: int, lo: int, hi: int) -> int:

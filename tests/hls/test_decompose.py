@@ -217,31 +217,6 @@ def test_segmented_adder_is_cycle_exact_in_simulation(tmp_path: Path) -> None:
     assert sim.outputs == [(r["x"] + r["y"]) % 2**32 for r in rows]
 
 
-def _var_mul_graph(t: IntType, narrow: IntType | None) -> Graph:
-    """f(a, b) = a * b, the operands extended from ``narrow`` when given."""
-    g = Graph("v.kera")
-    pt = narrow or t
-    pa, pb = param(g, 0, "a", pt), param(g, 1, "b", pt)
-    a, b = (pa, pb) if narrow is None else (g.add("cast", t, (pa,)), g.add("cast", t, (pb,)))
-    g.add_region(Region("f", (pa, pb), g.add("mul", t, (a, b))))
-    return g
-
-
-@pytest.mark.parametrize(("t", "narrow"), [(uint(6), None), (IntType(6, True), None),
-                                           (IntType(8, True), IntType(4, True)),
-                                           (uint(8), uint(4)), (IntType(8, True), uint(3))])
-def test_multiplies_over_the_dsp_budget_are_partial_products(t: IntType,
-                                                             narrow: IntType | None) -> None:
-    g = _var_mul_graph(t, narrow)
-    h = decompose_for_timing(g, CostModel(MODEL, dsp_budget=0), 100.0)
-    assert "mul" not in _ops(h)
-    vals = _values(narrow or t)
-    a, b = (x.ravel() for x in np.meshgrid(vals, vals))
-    want, got = evaluate(g, "f", {"a": a, "b": b}), evaluate(h, "f", {"a": a, "b": b})
-    assert np.array_equal(np.asarray(want), np.asarray(got))
-    assert decompose_for_timing(g, CostModel(MODEL), 100.0) is g  # unbounded DSPs: kept
-
-
 @settings(max_examples=25, deadline=None)
 @given(mask=st.integers(0, 2**16 - 1), shift=st.integers(1, 8), usable=st.floats(0.96, 1.3))
 def test_additions_cut_where_no_carry_crosses(mask: int, shift: int, usable: float) -> None:
@@ -285,21 +260,3 @@ def test_constant_table_is_costed_as_a_rom_not_a_mux_of_variables() -> None:
     assert ecp5.rom_cost(g, node) == (2, 8 * 17)
     assert ecp5.area(g, node)["lut"] == 136 and ecp5.delay(g, node) == 2 * ecp5.level_ns
     assert CostModel(load_model("ice40")).rom_cost(g, node) == (3, 8 * 31)
-
-
-def test_a_design_over_the_dsp_budget_keeps_only_the_budgeted_multiplies(tmp_path: Path) -> None:
-    """dot10 on an iCE40 UP5K: 10 products, 8 SB_MAC16; the RTL has exactly 8 `*`."""
-    from kera.hls.report import build_report
-    from kera.rtl import emit_verilog
-
-    src = tmp_path / "dot10.kera"
-    src.write_text("#[top]\npub fn dot10(a: [i16; 10], b: [i16; 10]) -> i32 {\n"
-                   "    let mut acc = 0i32;\n    for i in 0..10 {\n"
-                   "        acc += (a[i] as i32) * (b[i] as i32);\n    }\n    acc\n}\n",
-                   encoding="utf-8")
-    loaded = load(src)
-    s, board, model = plan_schedule(loaded.graph, loaded.top, board="icebreaker")
-    assert _ops(s.graph).count("mul") + _ops(s.graph).count("widening_mul") == 8
-    assert build_report(s, board, model=model, top=loaded.top)["estimate"]["dsp"] == 8
-    verilog = emit_verilog(s, board="icebreaker", version="test")
-    assert verilog.count(" * ") == 8
