@@ -5,8 +5,9 @@ Usage: python benchmarks/dsp_budget.py
 Each design is scheduled as ``synthesize`` does (``plan_schedule``), its Verilog emitted and
 synthesised by yosys alone (``synth_ice40 -dsp`` / ``synth_ecp5``, no place and route); the
 SB_MAC16 / MULT18X18D cells of the netlist are compared with the report's DSP estimate. The
-multiplies the budget leaves to LUTs are partial-product arrays in the graph
-(``kera.hls.decompose``), so yosys cannot put them on DSPs. Seconds to a minute per design.
+multiplies the budget leaves to LUTs are emitted as shift-and-add (``kera.rtl.lower
+.lut_multiply``; constant ones are shift-and-add in the graph, ``kera.hls.decompose``), so
+yosys cannot put them on DSPs. Seconds to a minute per design.
 """
 
 from __future__ import annotations
