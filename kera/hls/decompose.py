@@ -62,7 +62,7 @@ def decompose_for_timing(graph: Graph, costs: CostModel, usable_ns: float) -> Gr
     todo = set(slow)
     out = Graph(graph.source_path)
     out.directives = {k: dict(v) for k, v in graph.directives.items()}
-    split = _Splitter(out, costs, usable_ns, graph, todo)
+    split = _Splitter(out, costs, usable_ns, graph)
     new_id: dict[bytes, bytes] = {}
     for nid in graph.canonical_order():
         node = graph.nodes[nid]
@@ -82,21 +82,21 @@ def _wants(graph: Graph, node: Node, costs: CostModel, usable_ns: float) -> bool
     if node.op not in DECOMPOSED_OPS:
         return False
     if node.op in MUL_OPS and node.id in costs.lut_multipliers(graph):
-        return True  # over the DSP budget: the RTL must build it from LUTs too
+        return True  # over the DSP budget: a constant one becomes shift-and-add here
     return costs.delay(graph, node) > usable_ns + EPS_NS
 
 
 class _Splitter:
     """Builds the pieces in the output graph, checking each new adder against the period."""
 
-    def __init__(self, g: Graph, costs: CostModel, usable_ns: float, src: Graph,
-                 todo: set[bytes]) -> None:
+    def __init__(self, g: Graph, costs: CostModel, usable_ns: float, src: Graph) -> None:
         self.g = g
         self.costs = costs
         self.usable = usable_ns
         self.known = KnownBits(g)
         self.src = src
         self._demand: dict[bytes, int] | None = None
+        self._widest: dict[str, int] = {}
 
     # --- entry -------------------------------------------------------------------------------
 
@@ -129,13 +129,14 @@ class _Splitter:
 
     def _max_width(self, op: str) -> int:
         """The widest ``op`` adder that fits the usable period (0: none)."""
-        best = 0
-        for w in range(1, 65):
-            if self.costs.op_delay((op, w, None)) <= self.usable + EPS_NS:
+        if op not in self._widest:
+            best = 0
+            for w in range(1, 65):
+                if self.costs.op_delay((op, w, None)) > self.usable + EPS_NS:
+                    break
                 best = w
-            else:
-                break
-        return best
+            self._widest[op] = best
+        return self._widest[op]
 
     def _eff(self, t: IntType, *xs: bytes) -> int:
         """The significant width of unsigned operands (the width itself for signed ones)."""
