@@ -260,3 +260,17 @@ def test_constant_table_is_costed_as_a_rom_not_a_mux_of_variables() -> None:
     assert ecp5.rom_cost(g, node) == (2, 8 * 17)
     assert ecp5.area(g, node)["lut"] == 136 and ecp5.delay(g, node) == 2 * ecp5.level_ns
     assert CostModel(load_model("ice40")).rom_cost(g, node) == (3, 8 * 31)
+
+
+def test_a_stateful_accumulator_is_segmented_and_keeps_its_state(tmp_path: Path) -> None:
+    """`s = s + x` on u64 at 55 MHz: refused before; now two segments, II 2 (the recurrence)."""
+    src = tmp_path / "acc.kera"
+    src.write_text("#[top]\npub fn acc(x: u64) -> u64 {\n    reg s: u64 = 0;\n    s = s + x;\n"
+                   "    s\n}\n", encoding="utf-8")
+    loaded = load(src)
+    s = plan_schedule(loaded.graph, loaded.top, board="icebreaker", clock_mhz=55.0)[0]
+    assert s.ii == 2 and _widest(s.graph, "add") < 64
+    x = np.array([2**64 - 1, 1, 5, 2**32 - 1, 2**32 + 1, 2**63], dtype=np.uint64)
+    want = evaluate(loaded.graph, loaded.top, {"x": x})
+    got = evaluate(s.graph, s.region, {"x": x})
+    assert np.array_equal(np.asarray(want), np.asarray(got))
