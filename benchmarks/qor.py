@@ -1,7 +1,8 @@
 """Quality of results: estimated vs measured (yosys + nextpnr) LUT, FF, DSP and Fmax, as JSON.
 
 Usage: python benchmarks/qor.py [--families ice40,ecp5] [--seeds 1] [--no-measure]
-                                [--cache FILE.json] [--cached-only] [FILE ...]
+                                [--clock ice40=55,ecp5=150] [--cache FILE.json] [--cached-only]
+                                [FILE ...]
 
 Default designs: examples/*.kera, ../shared/kernels/*.kera and ../shared/kernels/peers/*.kera (a
 file whose text another already has is measured once). Each design is scheduled for the family's
@@ -16,6 +17,10 @@ time them: ``"fmax_untimed_dsp": true``). Prints per-design errors and, per fami
 the MAPE and the worst error. It runs the real tools: minutes per design on a busy machine;
 ``--cache`` keeps measurements by (family, seeds, the graph and every node's stage), so
 re-estimating after a model change re-measures only the designs whose stages changed.
+``--clock`` schedules at a clock of its own per family (the tight clocks of issue 10: iCE40 55,
+ECP5 150 MHz) instead of the board's. A peer kernel (``../shared/kernels/peers``) also gets
+``peer``: its measured LUTs over the hand design's and its measured Fmax over the hand
+design's (``HAND``, from that folder's README.md; goal: LUT <= 1.1x, Fmax >= 0.95x).
 """
 
 from __future__ import annotations
@@ -39,6 +44,15 @@ BOARDS = {"ice40": "icebreaker", "ecp5": "ulx3s"}
 METRICS = ("lut", "ff", "dsp", "fmax_mhz")
 #: Metrics the accuracy goal is stated for (MAPE <= 10 %, no design off by more than 25 %).
 GOAL = ("lut", "ff", "fmax_mhz")
+
+#: The hand-pipelined designs of ../shared/kernels/peers/README.md: family -> kernel ->
+#: (LUT, Fmax MHz), same flow (seed 1, the shell's cost subtracted).
+HAND: dict[str, dict[str, tuple[float, float]]] = {
+    "ice40": {"fir8": (179, 56.4), "crc32_word": (165, 49.8), "popcount64": (63, 59.9),
+              "isqrt32": (363, 56.7), "sort8": (456, 64.9)},
+    "ecp5": {"fir8": (186, 153.1), "crc32_word": (271, 141.1), "popcount64": (123, 204.9),
+             "isqrt32": (526, 216.8), "sort8": (456, 241.0)},
+}
 
 
 def default_files() -> list[Path]:
@@ -124,14 +138,17 @@ def _error(est: float, meas: float) -> float | None:
 
 
 def one(path: Path, family: str, seeds: tuple[int, ...], do_measure: bool,
-        cache: dict[str, Any] | None = None, cached_only: bool = False) -> dict[str, Any]:
-    """Return the estimate, the measurement and the errors of one design on one family."""
+        cache: dict[str, Any] | None = None, cached_only: bool = False,
+        clock_mhz: float | None = None) -> dict[str, Any]:
+    """Return the estimate, the measurement and the errors of one design on one family
+    (at ``clock_mhz``, else the board's clock)."""
     loaded = load(str(path))
     board = load_board(BOARDS[family])
     row: dict[str, Any] = {"design": path.stem, "file": str(path), "family": family,
                            "board": board.name}
     try:
-        sched, board, model = plan_schedule(loaded.graph, loaded.top, board=board.name)
+        sched, board, model = plan_schedule(loaded.graph, loaded.top, board=board.name,
+                                            clock_mhz=clock_mhz)
     except KeraError as e:
         return {**row, "error": str(e)}
     report = build_report(sched, board, model=model, top=loaded.top)
@@ -169,6 +186,11 @@ def one(path: Path, family: str, seeds: tuple[int, ...], do_measure: bool,
         # measurement of the design, so it is left out of the Fmax error
         row["fmax_untimed_dsp"] = True
         row["error_pct"]["fmax_mhz"] = None
+    hand = HAND.get(family, {}).get(path.stem) if path.parent.name == "peers" else None
+    if hand is not None:
+        row["peer"] = {"hand_lut": hand[0], "hand_fmax_mhz": hand[1],
+                       "lut_ratio": round(meas_lut / hand[0], 2),
+                       "fmax_ratio": round(meas["fmax_mhz"] / hand[1], 2)}
     return row
 
 
@@ -197,8 +219,11 @@ def main() -> None:
     ap.add_argument("--cache", type=Path, help="a JSON file of measurements to reuse and extend")
     ap.add_argument("--cached-only", action="store_true",
                     help="compare only designs whose Verilog the cache has measured")
+    ap.add_argument("--clock", default="",
+                    help="family=MHz,... : schedule at these clocks (default: the board's)")
     ap.add_argument("files", nargs="*", type=Path)
     args = ap.parse_args()
+    clocks = {f: float(c) for f, c in (kv.split("=") for kv in args.clock.split(",") if kv)}
     cache = json.loads(args.cache.read_text()) if args.cache and args.cache.is_file() else {}
     families = args.families.split(",")
     seeds = tuple(int(s) for s in args.seeds.split(","))
@@ -206,7 +231,8 @@ def main() -> None:
     for family in families:
         for path in args.files or default_files():
             print(f"qor: {path.stem} on {family}", file=sys.stderr, flush=True)
-            rows.append(one(path, family, seeds, not args.no_measure, cache, args.cached_only))
+            rows.append(one(path, family, seeds, not args.no_measure, cache, args.cached_only,
+                            clocks.get(family)))
             if args.cache:
                 args.cache.write_text(json.dumps(cache, indent=1, sort_keys=True) + "\n")
     print(json.dumps({"designs": rows, "summary": summary(rows, families), "seeds": seeds},

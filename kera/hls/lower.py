@@ -72,7 +72,7 @@ def divmod_network(
 
     Returns the ids of the quotient and the remainder (both of type ``t``).
     """
-    add = _adder(g, span)
+    add = adder(g, span)
     w = t.width
     u = uint(w)
     if not t.signed:
@@ -99,7 +99,7 @@ def _udivmod(g: Graph, a: bytes, b: bytes, w: int, span: Span | None) -> tuple[b
     low bits at most the shifted remainder), which sets quotient bit ``w-1-k``. Division by zero
     gives an all-ones quotient and ``a`` as remainder; the quotient is then forced to 0.
     """
-    add = _adder(g, span)
+    add = adder(g, span)
     u = uint(w)
     a_u = a if g.nodes[a].type == u else add("cast", u, a)
     b_u = b if g.nodes[b].type == u else add("cast", u, b)
@@ -138,7 +138,7 @@ def _is_pow2(x: int) -> bool:
     return x & (x - 1) == 0
 
 
-def _adder(g: Graph, span: Span | None) -> Callable[..., bytes]:
+def adder(g: Graph, span: Span | None) -> Callable[..., bytes]:
     """Return ``add(op, type, *inputs, attrs=None)`` interning into ``g`` with ``span``.
 
     It folds what a constant divisor makes constant: an op whose inputs are all constants
@@ -165,4 +165,4 @@ def _adder(g: Graph, span: Span | None) -> Callable[..., bytes]:
     return add
 
 
-__all__ = ["LOWERED_OPS", "divmod_network", "lower_for_hardware", "needs_lowering"]
+__all__ = ["LOWERED_OPS", "adder", "divmod_network", "lower_for_hardware", "needs_lowering"]

@@ -56,6 +56,22 @@ class Resources:
     kept_bits: int = 0
 
 
+def schedule_costs(schedule: Schedule, costs: CostModel, dsp: Any = None) -> CostModel:
+    """Return the cost model the estimate of ``schedule`` uses: ``costs`` with the board's
+    ``dsp`` count as budget when it has none, less the DSPs of shared units (whose ops take
+    no part in the count). ``kera.rtl`` asks it which multiplies to build from LUTs."""
+    graph = schedule.graph
+    if costs.dsp_budget is None and dsp is not None:
+        costs = CostModel(costs.model, int(dsp))
+    bound = schedule.bound()
+    if bound:
+        used = sum(costs.area(graph, graph.nodes[u.ops[0]])["dsp"] for u in schedule.units
+                   if u.on_dsp and len(u.ops) > 1) if costs.dsp_budget is not None else 0
+        left = None if costs.dsp_budget is None else max(0, costs.dsp_budget - int(used))
+        costs = CostModel(costs.model, left, exclude=frozenset(bound))
+    return costs
+
+
 def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Resources:
     """Return the resource estimate of ``schedule``; ``capacities`` is the board's (optional).
 
@@ -64,14 +80,8 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
     """
     graph = schedule.graph
     caps = _caps(capacities)
-    if costs.dsp_budget is None and caps.get("dsp") is not None:
-        costs = CostModel(costs.model, int(caps["dsp"]))
+    costs = schedule_costs(schedule, costs, caps.get("dsp"))
     bound = schedule.bound()
-    if bound:
-        used = sum(costs.area(graph, graph.nodes[u.ops[0]])["dsp"] for u in schedule.units
-                   if u.on_dsp and len(u.ops) > 1) if costs.dsp_budget is not None else 0
-        left = None if costs.dsp_budget is None else max(0, costs.dsp_budget - int(used))
-        costs = CostModel(costs.model, left, exclude=frozenset(bound))
     stage = schedule.stage
     net = network(graph, costs.lut_k, cut=lambda u, v: stage[u] < stage[v],
                   order=graph.topo_order(graph.regions[schedule.region]),
@@ -220,4 +230,4 @@ def check_schedule_fits(schedule: Schedule, board: Any, model: Any, source: Any 
 
 
 __all__ = ["CAPACITY_KEYS", "RESOURCE_KEYS", "Resources", "check_fits", "check_schedule_fits",
-           "estimate", "utilisation"]
+           "estimate", "schedule_costs", "utilisation"]

@@ -38,7 +38,14 @@ from scipy import optimize, sparse
 
 from kera.diagnostics import ExitCode, KeraError
 from kera.hls.pipeline import Schedule, StatePlan
-from kera.hls.timing import EPS_NS, CostModel, DelayAreaModel, display_width
+from kera.hls.timing import (
+    EPS_NS,
+    CostModel,
+    DelayAreaModel,
+    display_width,
+    locate,
+    make_locator,
+)
 from kera.ir.graph import Graph
 
 #: Largest region (nodes, constants excluded) scheduled by the LP in "auto" mode (HiGHS takes
@@ -222,9 +229,12 @@ def _check_fits(problem: Problem, clock_mhz: float, margin: float, overhead: flo
                         f"{overhead:.1f} ns register overhead and the {margin:.0%} margin; "
                         f"try --clock-mhz {_suggest(d, margin, overhead)} or lower")
     if d > usable + EPS_NS:
-        node = problem.graph.nodes[problem.ids[worst]]
-        width = display_width(problem.graph, node)
-        raise KeraError(f"`{node.op}` ({width} bits) needs {d:.1f} ns but the clock period at "
+        graph = problem.graph
+        node = graph.nodes[problem.ids[worst]]
+        width = display_width(graph, node)
+        where = locate(graph, node.id, make_locator(graph)) if node.id in graph.spans else ""
+        raise KeraError(f"{where + ': ' if where else ''}`{node.op}` ({width} bits) needs "
+                        f"{d:.1f} ns but the clock period at "
                         f"{clock} leaves {usable:.1f} ns; try --clock-mhz "
                         f"{_suggest(d, margin, overhead)} or lower")
 

@@ -18,12 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from kera.diagnostics import ExitCode, KeraError, SourceFile
+from kera.hls.decompose import decompose_for_timing
 from kera.hls.lower import lower_for_hardware
 from kera.hls.pipeline import Schedule
 from kera.hls.report import build_report, dumps, render_text
 from kera.hls.resources import check_schedule_fits
 from kera.hls.schedule import schedule as make_schedule
-from kera.hls.timing import DelayAreaModel
+from kera.hls.timing import CostModel, DelayAreaModel
 from kera.ir.graph import Graph
 
 #: The fraction of the clock period the scheduler keeps free by default.
@@ -162,6 +163,10 @@ def plan_schedule(
         model = load_model(the_board.family)
     _check_widths(graph, top, the_board)
     lowered = lower_for_hardware(graph.subgraph([top]))
+    # with II > 1 multiplies may share DSPs (kera.hls.sharing): no budget rewrite then
+    costs = CostModel(model, the_board.capacities.dsp if (ii or 1) == 1 else None)
+    usable = 1000.0 / clock * (1.0 - margin) - costs.overhead_ns
+    lowered = decompose_for_timing(lowered, costs, usable)
     sched = make_schedule(lowered, top, family=the_board.family, clock_mhz=clock, ii=ii,
                           margin=margin, model=model, method=method,
                           dsp_budget=the_board.capacities.dsp)

@@ -310,6 +310,43 @@ class CostModel:
             return min(dsp, max(fitted, self._csd_delay(csd_digits(consts[0]), node)))
         return dsp
 
+    def rom_cost(self, graph: Graph, node: Node) -> tuple[int, int] | None:
+        """Return ``(LUT levels, LUTs)`` of a lookup in an array of constants, else None.
+
+        Each output bit that is not constant is a function of the ``b`` index bits: one LUT
+        when ``b <= K``; else the ``2**(b - K)`` K-input cofactors joined by a mux tree, which
+        is free up to ``lut_wide`` inputs (ECP5 PFUMX/L6MUX21) and a LUT per 2:1 mux above.
+        The depth is that of a balanced tree over ``b`` inputs, ``ceil((b - 1) / (K - 1))``
+        levels (one level up to ``lut_wide``); a clamped index past the end adds a level.
+        """
+        if node.op != "array_index":
+            return None
+        nodes = graph.nodes
+        arr, idx = nodes[node.inputs[0]], nodes[node.inputs[1]]
+        if arr.op != "array" or idx.op == "const" or not isinstance(idx.type, IntType) or any(
+                nodes[e].op != "const" for e in arr.inputs):
+            return None
+        n = len(arr.inputs)
+        b = min(_significant(self.network(graph).bits[idx.id], idx.type),
+                max(1, (n - 1).bit_length()))
+        values = [int(nodes[e].attr("value")) for e in arr.inputs[: 1 << b]]
+        width = node.type.flat_width
+        live = sum(1 for k in range(width) if len({v >> k & 1 for v in values}) > 1)
+        k, wide = self.lut_k, max(self.lut_k, self.lut_wide)
+        if b <= k:
+            per_bit = 1
+        else:
+            per_bit = (1 << (b - k)) + max(0, (1 << max(0, b - wide)) - 1)
+        levels = 1 if b <= wide else 1 + math.ceil((b - wide) / (k - 1))
+        if b > k and wide == k:
+            levels = math.ceil((b - 1) / (k - 1))
+        clamp = 1 if n < 1 << b else 0
+        return levels + clamp, live * per_bit
+
+    def op_delay(self, q: Query) -> float:
+        """Return the fitted delay of one model query ``(op, width, n)`` in ns (at least 0)."""
+        return max(0.0, float(self._query_delay(q)))
+
     @property
     def overhead_ns(self) -> float:
         """The register overhead (clock-to-Q plus setup) every stage pays, in ns."""
@@ -326,6 +363,9 @@ class CostModel:
         q = model_query(graph, node)
         if q is None:
             return 0.0
+        rom = self.rom_cost(graph, node)
+        if rom is not None:
+            return rom[0] * self.level_ns
         if node.op in MUL_OPS:
             lut = self.lut_multipliers(graph).get(node.id)
             if isinstance(lut, int):
@@ -354,6 +394,9 @@ class CostModel:
         merged = self.merged_area(graph).get(node.id)
         if merged is not None:
             return self._sites(dict(merged))
+        rom = self.rom_cost(graph, node)
+        if rom is not None:
+            return _area_dict({"lut": rom[1]})
         if node.op in MUL_OPS:
             lut = self.lut_multipliers(graph).get(node.id)
             if isinstance(lut, int):

@@ -20,7 +20,7 @@ from pathlib import PurePath
 from kera.diagnostics import KeraError
 from kera.hls.pipeline import Schedule
 from kera.ir.graph import Graph
-from kera.rtl.lower import LOWERINGS
+from kera.rtl.lower import LOWERINGS, lut_multiplies, lut_multiply
 from kera.rtl.memory import Rams, declarations, ram_lines, read_wire
 from kera.rtl.names import FIXED_PORTS, NameTable, check_identifier, source_text, variable_names
 from kera.rtl.netlist import Body, Operand, const_operand, lit, rng
@@ -48,7 +48,9 @@ def emit_verilog(
     if schedule.latency < 1:
         raise ValueError(f"a pipeline needs latency >= 1, not {schedule.latency}")
     _check_ports(graph, schedule.region)
-    return _Module(schedule, source_text(graph, source)).text(board, version, source_name)
+    module = _Module(schedule, source_text(graph, source))
+    module.lut_muls = lut_multiplies(schedule, board)  # beyond the DSPs: no `*` for yosys
+    return module.text(board, version, source_name)
 
 
 def _check_ports(graph: Graph, region: str) -> None:
@@ -127,6 +129,7 @@ class _Module:
         self.position = {nid: k for k, nid in enumerate(schedule.order)}
         self.bank_name: dict[tuple[int, bytes], str] = {}
         self.bound = schedule.bound()  # op -> the shared unit that computes it
+        self.lut_muls: dict[bytes, tuple[int, int, bool]] = {}
         self.first_bank: dict[bytes, int] = {}
         for s, bank in enumerate(self.banks):
             for nid in bank:
@@ -241,7 +244,8 @@ class _Module:
                 self.body.lines.append(f"wire {rng(node.type.flat_width)}{self.wire[nid]};")
                 self.unit_operands[nid] = [self.ref(i, s) for i in node.inputs]
                 continue
-            lowering = LOWERINGS[node.op]
+            lut = self.lut_muls.get(nid)
+            lowering = lut_multiply(*lut) if lut else LOWERINGS[node.op]
             assert callable(lowering), node.op  # param and const are never lowered here
             lowering(self.body, self.wire[nid], node, [self.ref(i, s) for i in node.inputs])
 

@@ -11,6 +11,7 @@ ports and constants are literals (``kera.rtl.emit``).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from kera.ir.graph import Node
 from kera.ir.tables import Unsupported
@@ -332,3 +333,67 @@ def _tuple_get(b: Body, out: str, node: Node, ops: list[Operand]) -> None:
 
 
 __all__ = ["LOWERINGS", "Lowering"]
+
+
+# ----------------------------------------------------------------------------- LUT multiplies
+
+
+def lut_multiplies(schedule: Any, board: str) -> dict[bytes, tuple[int, int, bool]]:
+    """Return the multiplies the resource estimate builds from LUTs (beyond the board's DSPs).
+
+    ``synth_ice40 -dsp`` maps every ``*`` to an SB_MAC16 and honours no ``use_dsp``
+    attribute, so these are emitted as shift-and-add (``lut_multiply``) and yosys sees no
+    multiply. Node -> (the operand whose bits select the partial products, its significant
+    width, whether it is a sign-extended value). An unknown board or family: none.
+    """
+    from kera.diagnostics import KeraError
+    from kera.hls.boards import load_board
+    from kera.hls.lutmap import significant_width
+    from kera.hls.models import load_model
+    from kera.hls.resources import schedule_costs
+    from kera.hls.timing import CostModel
+
+    try:
+        the_board = load_board(board)
+        model = load_model(the_board.family)
+    except (KeraError, KeyError, OSError, ValueError):
+        return {}
+    graph = schedule.graph
+    costs = schedule_costs(schedule, CostModel(model), the_board.capacities.dsp)
+    lut = costs.lut_multipliers(graph)
+    if not lut:
+        return {}
+    net = costs.network(graph)
+    out: dict[bytes, tuple[int, int, bool]] = {}
+    for nid in lut:
+        node = graph.nodes[nid]
+        t = node.type
+        if node.op != "mul" or not isinstance(t, IntType):
+            continue  # widening_mul: the model's LUT curve; yosys may still take a DSP
+        sig = [significant_width(net.bits[i], t.signed) for i in node.inputs]
+        j = 0 if sig[0] <= sig[1] else 1
+        e = max(1, sig[j])
+        out[nid] = (j, e, t.signed and e < t.width)
+    return out
+
+
+def lut_multiply(select: int, width: int, sign_extended: bool) -> Lowering:
+    """Return the lowering of a wrapping ``mul`` as a sum of partial products.
+
+    ``a * b mod 2**W`` is the sum of ``a << j`` over the set bits ``j`` of ``b`` (operand
+    ``select``) below its significant width ``e``; when ``b`` is a sign-extended value its top
+    significant bit ``e - 1`` weighs ``-2**(e - 1)``, so that partial product is subtracted.
+    """
+
+    def lower(b: Body, out: str, node: Node, ops: list[Operand]) -> None:
+        w = node.type.flat_width
+        y, x = ops[select], ops[1 - select]
+        terms: list[str] = []
+        for j in range(min(width, w)):
+            pp = f"({{{w}{{{b.bit(y, j)}}}}} & ({x.expr} << {j}))"
+            sign = "-" if sign_extended and j == width - 1 else "+"
+            terms.append(pp if not terms and sign == "+" else f"{sign} {pp}")
+        expr = " ".join(terms) if not terms[0].startswith("-") else f"{lit(0, w)} {' '.join(terms)}"
+        b.define(out, w, expr)
+
+    return lower

@@ -1,0 +1,400 @@
+"""Timing-driven decomposition: split the ops that cannot fit the clock period before scheduling.
+
+The scheduler puts whole nodes in stages, so one op slower than the usable period (a 64-bit
+adder on an iCE40 at 55 MHz, a multiply by a wide constant, an S-box lookup) refuses the clock.
+``decompose_for_timing(graph, costs, usable_ns)`` is a graph-to-graph pass, run after
+``kera.hls.lower`` and before ``kera.hls.schedule``, that rewrites exactly the ops the cost
+model says are too slow (``CostModel.delay`` above ``usable_ns``) into registry ops the
+scheduler can put in successive stages:
+
+* **carry chains** (``add``, ``sub``, ``neg``, ``lt``/``le``/``gt``/``ge``) become segments of
+  ``k`` bits whose carry (borrow) is an ordinary one-bit value: segment ``j`` adds
+  ``{a_j, 1} + {b_j, c_j}`` (subtracts ``{a_j, 0} - {b_j, c_j}``) on ``k + 2`` bits, so the
+  carry in rides on the low bit and the carry out is the top bit. A comparison is the borrow of
+  the same chain (a signed one corrects it with both sign bits), so ``a >= b`` and ``a - b``
+  share one chain. Operand bits known to be zero on top (``kera.opt.knownbits``) are not
+  segmented: the result's top bits are the carry, or copies of the borrow. An addition is first
+  cut where its known bits prove that no carry crosses (SWAR field sums): independent adders.
+* **multiplies by a constant** become shift-and-add sums narrowed to the demanded bits
+  (``kera.opt.demanded``): terms below the lowest demanded bit ``L`` are dropped when their
+  known bits prove that they cannot carry into bit ``L`` (the sum of their largest values stays
+  below ``2**L``); otherwise the canonical signed digits (``csd_digits``) over bits ``0..H``.
+  Multiplies by a constant that the DSP budget leaves to LUTs (``CostModel.lut_multipliers``)
+  are rewritten the same way (a variable one stays a ``mul``, which ``kera.rtl`` emits as
+  shift-and-add), so the RTL holds exactly the multiplies the estimate puts on DSPs.
+* **lookups in a constant array** (``array_index`` of an ``array`` of constants) become a mux
+  tree: the low index bits pick within groups of ``2**m`` elements, the high bits among the
+  groups (the array is padded with its last element, which is what a clamped read returns).
+
+Every piece is built with ``Graph.add`` (registry ops only, bit-exact by construction; the
+tests evaluate both graphs) and takes the span of the node it replaces, so a report still
+points at the user's ``+``. Each new adder is checked again, so a shift-and-add sum too wide
+for the period is segmented in turn. What no rewrite meets is left for the scheduler's "needs
+X ns" error.
+"""
+
+from __future__ import annotations
+
+from kera.diagnostics import Span
+from kera.hls.lower import adder
+from kera.hls.timing import EPS_NS, MUL_OPS, CostModel
+from kera.ir.graph import Graph, Node, const
+from kera.ir.types import BOOL, ArrayType, IntType, sint, uint
+from kera.opt.demanded import demanded
+from kera.opt.knownbits import KnownBits
+
+#: Ops this pass may rewrite.
+DECOMPOSED_OPS: frozenset[str] = frozenset(
+    {"add", "sub", "neg", "lt", "le", "gt", "ge", "mul", "array_index"})
+
+
+def decompose_for_timing(graph: Graph, costs: CostModel, usable_ns: float) -> Graph:
+    """Return ``graph`` with the ops slower than ``usable_ns`` split into schedulable pieces.
+
+    ``costs`` is the scheduler's cost model (the same DSP budget); ``usable_ns`` the period
+    left after the margin and the register overhead. A graph with nothing to split is returned
+    as it is (the same object).
+    """
+    slow = [nid for nid in graph.canonical_order() if _wants(graph, graph.nodes[nid], costs,
+                                                               usable_ns)]
+    if not slow:
+        return graph
+    todo = set(slow)
+    out = Graph(graph.source_path)
+    out.directives = {k: dict(v) for k, v in graph.directives.items()}
+    split = _Splitter(out, costs, usable_ns, graph)
+    new_id: dict[bytes, bytes] = {}
+    for nid in graph.canonical_order():
+        node = graph.nodes[nid]
+        span = graph.spans.get(nid)
+        inputs = tuple(new_id[i] for i in node.inputs)
+        got = split.rewrite(nid, node, inputs, span) if nid in todo else None
+        new_id[nid] = got if got is not None else out.add(node.op, node.type, inputs,
+                                                          node.attr_dict or None, span)
+    for name in sorted(graph.regions):
+        out.add_region(graph.regions[name].remap(new_id))
+    out.state_names = {new_id[k]: v for k, v in graph.state_names.items() if k in new_id}
+    return out.subgraph()
+
+
+def _wants(graph: Graph, node: Node, costs: CostModel, usable_ns: float) -> bool:
+    """Whether ``node`` is an op this pass rewrites and the cost model says it must be."""
+    if node.op not in DECOMPOSED_OPS:
+        return False
+    if node.op in MUL_OPS and node.id in costs.lut_multipliers(graph):
+        return True  # over the DSP budget: a constant one becomes shift-and-add here
+    return costs.delay(graph, node) > usable_ns + EPS_NS
+
+
+class _Splitter:
+    """Builds the pieces in the output graph, checking each new adder against the period."""
+
+    def __init__(self, g: Graph, costs: CostModel, usable_ns: float, src: Graph) -> None:
+        self.g = g
+        self.costs = costs
+        self.usable = usable_ns
+        self.known = KnownBits(g)
+        self.src = src
+        self._demand: dict[bytes, int] | None = None
+        self._widest: dict[str, int] = {}
+
+    # --- entry -------------------------------------------------------------------------------
+
+    def rewrite(self, nid: bytes, node: Node, ins: tuple[bytes, ...], span: Span | None
+                ) -> bytes | None:
+        """Return the id of the replacement of ``node`` (inputs ``ins``), or None to copy it."""
+        t = node.type
+        op = node.op
+        if op == "array_index":
+            return self._lookup(node, ins, span)
+        if op == "mul":
+            return self._const_mul(nid, node, ins, span)
+        if op in ("add", "sub") and isinstance(t, IntType):
+            return self.arith(op, ins[0], ins[1], span, force=True)
+        if op == "neg" and isinstance(t, IntType):
+            return self.arith("sub", const(self.g, t, 0, span), ins[0], span, force=True)
+        if op in ("lt", "le", "gt", "ge"):
+            a, b = (ins[1], ins[0]) if op in ("gt", "le") else ins
+            if not isinstance(self.g.nodes[a].type, IntType):
+                return None
+            borrow = self.less(a, b, span)
+            if borrow is None:
+                return None
+            add = adder(self.g, span)
+            zero = const(self.g, uint(1), 0, span)
+            return add("ne" if op in ("lt", "gt") else "eq", BOOL, borrow, zero)
+        return None
+
+    # --- carry chains ------------------------------------------------------------------------
+
+    def _max_width(self, op: str) -> int:
+        """The widest ``op`` adder that fits the usable period (0: none)."""
+        if op not in self._widest:
+            best = 0
+            for w in range(1, 65):
+                if self.costs.op_delay((op, w, None)) > self.usable + EPS_NS:
+                    break
+                best = w
+            self._widest[op] = best
+        return self._widest[op]
+
+    def _eff(self, t: IntType, *xs: bytes) -> int:
+        """The significant width of unsigned operands (the width itself for signed ones)."""
+        if t.signed:
+            return t.width
+        eff = 1
+        for x in xs:
+            k = self.known(x)
+            eff = max(eff, k.maybe.bit_length() if k is not None else t.width)
+        return min(eff, t.width)
+
+    def arith(self, op: str, a: bytes, b: bytes, span: Span | None, force: bool = False
+              ) -> bytes:
+        """Return ``a op b`` (``add``/``sub``, same type), segmented when one adder is too slow.
+
+        ``force``: the cost model already said the whole op is too slow (an original node).
+        """
+        g = self.g
+        add = adder(g, span)
+        t = g.nodes[a].type
+        assert isinstance(t, IntType)
+        eff = self._eff(t, a, b)
+        need = eff + (1 if op == "add" and eff < t.width else 0)
+        if not force and self.costs.op_delay((op, max(1, need), None)) <= self.usable + EPS_NS:
+            return add(op, t, a, b)
+        if op == "add":
+            pieces = self._carry_free(t, a, b, eff)
+            if len(pieces) > 2:
+                parts = [self._piece(a, b, lo, hi, span)
+                         for lo, hi in zip(pieces, pieces[1:], strict=False)]
+                whole = parts[0]
+                for lo, part in zip(pieces[1:], parts[1:], strict=False):
+                    whole = add("concat", uint(lo + g.nodes[part].type.flat_width), part, whole)
+                return add("cast", t, whole)
+        chain = self._chain(op, a, b, eff, span)
+        if chain is None:
+            return add(op, t, a, b)
+        low, carry = chain
+        if eff == t.width:
+            return low if t == g.nodes[low].type else add("cast", t, low)
+        if op == "add":
+            top = add("concat", uint(eff + 1), carry, low)  # zero-extended by the cast
+        else:  # the bits above are copies of the borrow
+            fill = add("cast", uint(t.width - eff), add("cast", sint(1), carry))
+            top = add("concat", uint(t.width), fill, low)
+        return add("cast", t, top)
+
+    def _piece(self, a: bytes, b: bytes, lo: int, hi: int, span: Span | None) -> bytes:
+        """Bits ``lo..hi`` of ``a + b`` where no carry enters or leaves them."""
+        add = adder(self.g, span)
+        xa = add("slice", uint(hi - lo), a, attrs={"lo": lo})
+        xb = add("slice", uint(hi - lo), b, attrs={"lo": lo})
+        ka, kb = self.known(xa), self.known(xb)
+        if ka is not None and kb is not None and not ka.maybe | kb.maybe:
+            return const(self.g, uint(hi - lo), 0, span)  # known zeros: nothing to add
+        return self.arith("add", xa, xb, span)
+
+    def _carry_free(self, t: IntType, a: bytes, b: bytes, eff: int) -> list[int]:
+        """Return the bit positions ``0 = p0 < p1 < ... = W`` of ``a + b`` that no carry
+        crosses: the largest values the known bits allow below ``p`` add up to less than
+        ``2**p`` (``W``: the width, or one bit above the significant width when unsigned)."""
+        top = t.width if t.signed else min(t.width, eff + 1)
+        ka, kb = self.known(a), self.known(b)
+        if ka is None or kb is None:
+            return [0, top]
+        cuts = [0]
+        for p in range(1, top):
+            low = (1 << p) - 1
+            if (ka.maybe & low) + (kb.maybe & low) < 1 << p:
+                cuts.append(p)
+        return [*cuts, top]
+
+    def less(self, a: bytes, b: bytes, span: Span | None) -> bytes | None:
+        """Return the one-bit ``a < b`` (the borrow of ``a - b``; signed for signed operands)."""
+        g = self.g
+        add = adder(g, span)
+        t = g.nodes[a].type
+        assert isinstance(t, IntType)
+        chain = self._chain("sub", a, b, self._eff(t, a, b), span)
+        if chain is None:
+            return None
+        borrow = chain[1]
+        if t.signed:
+            msb = {"lo": t.width - 1}
+            sa = add("slice", uint(1), a, attrs=msb)
+            sb = add("slice", uint(1), b, attrs=msb)
+            borrow = add("xor", uint(1), borrow, add("xor", uint(1), sa, sb))
+        return borrow
+
+    def _chain(self, op: str, a: bytes, b: bytes, width: int, span: Span | None
+               ) -> tuple[bytes, bytes] | None:
+        """Return ``(low, carry)``: the low ``width`` bits of ``a op b`` (uint) and the carry
+        (``add``) or borrow (``sub``) out of them (uint(1)), in segments that fit the period.
+        None when not even a 3-bit segment fits."""
+        g = self.g
+        add = adder(g, span)
+        top = self._max_width(op) - 2  # bits per segment: a k-bit segment is a (k + 2)-bit op
+        if top < 1:
+            return None
+        count = -(-width // top)
+        size = -(-width // count)
+        parts: list[bytes] = []
+        carry: bytes | None = None
+        lo = 0
+        while lo < width:
+            k = min(size, width - lo)
+            xa = add("slice", uint(k), a, attrs={"lo": lo})
+            xb = add("slice", uint(k), b, attrs={"lo": lo})
+            if carry is None:  # the first segment has no carry in
+                s = add(op, uint(k + 1), add("cast", uint(k + 1), xa), add("cast", uint(k + 1), xb))
+                parts.append(add("slice", uint(k), s, attrs={"lo": 0}))
+                carry = add("slice", uint(1), s, attrs={"lo": k})
+            else:
+                low_a = const(g, uint(1), 1 if op == "add" else 0, span)
+                wa = add("cast", uint(k + 2), add("concat", uint(k + 1), xa, low_a))
+                wb = add("cast", uint(k + 2), add("concat", uint(k + 1), xb, carry))
+                s = add(op, uint(k + 2), wa, wb)
+                parts.append(add("slice", uint(k), s, attrs={"lo": 1}))
+                carry = add("slice", uint(1), s, attrs={"lo": k + 1})
+            lo += k
+        low = parts[0]
+        done = g.nodes[low].type.flat_width
+        for p in parts[1:]:
+            done += g.nodes[p].type.flat_width
+            low = add("concat", uint(done), p, low)
+        assert carry is not None
+        return low, carry
+
+    # --- constant multiplies -----------------------------------------------------------------
+
+    def _demanded(self, nid: bytes) -> int:
+        if self._demand is None:
+            self._demand = demanded(self.src)
+        return self._demand.get(nid, 0)
+
+    def _const_mul(self, nid: bytes, node: Node, ins: tuple[bytes, ...], span: Span | None
+                   ) -> bytes | None:
+        """Return a shift-and-add sum for a multiply by a constant (None: no constant)."""
+        g = self.g
+        t = node.type
+        assert isinstance(t, IntType)
+        w = t.width
+        ks = [self.known(i) for i in ins]
+        which = next((j for j, k in enumerate(ks) if k is not None and k.is_const()), None)
+        if which is None:
+            return None  # a variable multiply over the budget: kera.rtl builds it from LUTs
+        c = ks[which].one  # type: ignore[union-attr]
+        x = ins[1 - which]
+        d = self._demanded(nid) & ((1 << w) - 1)
+        add = adder(g, span)
+        if d == 0 or c == 0:
+            return const(g, t, 0, span)
+        hi = d.bit_length()
+        lo = self._low_cut(x, c, (d & -d).bit_length() - 1, hi)
+        plus = [s for s in range(hi) if c >> s & 1]
+        minus: list[int] = []
+        signed_digits = _csd(c, hi)
+        if lo == 0 and sum(map(len, signed_digits)) < len(plus):
+            plus, minus = signed_digits
+        n = hi - lo
+        p = self._sum([self._term(x, s, lo, hi, span) for s in plus], span)
+        m = self._sum([self._term(x, s, lo, hi, span) for s in minus], span)
+        zero = const(g, uint(n), 0, span)
+        total = self.arith("sub", p if p is not None else zero, m, span) if m is not None else (
+            p if p is not None else zero)
+        if lo:
+            total = add("concat", uint(hi), total, const(g, uint(lo), 0, span))
+        return add("cast", t, total)
+
+    def _low_cut(self, x: bytes, c: int, lo: int, hi: int) -> int:
+        """The highest ``L <= lo`` such that the terms' bits below ``L`` never carry into it."""
+        k = self.known(x)
+        maybe = k.maybe if k is not None else (1 << hi) - 1
+        shifts = [s for s in range(hi) if c >> s & 1]
+        for cut in range(lo, 0, -1):
+            bound = sum((maybe & ((1 << (cut - s)) - 1)) << s for s in shifts if s < cut)
+            if bound < 1 << cut:
+                return cut
+        return 0
+
+    def _term(self, x: bytes, s: int, lo: int, hi: int, span: Span | None) -> bytes | None:
+        """Bits ``lo..hi`` of ``x << s`` as a ``uint(hi - lo)`` (None when all zero)."""
+        g = self.g
+        add = adder(g, span)
+        n = hi - lo
+        if s >= hi:
+            return None
+        if s >= lo:
+            part = add("slice", uint(hi - s), x, attrs={"lo": 0})
+            if s > lo:
+                part = add("concat", uint(n), part, const(g, uint(s - lo), 0, span))
+            return part
+        return add("slice", uint(n), x, attrs={"lo": lo - s})
+
+    def _sum(self, terms: list[bytes | None], span: Span | None) -> bytes | None:
+        """A balanced tree of adders over ``terms`` (same type); None for no term."""
+        level = [t for t in terms if t is not None]
+        if not level:
+            return None
+        while len(level) > 1:
+            nxt = [self.arith("add", level[j], level[j + 1], span)
+                   for j in range(0, len(level) - 1, 2)]
+            if len(level) % 2:
+                nxt.append(level[-1])
+            level = nxt
+        return level[0]
+
+    # --- constant tables ---------------------------------------------------------------------
+
+    def _lookup(self, node: Node, ins: tuple[bytes, ...], span: Span | None) -> bytes | None:
+        """Return a two-level mux tree for a lookup in an array of constants."""
+        g = self.g
+        arr, idx = g.nodes[ins[0]], g.nodes[ins[1]]
+        at, it = arr.type, idx.type
+        if arr.op != "array" or not isinstance(at, ArrayType) or not isinstance(it, IntType) \
+                or it.signed or any(g.nodes[e].op != "const" for e in arr.inputs):
+            return None
+        add = adder(g, span)
+        n = at.length
+        bits = max(1, (n - 1).bit_length())
+        if bits < 2:
+            return None
+        i = ins[1]
+        if it.width > bits:  # a clamped read: every index past the end reads the last one
+            last = const(g, it, n - 1, span)
+            i = add("select", it, add("gt", BOOL, i, last), last, i)
+            i = add("slice", uint(bits), i, attrs={"lo": 0})
+        elif it.width < bits:
+            bits = it.width
+        elems = list(arr.inputs)[: 1 << bits]
+        elems += [elems[-1]] * ((1 << bits) - len(elems))
+        low = bits // 2
+        lo_i = add("slice", uint(low), i, attrs={"lo": 0})
+        hi_i = add("slice", uint(bits - low), i, attrs={"lo": low})
+        group = ArrayType(at.elem, 1 << low)
+        picks = [add("array_index", at.elem,
+                     add("array", group, *elems[j:j + (1 << low)]), lo_i)
+                 for j in range(0, len(elems), 1 << low)]
+        return add("array_index", at.elem, add("array", ArrayType(at.elem, len(picks)), *picks),
+                   hi_i)
+
+
+def _csd(c: int, hi: int) -> tuple[list[int], list[int]]:
+    """The canonical signed digits of ``c mod 2**hi``: (shifts of +1 digits, of -1 digits)."""
+    value = c & ((1 << hi) - 1)
+    plus: list[int] = []
+    minus: list[int] = []
+    s = 0
+    while value and s < hi:
+        if value & 1:
+            if value & 2 and s + 1 < hi:
+                minus.append(s)
+                value += 1
+            else:
+                plus.append(s)
+                value -= 1
+        value >>= 1
+        s += 1
+    return plus, minus
+
+__all__ = ["DECOMPOSED_OPS", "decompose_for_timing"]

@@ -1,0 +1,276 @@
+"""decompose_for_timing: ops too slow for the period become bit-exact, schedulable pieces."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kera import load
+from kera.diagnostics import KeraError, Span
+from kera.hls.decompose import decompose_for_timing
+from kera.hls.schedule import schedule
+from kera.hls.synth import plan_schedule
+from kera.hls.timing import CostModel, SimpleModel
+from kera.interp import evaluate
+from kera.ir.graph import Graph, Region, const, param
+from kera.ir.types import BOOL, ArrayType, IntType, TupleType, uint
+from tests.conftest import needs_verilator
+
+MODEL = SimpleModel()  # add/sub/lt of w bits: 0.8 + 0.05 w ns
+PEERS = Path(__file__).resolve().parents[3] / "shared" / "kernels" / "peers"
+ORDERS = ("lt", "le", "gt", "ge")
+
+
+def _carry_graph(t: IntType) -> Graph:
+    """f(a, b) = (a + b, a - b, -a (signed), a < b, a <= b, a > b, a >= b)."""
+    g = Graph("c.kera")
+    a, b = param(g, 0, "a", t, Span(0, 1)), param(g, 1, "b", t, Span(2, 3))
+    outs = [g.add("add", t, (a, b), span=Span(4, 5)), g.add("sub", t, (a, b), span=Span(6, 7))]
+    if t.signed:
+        outs.append(g.add("neg", t, (a,)))
+    outs += [g.add(op, BOOL, (a, b)) for op in ORDERS]
+    g.add_region(Region("f", (a, b), g.add("tuple", TupleType(tuple(
+        g.nodes[o].type for o in outs)), tuple(outs))))
+    return g
+
+
+def _same(g: Graph, h: Graph, inputs: dict[str, np.ndarray]) -> None:
+    want, got = evaluate(g, "f", inputs), evaluate(h, "f", inputs)
+    for k, (w, x) in enumerate(zip(want, got, strict=True)):
+        bad = np.flatnonzero(np.asarray(w) != np.asarray(x))
+        assert bad.size == 0, (k, {n: v[bad[:4]] for n, v in inputs.items()})
+
+
+def _ops(g: Graph) -> list[str]:
+    return [n.op for n in g.nodes.values()]
+
+
+def _widest(g: Graph, op: str) -> int:
+    return max((n.type.flat_width for n in g.nodes.values() if n.op == op), default=0)
+
+
+def _values(t: IntType) -> np.ndarray:
+    return np.arange(t.min, t.max + 1).astype(np.int64 if t.signed else np.uint64)
+
+
+@pytest.mark.parametrize("usable", [0.951, 1.051], ids=["k1", "k3"])
+@pytest.mark.parametrize("signed", [False, True], ids=["u", "i"])
+@pytest.mark.parametrize("width", [6, 7])
+def test_carry_chains_exhaustive(width: int, signed: bool, usable: float) -> None:
+    t = IntType(width, signed)
+    g = _carry_graph(t)
+    h = decompose_for_timing(g, CostModel(MODEL), usable)
+    # every adder left fits: 3 bits (one-bit segments) or 5 bits (three-bit segments)
+    limit = 3 if usable < 1 else 5
+    assert 0 < _widest(h, "add") <= limit and _widest(h, "sub") <= limit
+    assert not set(ORDERS) & set(_ops(h)) and "neg" not in _ops(h)
+    a, b = (x.ravel() for x in np.meshgrid(_values(t), _values(t)))
+    _same(g, h, {"a": a, "b": b})
+
+
+def test_ops_that_fit_are_left_alone() -> None:
+    g = _carry_graph(uint(8))
+    assert decompose_for_timing(g, CostModel(MODEL), 2.0) is g
+
+
+def test_known_zero_top_bits_are_not_segmented() -> None:
+    """(a as u12) + (b as u12) of two u6: a 6-bit chain, the carry on top, zeros above."""
+    g = Graph("z.kera")
+    a, b = param(g, 0, "a", uint(6)), param(g, 1, "b", uint(6))
+    wide = uint(12)
+    xa, xb = g.add("cast", wide, (a,)), g.add("cast", wide, (b,))
+    outs = (g.add("add", wide, (xa, xb)), g.add("sub", wide, (xa, xb)),
+            g.add("ge", BOOL, (xa, xb)))
+    g.add_region(Region("f", (a, b), g.add("tuple", TupleType((wide, wide, BOOL)), outs)))
+    h = decompose_for_timing(g, CostModel(MODEL), 0.951)
+    assert _widest(h, "add") <= 3 and _widest(h, "sub") <= 3
+    assert sum(n.op in ("add", "sub") for n in h.nodes.values()) == 2 * 6  # 6 one-bit segments
+    a_, b_ = (x.ravel() for x in np.meshgrid(_values(uint(6)), _values(uint(6))))
+    _same(g, h, {"a": a_, "b": b_})
+
+
+@settings(max_examples=40, deadline=None)
+@given(width=st.integers(9, 64), signed=st.booleans(), usable=st.floats(0.96, 2.5),
+       seed=st.integers(0, 2**32 - 1))
+def test_carry_chains_wide_random(width: int, signed: bool, usable: float, seed: int) -> None:
+    t = IntType(width, signed)
+    g = _carry_graph(t)
+    h = decompose_for_timing(g, CostModel(MODEL), usable)
+    rng = np.random.default_rng(seed)
+    dt = np.int64 if signed else np.uint64
+    raw = rng.integers(0, 2**63, size=(2, 400), dtype=np.uint64) << np.uint64(1)
+    raw |= rng.integers(0, 2, size=(2, 400), dtype=np.uint64)
+    edges = np.array([0, 1, t.max, t.min, t.max - 1, t.min + 1], dtype=object)
+    vals = []
+    for row in raw:
+        v = (row & np.uint64((1 << width) - 1)).astype(object)
+        if signed:
+            v = np.where(v >= 1 << (width - 1), v - (1 << width), v)
+        vals.append(np.concatenate([v, edges]).astype(dt))
+    a = np.repeat(vals[0], 2)
+    b = np.concatenate([vals[1], vals[1][::-1]])
+    _same(g, h, {"a": a, "b": b})
+
+
+def _mul_graph(t: IntType, c: int, mask: int, lo: int, n: int) -> Graph:
+    """f(x) = bits lo..lo+n of (x & mask) * c."""
+    g = Graph("m.kera")
+    x = param(g, 0, "x", t)
+    xm = g.add("and", t, (x, const(g, t, mask)))
+    p = g.add("mul", t, (xm, const(g, t, c)), span=Span(9, 10))
+    g.add_region(Region("f", (x,), g.add("slice", uint(n), (p,), {"lo": lo})))
+    return g
+
+
+def test_popcount_multiply_is_a_narrow_byte_sum() -> None:
+    """x * 0x0101010101010101 >> 56 of nibble-masked bytes: 8 terms of 8 bits, no wide adder."""
+    t = uint(64)
+    g = _mul_graph(t, 0x0101010101010101, 0x0F0F0F0F0F0F0F0F, 56, 8)
+    h = decompose_for_timing(g, CostModel(MODEL), 3.0)
+    assert "mul" not in _ops(h)
+    assert _ops(h).count("add") == 7 and _widest(h, "add") == 8
+    rng = np.random.default_rng(3)
+    x = np.concatenate([rng.integers(0, 2**63, 3000, dtype=np.uint64) * np.uint64(2) + np.uint64(1),
+                        np.array([0, 2**64 - 1], dtype=np.uint64)])
+    _same_one(g, h, {"x": x})
+
+
+def _same_one(g: Graph, h: Graph, inputs: dict[str, np.ndarray]) -> None:
+    want, got = np.asarray(evaluate(g, "f", inputs)), np.asarray(evaluate(h, "f", inputs))
+    bad = np.flatnonzero(want != got)
+    assert bad.size == 0, {n: v[bad[:4]] for n, v in inputs.items()}
+
+
+@settings(max_examples=60, deadline=None)
+@given(width=st.integers(2, 64), signed=st.booleans(), data=st.data())
+def test_constant_multiplies_random(width: int, signed: bool, data: st.DataObject) -> None:
+    t = IntType(width, signed)
+    c = data.draw(st.integers(0, (1 << width) - 1))
+    mask = data.draw(st.integers(0, (1 << width) - 1))
+    lo = data.draw(st.integers(0, width - 1))
+    n = data.draw(st.integers(1, width - lo))
+    g = _mul_graph(t, c - (1 << width) if signed and c >> (width - 1) else c,
+                   mask - (1 << width) if signed and mask >> (width - 1) else mask, lo, n)
+    h = decompose_for_timing(g, CostModel(MODEL), 0.5)  # no multiply fits: always rewritten
+    assert "mul" not in _ops(h)
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    raw = rng.integers(0, 2**63, 500, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+    v = (raw & np.uint64((1 << width) - 1)).astype(object)
+    if signed:
+        v = np.where(v >= 1 << (width - 1), v - (1 << width), v)
+    _same_one(g, h, {"x": v.astype(np.int64 if signed else np.uint64)})
+
+
+@pytest.mark.parametrize(("length", "index_width"), [(256, 8), (13, 4), (13, 6), (40, 5), (5, 8)])
+def test_constant_table_lookup_is_a_mux_tree(length: int, index_width: int) -> None:
+    rng = np.random.default_rng(length)
+    g = Graph("s.kera")
+    i = param(g, 0, "i", uint(index_width))
+    table = g.add("array", ArrayType(uint(8), length),
+                  tuple(const(g, uint(8), int(v)) for v in rng.integers(0, 256, length)))
+    g.add_region(Region("f", (i,), g.add("array_index", uint(8), (table, i))))
+    h = decompose_for_timing(g, CostModel(MODEL), 0.9)  # a ROM of b > 4 index bits: 2+ levels
+    lookups = [n for n in h.nodes.values() if n.op == "array_index"]
+    if length >= 32:
+        assert all(h.nodes[n.inputs[0]].type.length < length for n in lookups)
+    _same_one(g, h, {"i": np.arange(1 << index_width, dtype=np.uint64)})
+
+
+def test_what_nothing_splits_names_the_line_and_the_clock(tmp_path: Path) -> None:
+    src = tmp_path / "m.kera"
+    src.write_text("#[top]\npub fn m(a: u64, b: u64) -> u64 {\n    a << b\n}\n", encoding="utf-8")
+    loaded = load(src)
+    with pytest.raises(KeraError) as info:
+        plan_schedule(loaded.graph, loaded.top, board="icebreaker", clock_mhz=55.0)
+    assert info.value.exit_code == 1
+    assert info.value.message.startswith(f"{src}:3:5: `shl` (64 bits) needs ")
+    assert "try --clock-mhz" in info.value.message
+
+
+def test_peer_kernels_now_schedule_at_55_mhz() -> None:
+    for name in ("popcount64", "isqrt32"):
+        loaded = load(PEERS / f"{name}.kera")
+        s = plan_schedule(loaded.graph, loaded.top, board="icebreaker", clock_mhz=55.0)[0]
+        assert s.latency > 1
+        assert max(n.type.flat_width for n in s.graph.nodes.values() if n.op == "add") < 64
+        schedule(s.graph, s.region, family="ice40", clock_mhz=55.0)  # fits by itself, too
+
+
+@needs_verilator
+def test_segmented_adder_is_cycle_exact_in_simulation(tmp_path: Path) -> None:
+    from kera import _api
+
+    src = tmp_path / "a.kera"
+    src.write_text("#[top]\npub fn a(x: u32, y: u32) -> u32 {\n    x + y\n}\n", encoding="utf-8")
+    loaded = load(src)
+    rows = [{"x": x, "y": y} for x, y in [(0, 0), (2**32 - 1, 1), (0xFFFF, 1), (0x7FFFFFFF, 1),
+                                           (123456789, 987654321), (2**32 - 1, 2**32 - 1)]]
+    sim = _api.simulate(loaded, rows, board="icebreaker", clock_mhz=100.0)
+    assert sim.schedule.latency > 1 and "add" in _ops(sim.schedule.graph)
+    assert _widest(sim.schedule.graph, "add") < 32
+    assert sim.passed
+    assert sim.result.latency_observed == sim.schedule.latency
+    assert sim.outputs == [(r["x"] + r["y"]) % 2**32 for r in rows]
+
+
+@settings(max_examples=25, deadline=None)
+@given(mask=st.integers(0, 2**16 - 1), shift=st.integers(1, 8), usable=st.floats(0.96, 1.3))
+def test_additions_cut_where_no_carry_crosses(mask: int, shift: int, usable: float) -> None:
+    """SWAR field sums (x & m) + ((x >> k) & m): exact on every u16, whatever the cuts."""
+    t = uint(16)
+    g = Graph("w.kera")
+    x = param(g, 0, "x", t)
+    m = const(g, t, mask)
+    lo = g.add("and", t, (x, m))
+    hi = g.add("and", t, (g.add("shr", t, (x, const(g, uint(32), shift))), m))
+    g.add_region(Region("f", (x,), g.add("add", t, (lo, hi))))
+    h = decompose_for_timing(g, CostModel(MODEL), usable)
+    _same_one(g, h, {"x": np.arange(1 << 16, dtype=np.uint64)})
+
+
+def test_nibble_sums_are_independent_adders() -> None:
+    g = Graph("n.kera")
+    t = uint(64)
+    x = param(g, 0, "x", t)
+    m = const(g, t, 0x3333_3333_3333_3333)
+    lo = g.add("and", t, (x, m))
+    hi = g.add("and", t, (g.add("shr", t, (x, const(g, uint(32), 2))), m))
+    g.add_region(Region("f", (x,), g.add("add", t, (lo, hi))))
+    h = decompose_for_timing(g, CostModel(MODEL), 1.0)
+    adds = [n for n in h.nodes.values() if n.op == "add"]
+    assert len(adds) == 16 and {a.type.flat_width for a in adds} <= {3, 4}  # one per nibble
+
+
+def test_constant_table_is_costed_as_a_rom_not_a_mux_of_variables() -> None:
+    """An 8-bit S-box: 8 functions of 8 index bits (ECP5: 16 LUT4 + a mux LUT each, 2 levels)."""
+    from kera.hls.models import load_model
+
+    rng = np.random.default_rng(7)
+    g = Graph("s.kera")
+    i = param(g, 0, "i", uint(8))
+    table = g.add("array", ArrayType(uint(8), 256),
+                  tuple(const(g, uint(8), int(v)) for v in rng.permutation(256)))
+    g.add_region(Region("f", (i,), g.add("array_index", uint(8), (table, i))))
+    node = g.nodes[g.regions["f"].result]
+    ecp5 = CostModel(load_model("ecp5"))
+    assert ecp5.rom_cost(g, node) == (2, 8 * 17)
+    assert ecp5.area(g, node)["lut"] == 136 and ecp5.delay(g, node) == 2 * ecp5.level_ns
+    assert CostModel(load_model("ice40")).rom_cost(g, node) == (3, 8 * 31)
+
+
+def test_a_stateful_accumulator_is_segmented_and_keeps_its_state(tmp_path: Path) -> None:
+    """`s = s + x` on u64 at 55 MHz: refused before; now two segments, II 2 (the recurrence)."""
+    src = tmp_path / "acc.kera"
+    src.write_text("#[top]\npub fn acc(x: u64) -> u64 {\n    reg s: u64 = 0;\n    s = s + x;\n"
+                   "    s\n}\n", encoding="utf-8")
+    loaded = load(src)
+    s = plan_schedule(loaded.graph, loaded.top, board="icebreaker", clock_mhz=55.0)[0]
+    assert s.ii == 2 and _widest(s.graph, "add") < 64
+    x = np.array([2**64 - 1, 1, 5, 2**32 - 1, 2**32 + 1, 2**63], dtype=np.uint64)
+    want = evaluate(loaded.graph, loaded.top, {"x": x})
+    got = evaluate(s.graph, s.region, {"x": x})
+    assert np.array_equal(np.asarray(want), np.asarray(got))
