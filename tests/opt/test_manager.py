@@ -160,3 +160,11 @@ def test_each_pass_is_idempotent_on_the_optimised_kernels_and_random_graphs():
     for name, fn in PASSES.items():
         once = fn(g)
         assert fn(once).fingerprint() == once.fingerprint(), name
+
+
+@pytest.mark.parametrize("validate", [True, "full"])
+def test_a_broken_pass_is_caught_by_either_validation(validate: bool | str) -> None:
+    passes = {**PASSES, "evil": _corrupting}
+    with pytest.raises(InvariantError, match="after `evil`: node add#010101010101"):
+        optimize(_graph(), pipeline=["fold", "evil", "dce"], passes=passes,
+                 validate=validate)  # type: ignore[arg-type]
