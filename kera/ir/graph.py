@@ -419,20 +419,26 @@ class Graph:
         for name in wanted:
             keep |= self.reachable(self.regions[name])
         g = Graph(self.source_path)
-        g.nodes = _only(self.nodes, keep, len(keep) == len(self.nodes))
+        g.nodes = _only(self.nodes, keep)
         g.regions = {name: self.regions[name] for name in wanted}
-        g.spans = _only(self.spans, keep, keep.issuperset(self.spans))
+        g.spans = _only(self.spans, keep)
         g.directives = {k: dict(v) for k, v in self.directives.items() if k in g.regions}
-        g.state_names = _only(self.state_names, keep, keep.issuperset(self.state_names))
+        g.state_names = _only(self.state_names, keep)
         return g
 
 
 _V = TypeVar("_V")
 
 
-def _only(table: dict[bytes, _V], keep: set[bytes], whole: bool) -> dict[bytes, _V]:
-    """Return the entries of ``table`` whose keys are in ``keep`` (a copy; ``whole``: all are)."""
-    return dict(table) if whole else {k: v for k, v in table.items() if k in keep}
+def _only(table: dict[bytes, _V], keep: set[bytes]) -> dict[bytes, _V]:
+    """Return a copy of ``table`` with only the entries whose keys are in ``keep``, in order."""
+    drop = table.keys() - keep
+    if len(drop) * 8 > len(table):
+        return {k: v for k, v in table.items() if k in keep}
+    out = dict(table)  # most are kept: copy, then delete the few others (the order stays)
+    for k in drop:
+        del out[k]
+    return out
 
 
 def _roots(graph: Graph, roots: Region | str | bytes | Iterable[bytes]) -> Iterable[bytes]:
