@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from kera._targets import get_target, registered_targets, require
 from kera.diagnostics import ExitCode, KeraError
@@ -126,13 +126,15 @@ def load(
     opt_level: int = 2,
     stats: list | None = None,
     dump_after: str | None = None,
+    validate: bool | Literal["full"] = True,
 ) -> Loaded:
     """Return the graph of a `.kera` source (built, then optimised at ``opt_level``) or `.keg`.
 
     Give a ``path``, or the ``text`` itself (a source string, or `.keg` bytes) with an optional
     ``name`` for messages. A `.keg` is loaded and verified as it is (it was optimised when it
     was compiled), so its fingerprint is the one `compile` gave. ``stats`` collects per-pass
-    statistics; ``dump_after`` prints the graph after that pass. Raises ``KeraError`` (exit 1)
+    statistics; ``dump_after`` prints the graph after that pass; ``validate`` is the
+    optimiser's (``"full"``: every node checked after every pass). Raises ``KeraError`` (exit 1)
     with every diagnostic rendered when the program has errors.
     """
     from kera.diagnostics import render_all
@@ -157,7 +159,8 @@ def load(
         known = ", ".join(sorted(PASSES))
         raise KeraError(f"unknown pass `{dump_after}` for --dump-after (known: {known})",
                         exit_code=ExitCode.USAGE)
-    graph = optimize(program.graph, opt_level, stats=stats, dump_after=dump_after)
+    graph = optimize(program.graph, opt_level, stats=stats, dump_after=dump_after,
+                     validate=validate)
     return Loaded(graph, program.top, where, program)
 
 

@@ -27,7 +27,8 @@ def _load(args: argparse.Namespace) -> kera.Loaded:
     """Load FILE with the optimisation options of the command line; print --stats."""
     stats: list | None = [] if getattr(args, "stats", False) else None
     loaded = kera.load(args.file, top=args.top, opt_level=args.opt_level, stats=stats,
-                       dump_after=getattr(args, "dump_after", None))
+                       dump_after=getattr(args, "dump_after", None),
+                       validate="full" if getattr(args, "validate", False) else True)
     if stats is not None:
         from kera.opt import format_stats
 
@@ -244,6 +245,8 @@ def _parser(characterize: bool = False) -> argparse.ArgumentParser:
                         metavar="LEVEL", help="optimisation level -O0, -O1, -O2 (default: 2)")
         sp.add_argument("--stats", action="store_true", help="print per-pass statistics")
         sp.add_argument("--dump-after", metavar="PASS", help="print the graph after PASS")
+        sp.add_argument("--validate", action="store_true", help="check every node of the graph "
+                        "after every pass (default: the nodes each pass made)")
         if board:
             sp.add_argument("--board", default="icebreaker",
                             help="board name or TOML file (default: icebreaker; see `boards`)")

@@ -67,6 +67,7 @@ class Template:
                                bytes]] = []
         self.ok = True
         self.iter_span = iter_span
+        self._const_parts: tuple[Type, bytes] | None = None  # see _iter_id
         self.slots: list[int] = []  # per call: the slot of its result
         for op, ty, inputs, attrs, span, out in trace.calls:
             refs = tuple(self._slot(where, i) for i in inputs)
@@ -123,6 +124,19 @@ class Template:
         vals[1:1 + len(entry)] = entry
         return vals
 
+    def _iter_id(self, t: Type, i: int) -> bytes:
+        """Return the id of the constant ``i`` of type ``t``: ``node_id`` with the bytes around
+        the value's 16 bytes made once (checked against ``node_id`` when they are made)."""
+        parts = self._const_parts
+        if parts is None or parts[0] != t:
+            head, tail = node_id_parts("const", t, 0, (("value", i),))
+            pre = head + tail[:-16]
+            if _sha3(pre + i.to_bytes(16, "big", signed=True)).digest() != \
+                    node_id("const", t, (), (("value", i),)):
+                return node_id("const", t, (), (("value", i),))  # not the layout assumed
+            parts = self._const_parts = (t, pre)
+        return _sha3(parts[1] + i.to_bytes(16, "big", signed=True)).digest()
+
     def replay(self, graph: Graph, iter_type: Type, i: int, bindings: list[Binding]) -> None:
         """Add iteration ``i``'s nodes and move ``bindings`` to their values on exit.
 
@@ -134,7 +148,7 @@ class Template:
         vals = self.base.copy()
         if self.iter_span is not None:
             value: Attrs = (("value", i),)  # lo <= i < hi, both of the loop variable's type
-            nid = node_id("const", iter_type, (), value)
+            nid = self._iter_id(iter_type, i)
             if nid not in nodes:
                 nodes[nid] = Node("const", iter_type, (), value, nid)
             if nid not in spans:

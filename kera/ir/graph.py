@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 from kera.diagnostics import KeraError, Span
 from kera.ir.ops import OPS
@@ -139,6 +140,7 @@ class Node:
 
 STATE_DOMAIN = b"keg/state/v1\x00"
 INIT_OPS = frozenset({"const", "array", "tuple"})  # what a state's initial value is built of
+_LEAF_OPS = frozenset({"param", "state"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -384,11 +386,12 @@ class Graph:
         nodes = self.nodes
         seen: set[bytes] = set()
         stack = list(_roots(self, roots))
+        pop, push, mark = stack.pop, stack.extend, seen.add
         while stack:
-            nid = stack.pop()
+            nid = pop()
             if nid not in seen:
-                seen.add(nid)
-                stack.extend(nodes[nid].inputs)
+                mark(nid)
+                push(nodes[nid].inputs)
         return seen
 
     def canonical_order(self) -> list[bytes]:
@@ -416,12 +419,26 @@ class Graph:
         for name in wanted:
             keep |= self.reachable(self.regions[name])
         g = Graph(self.source_path)
-        g.nodes = {nid: n for nid, n in self.nodes.items() if nid in keep}
+        g.nodes = _only(self.nodes, keep)
         g.regions = {name: self.regions[name] for name in wanted}
-        g.spans = {nid: s for nid, s in self.spans.items() if nid in keep}
+        g.spans = _only(self.spans, keep)
         g.directives = {k: dict(v) for k, v in self.directives.items() if k in g.regions}
-        g.state_names = {nid: n for nid, n in self.state_names.items() if nid in keep}
+        g.state_names = _only(self.state_names, keep)
         return g
+
+
+_V = TypeVar("_V")
+
+
+def _only(table: dict[bytes, _V], keep: set[bytes]) -> dict[bytes, _V]:
+    """Return a copy of ``table`` with only the entries whose keys are in ``keep``, in order."""
+    drop = table.keys() - keep
+    if len(drop) * 8 > len(table):
+        return {k: v for k, v in table.items() if k in keep}
+    out = dict(table)  # most are kept: copy, then delete the few others (the order stays)
+    for k in drop:
+        del out[k]
+    return out
 
 
 def _roots(graph: Graph, roots: Region | str | bytes | Iterable[bytes]) -> Iterable[bytes]:
@@ -460,6 +477,9 @@ def region_problem(graph: Graph, region: Region) -> str | None:
         return problem
     params = set(region.params)
     reads = {slot.read for slot in region.states}
+    if not any(n.op == "param" and k not in params or n.op == "state" and k not in reads
+               for k, n in graph.nodes.items() if n.op in _LEAF_OPS):
+        return None  # no other region's param or state in the graph: none can be reached
     seen: set[bytes] = set()
     stack = [region.result, *(slot.next for slot in region.states)]
     while stack:  # tolerant of missing inputs: the validator reports those itself

@@ -26,7 +26,7 @@ changing (a rewrite can leave an operand less demanded), so it is idempotent.
 
 from __future__ import annotations
 
-from kera.ir.graph import Graph
+from kera.ir.graph import Graph, node_id
 from kera.ir.types import BOOL, BoolType, IntType, sint, uint
 from kera.opt.demanded import demanded, full
 from kera.opt.knownbits import Known, KnownBits, Memo, width_of
@@ -343,7 +343,8 @@ def bits_walk(graph: Graph, known: Memo | None = None, kept: Kept | None = None)
     answer for a node depends only on the node's content (its id) and its demanded bits, so a
     node in ``kept`` with the same demand is kept again without asking the rule. A node goes
     into ``kept`` only when the rule kept it without adding any node or span on the way, so
-    skipping the rule leaves the new graph exactly as asking it would.
+    skipping the rule leaves the new graph exactly as asking it would; so does a node the
+    rule emitted and then kept as it was (under its whole demand).
     """
     known = {} if known is None else known
     kept = set() if kept is None else kept
@@ -353,28 +354,33 @@ def bits_walk(graph: Graph, known: Memo | None = None, kept: Kept | None = None)
 
     def rule(rw: Rewriter, t: Term) -> bytes | None:
         nid = rw.current
+        size = len(new.nodes), len(new.spans)
         if nid is None:  # a node the rule itself emits: every bit read
-            return bits_rule(rw, t, full(t.type))
-        d = demand.get(nid)
-        if d is None:  # a node no region reaches: taken whole
             d = full(t.type)
+            out = bits_rule(rw, t, d)
+            if out is None and size == (len(new.nodes), len(new.spans)):
+                made.append((t, d))  # added next, as it is
+            return out
+        wanted = demand.get(nid)
+        d = full(t.type) if wanted is None else wanted  # unreached: taken whole
         k = None
         if t.args == old_nodes[nid].inputs:  # the very node of the old graph
             if (nid, d) in kept:
                 return None
             k = old_known(nid)
-        size = len(new.nodes), len(new.spans)
         out = bits_rule(rw, t, d, k)
         if out is None and size == (len(new.nodes), len(new.spans)):
             quiet.append((nid, d))  # kept as it is: under its new id, known after the walk
         return out
 
     quiet: list[tuple[bytes, int]] = []
+    made: list[tuple[Term, int]] = []
     rw = Rewriter(graph, rule, BITS)
     new = rw.new
     rw.memo["known"] = KnownBits(new, known)
     out = rw.run()
     kept.update((rw.map[nid], d) for nid, d in quiet)
+    kept.update((node_id(t.op, t.type, t.args, t.attrs), d) for t, d in made)
     return out
 
 

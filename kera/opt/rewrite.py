@@ -40,6 +40,8 @@ class Term(NamedTuple):
         raise KeyError(key)
 
 
+_term = tuple.__new__  # Term(...) without NamedTuple's Python-level __new__ (the hot path)
+
 Rule = Callable[["Rewriter", Term], "bytes | None"]
 """A pass's local rule: return the id (in ``rw.new``) that replaces the term, or None to keep it."""
 
@@ -79,7 +81,7 @@ class Rewriter:
     ) -> bytes:
         """Add a node to the new graph after giving the pass's rule a chance to rewrite it."""
         items = tuple(sorted(attrs.items())) if attrs else ()
-        term = Term(op, type, tuple(args), items)
+        term = _term(Term, (op, type, tuple(args), items))
         if self._depth < _MAX_DEPTH and op not in _LEAVES and (self.ops is None or op in self.ops):
             self._depth += 1
             current, self.current = self.current, None
@@ -157,7 +159,7 @@ class Rewriter:
             out = None
             if op not in _LEAVES and (ops is None or op in ops):
                 self._span, self.current = span, nid
-                out = rule(self, Term(op, node.type, args, node.attrs))
+                out = rule(self, _term(Term, (op, node.type, args, node.attrs)))
             if out is None:
                 if args == ins:  # unchanged: the same content has the same id
                     out = nid

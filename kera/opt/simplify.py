@@ -44,6 +44,21 @@ def simplify_rule(rw: Rewriter, t: Term) -> bytes | None:
     return rule(rw, t) if rule is not None else None
 
 
+def walk_dependent(rw: Rewriter, t: Term) -> bytes | None:
+    """Return ``simplify_rule``'s answer for a term it left alone in an earlier walk.
+
+    Everything else the rule decides is a function of the term's content (its inputs' content
+    included); only the reuse of an earlier ``b op a`` for ``a op b`` depends on what this walk
+    added before, so this re-asks just that (and records the term for later ones, as the rule
+    does).
+    """
+    if len(t.args) == 2 and OPS[t.op].commutative:
+        a, b = t.args
+        if rw.const_value(a) is None and rw.const_value(b) is None:
+            return _commuted(rw, t, a, b)
+    return None
+
+
 def _commuted(rw: Rewriter, t: Term, a: bytes, b: bytes) -> bytes | None:
     """Return an existing ``b op a`` for ``a op b`` (operand order is otherwise left alone)."""
     seen = rw.memo.setdefault("commutative", set())
@@ -379,4 +394,4 @@ def simplify(graph: Graph) -> Graph:
     return rewrite(graph, simplify_rule, ops=SIMPLIFIED)
 
 
-__all__ = ["SIMPLIFIED", "cast_chain_is_single", "simplify", "simplify_rule"]
+__all__ = ["SIMPLIFIED", "cast_chain_is_single", "simplify", "simplify_rule", "walk_dependent"]

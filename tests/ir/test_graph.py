@@ -202,3 +202,24 @@ def test_type_rules_are_total(op: str, ins: list, out, attr_value) -> None:
     attrs = {key: attr_value for key in opdef.attrs}
     result = opdef.type_rule(ins, attrs, out)
     assert result is None or (isinstance(result, str) and result)
+
+
+def test_another_regions_param_is_an_error_only_where_reached() -> None:
+    g = Graph()
+    x, y = param(g, 0, "x", uint(8)), param(g, 0, "y", uint(8))
+    s = g.add("add", uint(8), (x, y))
+    g.add_region(Region("f", (x,), g.add("not", uint(8), (x,))))  # `y` is there, unreached
+    with pytest.raises(ValueError, match="uses parameter `y`, which is not in the region"):
+        g.add_region(Region("g", (x,), s))
+
+
+def test_subgraph_of_a_graph_that_is_all_live_copies_every_table() -> None:
+    g = Graph()
+    x = param(g, 0, "x", uint(8), Span(0, 1))
+    a = g.add("add", uint(8), (x, const(g, uint(8), 1)), span=Span(2, 3))
+    g.add_region(Region("f", (x,), a))
+    sub = g.subgraph(["f"])
+    assert sub.nodes == g.nodes and sub.spans == g.spans and sub.nodes is not g.nodes
+    g.add("mul", uint(8), (x, x), span=Span(4, 5))  # dead: left out with its span
+    sub = g.subgraph(["f"])
+    assert list(sub.nodes) == list(g.nodes)[:-1] and list(sub.spans) == [x, a]

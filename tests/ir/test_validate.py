@@ -73,3 +73,21 @@ def test_order_missing_inputs_and_regions() -> None:
 def test_check_passes_a_sound_graph() -> None:
     g, *_ = _graph()
     check(g, after="build")
+
+
+def test_a_trusted_graph_lends_its_verdict_only_to_its_own_node_objects() -> None:
+    g, x, one, s = _graph()
+    out = g.copy()  # the same node objects: nothing to re-check
+    assert validate(out, trusted=g) == []
+    out.nodes[s] = dataclasses.replace(g.nodes[s], op="sub")  # a new object: checked
+    assert validate(out, trusted=g) == validate(out) != []
+    with pytest.raises(InvariantError, match="after `fold`: node sub#"):
+        check(out, after="fold", trusted=g)
+
+
+def test_a_trusted_node_moved_before_its_inputs_is_found() -> None:
+    g, x, one, s = _graph()
+    out = g.copy()
+    out.nodes = {s: g.nodes[s], x: g.nodes[x], one: g.nodes[one]}
+    assert validate(out, trusted=g) == validate(out)
+    assert any("does not precede it" in p for p in validate(out, trusted=g))

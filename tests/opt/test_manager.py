@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from kera.ir.graph import Graph, Node, Region
@@ -160,3 +162,35 @@ def test_each_pass_is_idempotent_on_the_optimised_kernels_and_random_graphs():
     for name, fn in PASSES.items():
         once = fn(g)
         assert fn(once).fingerprint() == once.fingerprint(), name
+
+
+@pytest.mark.parametrize("validate", [True, "full"])
+def test_a_broken_pass_is_caught_by_either_validation(validate: bool | str) -> None:
+    passes = {**PASSES, "evil": _corrupting}
+    with pytest.raises(InvariantError, match="after `evil`: node add#010101010101"):
+        optimize(_graph(), pipeline=["fold", "evil", "dce"], passes=passes,
+                 validate=validate)  # type: ignore[arg-type]
+
+
+def _mutating(graph: Graph) -> Graph:
+    """A broken pass that changes a node object in place (one its input shares)."""
+    out = graph.copy()
+    node = out.nodes[out.regions["f"].result]
+    node.op = "sub" if node.op != "sub" else "add"
+    return out
+
+
+def test_full_validation_finds_a_node_changed_in_place() -> None:
+    passes = {**PASSES, "evil": _mutating}
+    with pytest.raises(InvariantError, match="after `evil`: .*id does not match the hash"):
+        optimize(_graph(), pipeline=["fold", "evil"], passes=passes, validate="full")
+
+
+def test_the_command_line_validates_every_node_with_validate(capsys) -> None:
+    from kera.cli import main
+
+    path = str(Path(__file__).resolve().parents[2] / "examples" / "fir8.kera")
+    assert main(["fingerprint", path]) == 0
+    plain = capsys.readouterr().out
+    assert main(["fingerprint", "--validate", path]) == 0
+    assert capsys.readouterr().out == plain != ""
