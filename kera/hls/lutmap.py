@@ -24,17 +24,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from kera.ir.graph import Graph, Node
 from kera.ir.types import ArrayType, IntType, TupleType, Type
 
-#: A bit: ``(support, levels, gate, inverted)``. ``support`` is a bit set of leaf-bit numbers;
-#: 0 means a constant whose value is ``levels``. ``gate`` numbers a gate's output (-1 for a
+#: A bit: ``(support, levels, gate, inverted)``. ``support`` is the frozenset of the leaf-bit
+#: numbers it depends on (a set, not an int bit mask: leaf numbers run to the whole graph's bit
+#: count, and an or of two such masks costs their length); empty means a constant whose value is
+#: ``levels``. ``gate`` numbers a gate's output (-1 for a
 #: leaf bit or a constant), so that the wires of one gate are materialised once; ``inverted``
 #: (0 or 1) is the polarity of a wire.
-Bit = tuple[int, int, int, int]
-ZERO: Bit = (0, 0, -1, 0)
-ONE: Bit = (0, 1, -1, 0)
+Bit = tuple[frozenset[int], int, int, int]
+_NONE: frozenset[int] = frozenset()
+ZERO: Bit = (_NONE, 0, -1, 0)
+ONE: Bit = (_NONE, 1, -1, 0)
 
 #: Ops that are always evaluated bit by bit.
 _ALWAYS = frozenset({"and", "or", "xor", "not", "select", "slice", "concat", "cast", "tuple",
@@ -137,7 +141,7 @@ class BitNetwork:
         """Record the gates among ``nid``'s bits as LUT outputs."""
         for mask, _, gate, _ in self.bits[nid]:
             if gate >= 0 and gate not in self.roots:
-                self.roots[gate] = (mask.bit_count(), nid)
+                self.roots[gate] = (len(mask), nid)
 
     def luts_by_node(self) -> dict[bytes, int]:
         """Return the LUTs of the network's cover, charged to the node each LUT belongs to."""
@@ -171,16 +175,16 @@ class BitNetwork:
             self.levels[nid] = max((depth[b[2]] for b in bits if b[2] in depth), default=0)
 
     def _cover(self, live: set[int], readers: dict[int, int], limit: int
-               ) -> tuple[dict[int, set[tuple[int, int]]], dict[int, int], set[int]]:
+               ) -> tuple[dict[int, set[tuple[int, Any]]], dict[int, int], set[int]]:
         """Return (cut, depth, LUT outputs) of a cover whose LUTs read up to ``limit`` signals."""
         k = self.k
-        cuts: dict[int, set[tuple[int, int]]] = {}
+        cuts: dict[int, set[tuple[int, Any]]] = {}
         depth: dict[int, int] = {}
         kept: set[int] = {g for g in self.roots if g in self._fanin}
         for g, (ins, _) in self._fanin.items():
             if g not in live:
                 continue
-            cut: set[tuple[int, int]] = set()
+            cut: set[tuple[int, Any]] = set()
             folded: list[int] = []
             for b in ins:
                 h = b[2]
@@ -227,7 +231,7 @@ class BitNetwork:
     def _fresh(self, width: int) -> list[Bit]:
         first = self._leaves
         self._leaves += width
-        return [(1 << (first + i), 0, -1, 0) for i in range(width)]
+        return [(frozenset((first + i,)), 0, -1, 0) for i in range(width)]
 
     def _input(self, u: bytes, v: bytes) -> list[Bit]:
         if self._reads_comb(u, v):
@@ -235,7 +239,7 @@ class BitNetwork:
         hit = self._registered.get(u)
         if hit is None:  # a register: constant bits stay constant, each signal one new leaf
             self.materialise(u)
-            flops: dict[tuple[int, int], Bit] = {}
+            flops: dict[tuple[frozenset[int], int], Bit] = {}
             hit = []
             for b in self.bits[u]:
                 if not b[0]:
@@ -279,10 +283,8 @@ class BitNetwork:
         return hit
 
     def _gate(self, ins: list[Bit]) -> Bit:
-        mask = 0
-        for b in ins:
-            mask |= b[0]
-        size = mask.bit_count()
+        mask = ins[0][0].union(*[b[0] for b in ins[1:]])
+        size = len(mask)
         if size <= 1 and len(ins) == 1:
             return ins[0]  # an inverter or a buffer folds into its reader
         self._gates += 1
