@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from kera.syntax.grammar import stmts, types
 from kera.syntax.grammar._common import EXPR_FIRST, RECOVERY, list_items
-from kera.syntax.parser import FINISH, LEAF, TOKEN, TOMBSTONE, Parser, T, token_set
+from kera.syntax.parser import INDEX, KIND_OF, SHIFT, Parser, T, token_set
+from kera.syntax.tree import GreenNode
 
 __all__ = ["COND_FIRST", "EXPR_FIRST", "expr", "expr_bp", "for_expr", "if_expr"]
 
@@ -40,15 +41,10 @@ _LITERALS = token_set(T.INT_LITERAL, T.FRAC_LITERAL, T.TRUE_KW, T.FALSE_KW)
 _NESTED_ATOMS = token_set(T.L_PAREN, T.L_BRACK, T.RETURN_KW)
 # The node a one-token expression becomes (0: not a leaf).
 _LEAF = [0] * (T.EOF + 1)
-_LEAF[T.IDENT] = LEAF + T.NAME_REF
-_LEAF[T.INT_LITERAL] = _LEAF[T.FRAC_LITERAL] = LEAF + T.LITERAL
-_LEAF[T.TRUE_KW] = _LEAF[T.FALSE_KW] = LEAF + T.LITERAL
+_LEAF[T.IDENT] = T.NAME_REF
+_LEAF[T.INT_LITERAL] = _LEAF[T.FRAC_LITERAL] = T.LITERAL
+_LEAF[T.TRUE_KW] = _LEAF[T.FALSE_KW] = T.LITERAL
 _COLON2, _AS_KW, _BIN_EXPR, _CAST_EXPR = T.COLON2, T.AS_KW, T.BIN_EXPR, T.CAST_EXPR
-
-
-def expr(p: Parser) -> int | None:
-    """Parse a full expression (no assignment); None if there was none."""
-    return expr_bp(p, 1)
 
 
 def _generic_arg(p: Parser) -> None:
@@ -64,22 +60,34 @@ def generic_arg(p: Parser) -> None:
     _generic_arg(p)
 
 
-def expr_bp(p: Parser, min_bp: int) -> int | None:
+def expr_bp(p: Parser, min_bp: int = 1) -> int | None:
     """Parse an expression whose binary operators bind at least as tightly as ``min_bp``.
 
-    This is the hottest loop of the front end, so leaves and binary operators write their
-    events directly: ``events.append(LEAF + kind)`` is ``p.leaf(kind)``, and the operator step
-    is ``p.precede(lhs)`` + ``p.bump()``.
+    ``expr(p)``, the same function, parses a full expression (no assignment); both return
+    None if there was none.
+
+    This is the hottest loop of the front end, so leaves and binary operators build their
+    nodes inline: the leaf is ``p.leaf(kind)``, and the operator step is ``p.precede(lhs)``,
+    ``p.bump()`` and, after the right operand, ``p.complete(m, BIN_EXPR)``.
     Recursion here is bounded by the number of precedence levels; nesting is counted where
     brackets, prefix operators and `if`/`for`/`return` recurse.
     """
     kinds = p.kinds
-    events = p.events
     pos = p.pos
     leaf = _LEAF[kinds[pos]]
+    stack = p.stack
     if leaf and kinds[pos + 1] != _COLON2:
-        lhs = len(events)
-        events.append(leaf)
+        node = stack[-1]
+        lead = p.lead[pos]
+        if lead:
+            node += lead
+        lhs = p.starts[pos] << SHIFT | len(node)
+        token = p.greens[pos]
+        table = p.leaves[leaf]
+        green = table.get(token)
+        if green is None:
+            green = table[token] = GreenNode(KIND_OF[leaf], token.text_len, (token,))
+        node.append(green)
         p.pos = pos + 1
         p.steps = 0
         if (1 << kinds[pos + 1]) & _POSTFIX:
@@ -89,7 +97,6 @@ def expr_bp(p: Parser, min_bp: int) -> int | None:
         if unary is None:
             return None
         lhs = unary
-    forward_parents = p.forward_parents
     chained_cmp = False
     while True:
         pos = p.pos
@@ -97,15 +104,23 @@ def expr_bp(p: Parser, min_bp: int) -> int | None:
         bp = _BP[kind]
         if bp < min_bp:  # also stops at every non-operator (bp 0)
             break
-        m = len(events)
-        events.append(TOMBSTONE)
-        forward_parents[lhs] = m - lhs
-        events.append(TOKEN)
+        parent = stack[-1]
+        index = lhs & INDEX
+        if index == len(parent) - 1:
+            node = [0, parent.pop()]
+        else:  # something came after the operand (a too-deep ERROR): it goes in too
+            node = [0, *parent[index:]]
+            del parent[index:]
+        stack.append(node)
+        lead = p.lead[pos]
+        if lead:
+            node += lead
+        node.append(p.greens[pos])
         p.pos = pos + 1
         p.steps = 0
         if kind == _AS_KW:
             types.type_(p)
-            events[m] = _CAST_EXPR
+            node[0] = _CAST_EXPR
             chained_cmp = False
         else:
             if bp == _CMP_BP:
@@ -115,18 +130,26 @@ def expr_bp(p: Parser, min_bp: int) -> int | None:
             else:
                 chained_cmp = False
             expr_bp(p, bp + 1)
-            events[m] = _BIN_EXPR
-        events.append(FINISH)
-        lhs = m
+            node[0] = _BIN_EXPR
+        stack.pop()
+        key = tuple(node)
+        nodes = p.nodes
+        green = nodes.get(key)
+        if green is None:
+            size = p.ends_before[p.pos] - (lhs >> SHIFT)
+            green = nodes[key] = GreenNode(KIND_OF[node[0]], size, key[1:])
+        stack[-1].append(green)
     return lhs
+
+
+expr = expr_bp
 
 
 def _unary(p: Parser, kind: int) -> int | None:
     if kind == T.MINUS or kind == T.BANG:
         if not p.enter():
             return None
-        m = p.start()
-        p.bump()
+        m = p.start_bump()
         expr_bp(p, _PREFIX_BP)
         p.leave()
         return p.complete(m, T.PREFIX_EXPR)
@@ -165,8 +188,7 @@ def _postfix_one(p: Parser, lhs: int) -> int:
 
 
 def _arg_list(p: Parser) -> None:
-    m = p.start()
-    p.bump()  # `(`
+    m = p.start_bump()  # `(`
     list_items(p, T.R_PAREN, expr, EXPR_FIRST, "an expression")
     p.complete(m, T.ARG_LIST)
 
@@ -192,8 +214,7 @@ def _atom(p: Parser, kind: int) -> int | None:
         elif kind == T.L_BRACK:
             done = _array(p)
         else:
-            m = p.start()
-            p.bump()  # `return`
+            m = p.start_bump()  # `return`
             if p.at_set(EXPR_FIRST):
                 expr(p)
             done = p.complete(m, T.RETURN_EXPR)
@@ -205,8 +226,7 @@ def _atom(p: Parser, kind: int) -> int | None:
 
 def _generic_name(p: Parser) -> int:
     """Parse ``name::<a, b>`` (the callee of ``slice::<LO, W>(x)``)."""
-    m = p.start()
-    p.bump()  # IDENT
+    m = p.start_bump()  # IDENT
     p.bump()  # `::`
     if p.at(T.LT) and p.enter():
         p.bump()
@@ -218,15 +238,13 @@ def _generic_name(p: Parser) -> int:
 
 
 def _paren_or_tuple(p: Parser) -> int:
-    m = p.start()
-    p.bump()  # `(`
+    m = p.start_bump()  # `(`
     elems, commas = list_items(p, T.R_PAREN, expr, EXPR_FIRST, "an expression")
     return p.complete(m, T.PAREN_EXPR if elems == 1 and commas == 0 else T.TUPLE_EXPR)
 
 
 def _array(p: Parser) -> int:
-    m = p.start()
-    p.bump()  # `[`
+    m = p.start_bump()  # `[`
     if p.at_set(EXPR_FIRST):
         expr(p)
         if p.eat(T.SEMI):  # `[value; count]`
@@ -248,8 +266,7 @@ def if_expr(p: Parser) -> int:
     """Parse ``if c { } else if d { } else { }``; an else-if chain is a loop, not recursion."""
     opened = []
     while True:
-        opened.append(p.start())
-        p.bump()  # `if`
+        opened.append(p.start_bump())  # `if`
         if not p.at_set(COND_FIRST):
             p.error_expected("a condition")
         elif p.enter():  # `if if c {} {} {}` nests without brackets
@@ -274,8 +291,7 @@ def if_expr(p: Parser) -> int:
 
 def for_expr(p: Parser) -> int:
     """Parse ``for pat (: T)? in lo..hi { }``."""
-    m = p.start()
-    p.bump()  # `for`
+    m = p.start_bump()  # `for`
     if p.at_set(types.PAT_FIRST):
         types.pattern(p)
     else:
