@@ -129,7 +129,23 @@ def expr_bp(p: Parser, min_bp: int = 1) -> int | None:
                 chained_cmp = True
             else:
                 chained_cmp = False
-            expr_bp(p, bp + 1)
+            pos += 1
+            leaf = _LEAF[kinds[pos]]
+            after = kinds[pos + 1] if leaf else 0  # a leaf is never EOF: pos + 1 is in range
+            if leaf and after != _COLON2 and _BP[after] <= bp and not (1 << after) & _POSTFIX:
+                # The right operand is one leaf (the common case): `expr_bp(p, bp + 1)` inlined.
+                lead = p.lead[pos]
+                if lead:
+                    node += lead
+                token = p.greens[pos]
+                table = p.leaves[leaf]
+                green = table.get(token)
+                if green is None:
+                    green = table[token] = GreenNode(KIND_OF[leaf], token.text_len, (token,))
+                node.append(green)
+                p.pos = pos + 1
+            else:
+                expr_bp(p, bp + 1)
             node[0] = _BIN_EXPR
         stack.pop()
         key = tuple(node)
@@ -154,8 +170,8 @@ def _unary(p: Parser, kind: int) -> int | None:
         p.leave()
         return p.complete(m, T.PREFIX_EXPR)
     lhs = _atom(p, kind)
-    if lhs is None:
-        return None
+    if lhs is None or not (1 << p.kinds[p.pos]) & _POSTFIX:
+        return lhs
     return _postfix(p, lhs)
 
 
