@@ -62,18 +62,15 @@ class TokenStream:
         kinds: list[int],
         greens: list[GreenToken],
         lead: list[tuple[GreenToken, ...]],
-        lead_lengths: list[int],
-        token_lengths: list[int],
+        starts: list[int],
+        ends_before: list[int],
         diagnostics: list[Diagnostic],
     ) -> None:
-        """``lead_lengths[i]`` and ``token_lengths[i]`` are the byte lengths of ``lead[i]`` and
-        of the token."""
         self.kinds = kinds
         self.greens = greens
         self.lead = lead
-        # [0, end of token 0, end of token 1, ...]: one more than needed, harmlessly.
-        self.ends_before = list(accumulate(map(add, lead_lengths, token_lengths), initial=0))
-        self.starts = list(map(add, self.ends_before, lead_lengths))
+        self.starts = starts
+        self.ends_before = ends_before  # may run one entry past EOF, harmlessly
         self.end = len(kinds) - 1
         self.diagnostics = diagnostics
 
@@ -120,8 +117,10 @@ def _ascii_stream(text: str, cache: NodeCache) -> TokenStream | None:
     kinds = list(map(kind_of.__getitem__, token_texts))
     greens = list(map(green_of.__getitem__, token_texts))
     lead = list(map(lead_of.__getitem__, trivia_texts))
-    lengths = list(map(len, trivia_texts))
-    return TokenStream(kinds, greens, lead, lengths, list(map(len, token_texts)), [])
+    # Offsets after every part: parts[3i] is "" (so bounds[3i] is where token i-1 ended),
+    # parts[3i + 1] the trivia before token i (so bounds[3i + 1] is where token i starts).
+    bounds = list(accumulate(map(len, parts)))
+    return TokenStream(kinds, greens, lead, bounds[1::3], bounds[0::3], [])
 
 
 def _trivia_run(text: str, cache: NodeCache) -> tuple[GreenToken, ...]:
@@ -141,7 +140,7 @@ def from_lexed(lexed: Lexed, cache: NodeCache) -> TokenStream:
     kinds = list(compress(all_kinds, significant))
     greens = list(compress(greens_all, significant))
     lead: list[tuple[GreenToken, ...]] = []
-    lengths: list[int] = []
+    lengths: list[int] = []  # of each lead
     starts = lexed.starts
     previous = 0  # lexer index just after the last significant token
     for i in compress(range(len(all_kinds)), significant):
@@ -153,4 +152,6 @@ def from_lexed(lexed: Lexed, cache: NodeCache) -> TokenStream:
     kinds.append(_EOF)
     greens.append(_EOF_GREEN)
     token_lengths = [green.text_len for green in greens]
-    return TokenStream(kinds, greens, lead, lengths, token_lengths, lexed.diagnostics)
+    ends_before = list(accumulate(map(add, lengths, token_lengths), initial=0))
+    starts = list(map(add, ends_before, lengths))
+    return TokenStream(kinds, greens, lead, starts, ends_before, lexed.diagnostics)
