@@ -9,8 +9,9 @@ its tuple when it is completed. Trivia never reaches the grammar: each token's l
 goes into the innermost open node when the token is consumed, or into the parent when a node
 starts at it (so a node spans its first to its last token, as in rust-analyzer's builder).
 
-A marker is ``offset << 32 | index``: the node's byte offset and its index among its parent's
-children (where ``precede`` finds it again).
+A marker is the node's index among its parent's children (where ``precede`` finds it again).
+A node's byte length is the sum of its children's, worked out only when it is first interned;
+byte offsets are only needed for diagnostics.
 
 Two guards keep every input finite: a step budget ("fuel") of 256 look-aheads per token plus a
 global cap on nodes, and a nesting limit of 1000 levels, past which the rest of a construct is
@@ -20,6 +21,7 @@ skipped into an ``ERROR`` node with a single diagnostic.
 from __future__ import annotations
 
 import sys
+from operator import attrgetter
 from types import SimpleNamespace
 
 from kera.diagnostics import Diagnostic, Span
@@ -58,8 +60,7 @@ _NAMES.update({T.IDENT: "a name", T.INT_LITERAL: "an integer literal", T.EOF: "e
 _NAMES[T.FRAC_LITERAL] = "a fractional literal"
 _NAMES[T.UNDERSCORE] = "`_`"
 
-SHIFT = 32  # a marker is `offset << SHIFT | index`
-INDEX = (1 << SHIFT) - 1
+TEXT_LEN = attrgetter("text_len")
 KIND_OF: list[SyntaxKind] = [SyntaxKind.EOF] * (max(SyntaxKind) + 1)
 for _kind in SyntaxKind:
     KIND_OF[_kind.value] = _kind
@@ -110,8 +111,6 @@ class Parser:
         "greens",
         "lead",
         "stream",
-        "starts",
-        "ends_before",
         "end",
         "eof",
         "pos",
@@ -137,8 +136,6 @@ class Parser:
         self.kinds = stream.kinds.copy()  # EOF last; the EOF moves up when the rest is skipped
         self.greens = stream.greens
         self.lead = stream.lead.copy()  # a run emptied once placed by a `start`
-        self.starts = stream.starts
-        self.ends_before = stream.ends_before
         self.end = self.eof = stream.end  # index of EOF (``end`` moves if the rest is skipped)
         self.pos = 0
         self.stack: list[list] = []
@@ -261,7 +258,7 @@ class Parser:
             parent += lead
             self.lead[pos] = _NO_TRIVIA
         stack.append([0])
-        return self.starts[pos] << SHIFT | len(parent)
+        return len(parent)
 
     def start_bump(self) -> int:
         """Open a node at the current token and consume the token: ``start`` then ``bump``."""
@@ -275,11 +272,10 @@ class Parser:
             self.bump()
             return 0
         parent = stack[-1]
-        marker = self.starts[pos] << SHIFT | len(parent)
         lead = self.lead[pos]
         if lead:
             parent += lead
-            marker += len(lead)
+        marker = len(parent)
         if pos < self.end:
             stack.append([0, self.greens[pos]])
             self.pos = pos + 1
@@ -311,10 +307,8 @@ class Parser:
         parent = self.stack[-1]
         parent += lead[: len(lead) - keep]
         self.lead[self.pos] = _NO_TRIVIA
-        attached = lead[len(lead) - keep :]
-        self.stack.append([0, *attached])
-        offset = self.starts[self.pos] - sum(green.text_len for green in attached)
-        return offset << SHIFT | len(parent)
+        self.stack.append([0, *lead[len(lead) - keep :]])
+        return len(parent)
 
     def detach_comments(self, marker: int) -> int:
         """Give the comments an open item took (``start_item``) back to its parent."""
@@ -324,11 +318,9 @@ class Parser:
             count += 1
         if count == 1:
             return marker
-        comments = node[1:count]
+        parent += node[1:count]
         del node[1:count]
-        parent += comments
-        offset = (marker >> SHIFT) + sum(green.text_len for green in comments)
-        return offset << SHIFT | len(parent)
+        return len(parent)
 
     def complete(self, marker: int, kind: int) -> int:
         """Close the innermost open node (opened at ``marker``) as ``kind``; return its marker."""
@@ -341,8 +333,9 @@ class Parser:
         key = tuple(node)
         green = self.nodes.get(key)
         if green is None:
-            size = self.ends_before[self.pos] - (marker >> SHIFT) if len(key) > 1 else 0
-            green = self.nodes[key] = GreenNode(KIND_OF[kind], size, key[1:])
+            children = key[1:]
+            green = self.nodes[key] = GreenNode(KIND_OF[kind], sum(map(TEXT_LEN, children)),
+                                                children)
         stack[-1].append(green)
         return marker
 
@@ -356,7 +349,7 @@ class Parser:
         lead = self.lead[pos]
         if lead:
             node += lead
-        marker = self.starts[pos] << SHIFT | len(node)
+        marker = len(node)
         token = self.greens[pos]
         table = self.leaves[kind]
         green = table.get(token)
@@ -370,9 +363,8 @@ class Parser:
     def precede(self, completed: int) -> int:
         """Open a node around the completed node ``completed`` (and anything after it)."""
         parent = self.stack[-1]
-        index = completed & INDEX
-        node = [0, *parent[index:]]
-        del parent[index:]
+        node = [0, *parent[completed:]]
+        del parent[completed:]
         self.stack.append(node)
         return completed
 
@@ -389,7 +381,7 @@ class Parser:
             parent += node[1:]
             return
         lead = self.stream.lead[self.pos]
-        index = marker & INDEX
+        index = marker
         if lead and not self.lead[self.pos] and index - len(lead) >= 1 and all(
             a is b for a, b in zip(parent[index - len(lead) : index], lead, strict=True)
         ):
@@ -407,9 +399,9 @@ class Parser:
     def token_span(self, pos: int) -> Span:
         """Return the byte span of the token at ``pos``; at the end, the point after the last."""
         if pos >= self.end:
-            at = self.ends_before[self.eof]
+            at = self.stream.ends_before[self.eof]
             return Span(at, at)
-        start = self.starts[pos]
+        start = self.stream.starts[pos]
         return Span(start, start + self.greens[pos].text_len)
 
     def found(self) -> str:
@@ -546,12 +538,14 @@ class Parser:
                 leftover += self.lead[i]
                 if i < eof:
                     leftover.append(self.greens[i])
-            size = self.starts[eof] - self.starts[end]
+            size = sum(map(TEXT_LEN, leftover))
             root.append(GreenNode(KIND_OF[T.ERROR], size, tuple(leftover)))
         key = tuple(root)
         green = self.nodes.get(key)
         if green is None:
-            green = self.nodes[key] = GreenNode(KIND_OF[root[0]], self.starts[eof], key[1:])
+            children = key[1:]
+            green = self.nodes[key] = GreenNode(KIND_OF[root[0]], sum(map(TEXT_LEN, children)),
+                                                children)
         return green
 
     def diagnostics(self) -> list[Diagnostic]:

@@ -13,8 +13,8 @@ interned once, every per-token list made by C-level ``map``. Anything else goes 
 from __future__ import annotations
 
 import re
-from itertools import accumulate, compress
-from operator import add
+from collections.abc import Callable, Iterable
+from itertools import accumulate, chain, compress
 
 from kera.diagnostics import Diagnostic
 from kera.syntax import lexer
@@ -49,30 +49,47 @@ _PAIRS = re.compile(f"({_TRIVIA_SOURCE})({_TOKEN_SOURCE})", re.DOTALL | re.ASCII
 class TokenStream:
     """Parallel lists over the significant tokens, ``EOF`` last (index ``end``).
 
-    ``kinds[i]`` (an int), ``greens[i]`` (its interned ``GreenToken``; a dummy at ``EOF``),
-    ``lead[i]`` (the skipped tokens just before it, a tuple), ``starts[i]`` (its byte offset;
-    ``EOF`` starts at the input's length) and ``ends_before[i]`` (the end of the token before,
-    0 for the first). ``diagnostics`` are the lexer's.
+    ``kinds[i]`` (an int), ``greens[i]`` (its interned ``GreenToken``; a dummy at ``EOF``) and
+    ``lead[i]`` (the skipped tokens just before it, a tuple). Byte offsets are only needed
+    for diagnostics, so ``starts`` (where each token starts; ``EOF`` at the input's length) and
+    ``ends_before`` (where the token before ended, 0 for the first) are made on demand from
+    ``lengths``: the byte length of each part, lead then token, in order. ``diagnostics`` are
+    the lexer's.
     """
 
-    __slots__ = ("kinds", "greens", "lead", "starts", "ends_before", "end", "diagnostics")
+    __slots__ = ("kinds", "greens", "lead", "end", "diagnostics", "lengths", "_offsets")
 
     def __init__(
         self,
         kinds: list[int],
         greens: list[GreenToken],
         lead: list[tuple[GreenToken, ...]],
-        starts: list[int],
-        ends_before: list[int],
+        lengths: Callable[[], Iterable[int]],
         diagnostics: list[Diagnostic],
     ) -> None:
         self.kinds = kinds
         self.greens = greens
         self.lead = lead
-        self.starts = starts
-        self.ends_before = ends_before  # may run one entry past EOF, harmlessly
         self.end = len(kinds) - 1
         self.diagnostics = diagnostics
+        self.lengths = lengths  # called once, when an offset is first asked for
+        self._offsets: tuple[list[int], list[int]] | None = None
+
+    def _bounds(self) -> tuple[list[int], list[int]]:
+        if self._offsets is None:
+            bounds = list(accumulate(self.lengths(), initial=0))
+            self._offsets = (bounds[1::2], bounds[0::2])
+        return self._offsets
+
+    @property
+    def starts(self) -> list[int]:
+        """Return the byte offset of each token (``EOF``: the input's length)."""
+        return self._bounds()[0]
+
+    @property
+    def ends_before(self) -> list[int]:
+        """Return, for each token, the byte offset where the token before it ended."""
+        return self._bounds()[1]
 
 
 _EOF_GREEN = GreenToken(SyntaxKind.EOF, "", 0)
@@ -117,10 +134,12 @@ def _ascii_stream(text: str, cache: NodeCache) -> TokenStream | None:
     kinds = list(map(kind_of.__getitem__, token_texts))
     greens = list(map(green_of.__getitem__, token_texts))
     lead = list(map(lead_of.__getitem__, trivia_texts))
-    # Offsets after every part: parts[3i] is "" (so bounds[3i] is where token i-1 ended),
-    # parts[3i + 1] the trivia before token i (so bounds[3i + 1] is where token i starts).
-    bounds = list(accumulate(map(len, parts)))
-    return TokenStream(kinds, greens, lead, bounds[1::3], bounds[0::3], [])
+
+    def lengths() -> Iterable[int]:
+        pairs = zip(map(len, trivia_texts), map(len, token_texts), strict=True)
+        return chain.from_iterable(pairs)
+
+    return TokenStream(kinds, greens, lead, lengths, [])
 
 
 def _trivia_run(text: str, cache: NodeCache) -> tuple[GreenToken, ...]:
@@ -152,6 +171,5 @@ def from_lexed(lexed: Lexed, cache: NodeCache) -> TokenStream:
     kinds.append(_EOF)
     greens.append(_EOF_GREEN)
     token_lengths = [green.text_len for green in greens]
-    ends_before = list(accumulate(map(add, lengths, token_lengths), initial=0))
-    starts = list(map(add, ends_before, lengths))
-    return TokenStream(kinds, greens, lead, starts, ends_before, lexed.diagnostics)
+    parts = [n for pair in zip(lengths, token_lengths, strict=True) for n in pair]
+    return TokenStream(kinds, greens, lead, lambda: parts, lexed.diagnostics)

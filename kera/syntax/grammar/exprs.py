@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from kera.syntax.grammar import stmts, types
 from kera.syntax.grammar._common import EXPR_FIRST, RECOVERY, list_items
-from kera.syntax.parser import INDEX, KIND_OF, SHIFT, Parser, T, token_set
+from kera.syntax.parser import KIND_OF, MAX_NESTING, TEXT_LEN, Parser, T, token_set
 from kera.syntax.tree import GreenNode
 
 __all__ = ["COND_FIRST", "EXPR_FIRST", "expr", "expr_bp", "for_expr", "if_expr"]
@@ -45,6 +45,7 @@ _LEAF[T.IDENT] = T.NAME_REF
 _LEAF[T.INT_LITERAL] = _LEAF[T.FRAC_LITERAL] = T.LITERAL
 _LEAF[T.TRUE_KW] = _LEAF[T.FALSE_KW] = T.LITERAL
 _COLON2, _AS_KW, _BIN_EXPR, _CAST_EXPR = T.COLON2, T.AS_KW, T.BIN_EXPR, T.CAST_EXPR
+_L_PAREN = T.L_PAREN
 
 
 def _generic_arg(p: Parser) -> None:
@@ -81,7 +82,7 @@ def expr_bp(p: Parser, min_bp: int = 1) -> int | None:
         lead = p.lead[pos]
         if lead:
             node += lead
-        lhs = p.starts[pos] << SHIFT | len(node)
+        lhs = len(node)
         token = p.greens[pos]
         table = p.leaves[leaf]
         green = table.get(token)
@@ -91,6 +92,13 @@ def expr_bp(p: Parser, min_bp: int = 1) -> int | None:
         p.pos = pos + 1
         p.steps = 0
         if (1 << kinds[pos + 1]) & _POSTFIX:
+            lhs = _postfix(p, lhs)
+    elif kinds[pos] == _L_PAREN and p.depth < MAX_NESTING:
+        # `_unary` -> `_atom` -> `_paren_or_tuple`, inlined for the commonest nested atom
+        p.depth += 1
+        lhs = _paren_or_tuple(p)
+        p.depth -= 1
+        if (1 << kinds[p.pos]) & _POSTFIX:
             lhs = _postfix(p, lhs)
     else:
         unary = _unary(p, p.current())
@@ -105,12 +113,11 @@ def expr_bp(p: Parser, min_bp: int = 1) -> int | None:
         if bp < min_bp:  # also stops at every non-operator (bp 0)
             break
         parent = stack[-1]
-        index = lhs & INDEX
-        if index == len(parent) - 1:
+        if lhs == len(parent) - 1:
             node = [0, parent.pop()]
         else:  # something came after the operand (a too-deep ERROR): it goes in too
-            node = [0, *parent[index:]]
-            del parent[index:]
+            node = [0, *parent[lhs:]]
+            del parent[lhs:]
         stack.append(node)
         lead = p.lead[pos]
         if lead:
@@ -152,8 +159,9 @@ def expr_bp(p: Parser, min_bp: int = 1) -> int | None:
         nodes = p.nodes
         green = nodes.get(key)
         if green is None:
-            size = p.ends_before[p.pos] - (lhs >> SHIFT)
-            green = nodes[key] = GreenNode(KIND_OF[node[0]], size, key[1:])
+            children = key[1:]
+            green = nodes[key] = GreenNode(KIND_OF[node[0]], sum(map(TEXT_LEN, children)),
+                                           children)
         stack[-1].append(green)
     return lhs
 
