@@ -267,11 +267,7 @@ class Parser:
             self._out_of_fuel()
         stack = self.stack
         pos = self.pos
-        if not stack:
-            stack.append([0])
-            self.bump()
-            return 0
-        parent = stack[-1]
+        parent = stack[-1]  # never the root: that is opened with `start`
         lead = self.lead[pos]
         if lead:
             parent += lead

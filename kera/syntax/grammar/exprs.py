@@ -8,7 +8,7 @@ chainable), ``|`` 4, ``^`` 5, ``&`` 6, shifts 7, ``+ -`` 8, ``* / %`` 9, ``as`` 
 from __future__ import annotations
 
 from kera.syntax.grammar import stmts, types
-from kera.syntax.grammar._common import EXPR_FIRST, RECOVERY, list_items
+from kera.syntax.grammar._common import EXPR_FIRST, EXPR_LEAVES, RECOVERY, list_items
 from kera.syntax.parser import KIND_OF, MAX_NESTING, TEXT_LEN, Parser, T, token_set
 from kera.syntax.tree import GreenNode
 
@@ -39,11 +39,7 @@ _POSTFIX = token_set(T.L_PAREN, T.L_BRACK, T.DOT)
 COND_FIRST = EXPR_FIRST & ~token_set(T.L_CURLY)  # `if {` has no condition
 _LITERALS = token_set(T.INT_LITERAL, T.FRAC_LITERAL, T.TRUE_KW, T.FALSE_KW)
 _NESTED_ATOMS = token_set(T.L_PAREN, T.L_BRACK, T.RETURN_KW)
-# The node a one-token expression becomes (0: not a leaf).
-_LEAF = [0] * (T.EOF + 1)
-_LEAF[T.IDENT] = T.NAME_REF
-_LEAF[T.INT_LITERAL] = _LEAF[T.FRAC_LITERAL] = T.LITERAL
-_LEAF[T.TRUE_KW] = _LEAF[T.FALSE_KW] = T.LITERAL
+_LEAF = EXPR_LEAVES  # the node a one-token expression becomes (0: not a leaf)
 _COLON2, _AS_KW, _BIN_EXPR, _CAST_EXPR = T.COLON2, T.AS_KW, T.BIN_EXPR, T.CAST_EXPR
 _L_PAREN = T.L_PAREN
 
@@ -213,7 +209,7 @@ def _postfix_one(p: Parser, lhs: int) -> int:
 
 def _arg_list(p: Parser) -> None:
     m = p.start_bump()  # `(`
-    list_items(p, T.R_PAREN, expr, EXPR_FIRST, "an expression")
+    list_items(p, T.R_PAREN, expr, EXPR_FIRST, "an expression", leaves=_LEAF)
     p.complete(m, T.ARG_LIST)
 
 
@@ -263,7 +259,7 @@ def _generic_name(p: Parser) -> int:
 
 def _paren_or_tuple(p: Parser) -> int:
     m = p.start_bump()  # `(`
-    elems, commas = list_items(p, T.R_PAREN, expr, EXPR_FIRST, "an expression")
+    elems, commas = list_items(p, T.R_PAREN, expr, EXPR_FIRST, "an expression", leaves=_LEAF)
     return p.complete(m, T.PAREN_EXPR if elems == 1 and commas == 0 else T.TUPLE_EXPR)
 
 
@@ -282,7 +278,7 @@ def _array(p: Parser) -> int:
             if not p.at_set(EXPR_FIRST):
                 p.expect(T.R_BRACK)
                 return p.complete(m, T.ARRAY_EXPR)
-    list_items(p, T.R_BRACK, expr, EXPR_FIRST, "an expression")
+    list_items(p, T.R_BRACK, expr, EXPR_FIRST, "an expression", leaves=_LEAF)
     return p.complete(m, T.ARRAY_EXPR)
 
 
