@@ -73,8 +73,15 @@ def list_items(
         if kind == close or kind == _EOF:
             break
         if after_elem:
-            if kind == _COMMA:
-                p.bump()
+            if kind == _COMMA:  # `p.bump()`, inlined: one per comma
+                pos = p.pos
+                node = p.stack[-1]
+                lead = p.lead[pos]
+                if lead:
+                    node += lead
+                node.append(p.greens[pos])
+                p.pos = pos + 1
+                p.steps = 0
                 commas += 1
                 after_elem = False
                 continue

@@ -41,7 +41,7 @@ _LITERALS = token_set(T.INT_LITERAL, T.FRAC_LITERAL, T.TRUE_KW, T.FALSE_KW)
 _NESTED_ATOMS = token_set(T.L_PAREN, T.L_BRACK, T.RETURN_KW)
 _LEAF = EXPR_LEAVES  # the node a one-token expression becomes (0: not a leaf)
 _COLON2, _AS_KW, _BIN_EXPR, _CAST_EXPR = T.COLON2, T.AS_KW, T.BIN_EXPR, T.CAST_EXPR
-_L_PAREN = T.L_PAREN
+_L_PAREN, _IDENT, _LT, _NAME_TYPE = T.L_PAREN, T.IDENT, T.LT, T.NAME_TYPE
 
 
 def _generic_arg(p: Parser) -> None:
@@ -122,7 +122,21 @@ def expr_bp(p: Parser, min_bp: int = 1) -> int | None:
         p.pos = pos + 1
         p.steps = 0
         if kind == _AS_KW:
-            types.type_(p)
+            pos += 1
+            if kinds[pos] == _IDENT and kinds[pos + 1] != _LT:  # `types.type_`, inlined
+                lead = p.lead[pos]
+                if lead:
+                    node += lead
+                token = p.greens[pos]
+                table = p.leaves[_NAME_TYPE]
+                green = table.get(token)
+                if green is None:
+                    green = table[token] = GreenNode(KIND_OF[_NAME_TYPE], token.text_len,
+                                                     (token,))
+                node.append(green)
+                p.pos = pos + 1
+            else:
+                types.type_(p)
             node[0] = _CAST_EXPR
             chained_cmp = False
         else:
