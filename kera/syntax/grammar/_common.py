@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kera.syntax.parser import _NAMES, Parser, T, token_set
+from kera.syntax.parser import _NAMES, KIND_OF, Parser, T, token_set
+from kera.syntax.tree import GreenNode
 
 ITEM_FIRST = token_set(T.FN_KW, T.PUB_KW, T.CONST_KW, T.TYPE_KW, T.POUND)
 EXPR_FIRST = token_set(
@@ -93,8 +94,20 @@ def list_items(
         if (1 << kind) & first:
             leaf = leaves[kind] if leaves is not None else 0
             after = kinds[p.pos + 1] if leaf else 0  # a leaf is never EOF
-            if leaf and (after == _COMMA or after == close):
-                p.leaf(leaf)
+            if leaf and (after == _COMMA or after == close):  # `p.leaf(leaf)`, inlined
+                pos = p.pos
+                node = p.stack[-1]
+                lead = p.lead[pos]
+                if lead:
+                    node += lead
+                token = p.greens[pos]
+                table = p.leaves[leaf]
+                green = table.get(token)
+                if green is None:
+                    green = table[token] = GreenNode(KIND_OF[leaf], token.text_len, (token,))
+                node.append(green)
+                p.pos = pos + 1
+                p.steps = 0
             else:
                 elem(p)
             elems += 1

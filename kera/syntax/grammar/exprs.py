@@ -42,6 +42,7 @@ _NESTED_ATOMS = token_set(T.L_PAREN, T.L_BRACK, T.RETURN_KW)
 _LEAF = EXPR_LEAVES  # the node a one-token expression becomes (0: not a leaf)
 _COLON2, _AS_KW, _BIN_EXPR, _CAST_EXPR = T.COLON2, T.AS_KW, T.BIN_EXPR, T.CAST_EXPR
 _L_PAREN, _IDENT, _LT, _NAME_TYPE = T.L_PAREN, T.IDENT, T.LT, T.NAME_TYPE
+_PAREN_EXPR, _TUPLE_EXPR = T.PAREN_EXPR, T.TUPLE_EXPR
 
 
 def _generic_arg(p: Parser) -> None:
@@ -274,7 +275,17 @@ def _generic_name(p: Parser) -> int:
 def _paren_or_tuple(p: Parser) -> int:
     m = p.start_bump()  # `(`
     elems, commas = list_items(p, T.R_PAREN, expr, EXPR_FIRST, "an expression", leaves=_LEAF)
-    return p.complete(m, T.PAREN_EXPR if elems == 1 and commas == 0 else T.TUPLE_EXPR)
+    kind = _PAREN_EXPR if elems == 1 and commas == 0 else _TUPLE_EXPR
+    stack = p.stack  # `p.complete(m, kind)`, inlined: the commonest node with children
+    node = stack.pop()
+    node[0] = kind
+    key = tuple(node)
+    green = p.nodes.get(key)
+    if green is None:
+        children = key[1:]
+        green = p.nodes[key] = GreenNode(KIND_OF[kind], sum(map(TEXT_LEN, children)), children)
+    stack[-1].append(green)
+    return m
 
 
 def _array(p: Parser) -> int:
