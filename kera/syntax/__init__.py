@@ -1,4 +1,4 @@
-"""Kera's front end: lexer, event-based parser and lossless syntax tree.
+"""Kera's front end: lexer, parser and lossless syntax tree.
 
 ``parse(source)`` never raises on user input: every problem is a ``Diagnostic`` and the tree
 always covers the whole input (``parse(src).tree.text() == src``).
@@ -12,7 +12,8 @@ from functools import cached_property
 from kera.diagnostics import Diagnostic, Note, Severity, SourceFile, Span, render_all
 from kera.syntax.kinds import ASSIGN_OPS, KEYWORDS, RESERVED_WORDS, SyntaxKind
 from kera.syntax.lexer import Lexed, Token, lex, parse_frac_literal, parse_int_literal
-from kera.syntax.parser import MAX_NESTING, Event, Events, parse_events
+from kera.syntax.parser import MAX_NESTING, Error, Event, parse_stream, tree_events
+from kera.syntax.stream import token_stream
 from kera.syntax.tree import (
     GreenNode,
     GreenToken,
@@ -20,7 +21,6 @@ from kera.syntax.tree import (
     SyntaxElement,
     SyntaxNode,
     SyntaxToken,
-    build_tree,
     dump_tree,
 )
 
@@ -28,7 +28,6 @@ __all__ = [
     "ASSIGN_OPS",
     "Diagnostic",
     "Event",
-    "Events",
     "GreenNode",
     "GreenToken",
     "KEYWORDS",
@@ -56,28 +55,32 @@ __all__ = [
 
 
 class ParseResult:
-    """What ``parse`` returns: the tree, every lexer and parser diagnostic, events, tokens."""
+    """What ``parse`` returns: the tree, every lexer and parser diagnostic; events and tokens
+    on demand."""
 
-    __slots__ = ("source", "tree", "diagnostics", "raw_events", "lexed", "__dict__")
+    __slots__ = ("source", "tree", "diagnostics", "errors", "__dict__")
 
     def __init__(
         self,
         source: bytes,
         tree: SyntaxNode,
         diagnostics: list[Diagnostic],
-        raw_events: Events,
-        lexed: Lexed,
+        errors: list[tuple[int, Error]],
     ) -> None:
         self.source = source
         self.tree = tree
         self.diagnostics = diagnostics
-        self.raw_events = raw_events
-        self.lexed = lexed
+        self.errors = errors  # each syntax error with the index of the token it was found at
 
     @cached_property
     def events(self) -> list[Event]:
-        """Return the parser's events: ``Start``, ``Token``, ``Finish`` and ``Error`` objects."""
-        return self.raw_events.to_events()
+        """Return the tree as parser events: ``Start``, ``Token``, ``Finish`` and ``Error``."""
+        return tree_events(self.tree.green, self.errors)
+
+    @cached_property
+    def lexed(self) -> Lexed:
+        """Return the lexer's output for the source (lexed again on demand)."""
+        return lex(self.source)
 
     @cached_property
     def tokens(self) -> list[Token]:
@@ -102,15 +105,16 @@ def parse(data: bytes | str, cache: NodeCache | None = None) -> ParseResult:
             data = text.encode("utf-8", "surrogateescape")
         except UnicodeEncodeError:
             data = text.encode("utf-8", "surrogatepass")
+    cache = cache or NodeCache()
     # The front end allocates hundreds of thousands of objects and no cycles: pausing the
     # cyclic garbage collector saves about a tenth of the time.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        lexed = lex(data)
-        events = parse_events(lexed)
-        green, errors = build_tree(lexed, events, cache)
+        stream = token_stream(data, cache)
+        parsed = parse_stream(stream, cache)
     finally:
         if collecting:
             gc.enable()
-    return ParseResult(data, SyntaxNode(green), lexed.diagnostics + errors, events, lexed)
+    diagnostics = stream.diagnostics + parsed.diagnostics
+    return ParseResult(data, SyntaxNode(parsed.green), diagnostics, parsed.errors)

@@ -1,42 +1,47 @@
-"""The parser engine: tokens in, a flat list of events out (rust-analyzer's design).
+"""The parser engine: significant tokens in, the interned green tree out (rust-analyzer's markers).
 
 Grammar functions (``kera.syntax.grammar``) drive a ``Parser``: they look at the current token,
 open nodes with ``m = p.start()`` and close them with ``p.complete(m, KIND)``. ``p.precede(cm)``
-wraps an already finished node (so Pratt loops build left-nested binary expressions without
-reordering the list) and ``p.abandon(m)`` leaves a tombstone. Trivia never reaches the
-parser; ``kera.syntax.tree.build_tree`` puts it back.
+wraps an already finished node (so Pratt loops build left-nested binary expressions) and
+``p.abandon(m)`` drops an open node, its children going to the parent. The parser builds the
+green nodes as it goes: each open node is a list (its kind, then its children), interned by
+its tuple when it is completed. Trivia never reaches the grammar: each token's leading trivia
+goes into the innermost open node when the token is consumed, or into the parent when a node
+starts at it (so a node spans its first to its last token, as in rust-analyzer's builder).
+
+A marker is the node's index among its parent's children (where ``precede`` finds it again).
+A node's byte length is the sum of its children's, worked out only when it is first interned;
+byte offsets are only needed for diagnostics.
 
 Two guards keep every input finite: a step budget ("fuel") of 256 look-aheads per token plus a
-global cap on events, and a nesting limit of 1000 levels, past which the rest of a construct is
+global cap on nodes, and a nesting limit of 1000 levels, past which the rest of a construct is
 skipped into an ``ERROR`` node with a single diagnostic.
 """
 
 from __future__ import annotations
 
 import sys
-from itertools import compress
+from operator import attrgetter
 from types import SimpleNamespace
 
-from kera.diagnostics import Span
+from kera.diagnostics import Diagnostic, Span
 from kera.syntax.kinds import KEYWORDS, SyntaxKind
 from kera.syntax.lexer import _PUNCT, Lexed
+from kera.syntax.stream import TokenStream, from_lexed
+from kera.syntax.tree import GreenNode, GreenToken, NodeCache
 
 __all__ = [
-    "ERROR",
     "Error",
     "Event",
-    "Events",
-    "FINISH",
     "Finish",
-    "LEAF",
     "MAX_NESTING",
+    "Parsed",
     "Parser",
     "Start",
-    "TOKEN",
-    "TOMBSTONE",
     "Token",
-    "parse_events",
+    "parse_stream",
     "token_set",
+    "tree_events",
 ]
 
 # Kinds as plain ints: attribute access on an IntEnum class is several times slower.
@@ -47,17 +52,20 @@ STEPS_PER_TOKEN = 256
 # Unwinding from deep nesting legitimately looks ahead a few times per level without
 # consuming anything, so a stall only counts as stuck after this many steps at one position.
 STALL_STEPS = STEPS_PER_TOKEN + 32 * MAX_NESTING
-EVENTS_PER_TOKEN = 64
+NODES_PER_TOKEN = 32
 
-# The parser never sees trivia, nor ERROR_TOKEN (the lexer has reported it); the tree builder
-# puts both back where they were, like trivia.
-_SKIPPED_MAX = T.ERROR_TOKEN
-_SIGNIFICANT = [kind > _SKIPPED_MAX for kind in range(max(SyntaxKind) + 1)]
 _NAMES: dict[int, str] = {int(kind): f"`{text}`" for text, kind in _PUNCT.items()}
 _NAMES.update({int(kind): f"`{text}`" for text, kind in KEYWORDS.items()})
 _NAMES.update({T.IDENT: "a name", T.INT_LITERAL: "an integer literal", T.EOF: "end of file"})
 _NAMES[T.FRAC_LITERAL] = "a fractional literal"
 _NAMES[T.UNDERSCORE] = "`_`"
+
+TEXT_LEN = attrgetter("text_len")
+KIND_OF: list[SyntaxKind] = [SyntaxKind.EOF] * (max(SyntaxKind) + 1)
+for _kind in SyntaxKind:
+    KIND_OF[_kind.value] = _kind
+_NO_TRIVIA: tuple[GreenToken, ...] = ()
+_COMMENTS = frozenset({T.LINE_COMMENT, T.BLOCK_COMMENT})
 
 
 def token_set(*kinds: int) -> int:
@@ -66,63 +74,6 @@ def token_set(*kinds: int) -> int:
     for kind in kinds:
         mask |= 1 << kind
     return mask
-
-
-# --- events ----------------------------------------------------------------------------------
-#
-# While parsing, events are plain ints in one list (cheap to append and to patch):
-#   kind >= 0   Start of a node of that kind        TOMBSTONE  a Start not (yet) completed
-#   FINISH      close the innermost open node       TOKEN      consume the next non-trivia token
-#   ERROR       a syntax error (text and span in ``Parser.errors[index]``)
-#   LEAF + kind Start, Token, Finish at once: a node holding just the next token (most nodes)
-# ``Parser.forward_parents[i] = d`` says that the Start at ``i + d`` wraps the Start at ``i``
-# (what ``precede`` records). ``to_events`` turns this into the objects below for inspection.
-
-TOMBSTONE = -1
-FINISH = -2
-TOKEN = -3
-ERROR = -4
-LEAF = 1000
-
-
-class Start:
-    """Open a node of ``kind``; ``forward_parent`` is the distance to the event that wraps it."""
-
-    __slots__ = ("kind", "forward_parent")
-
-    def __init__(self, kind: SyntaxKind | None, forward_parent: int | None = None) -> None:
-        self.kind = kind  # None for a tombstone (an abandoned marker)
-        self.forward_parent = forward_parent
-
-    def __eq__(self, other: object) -> bool:
-        return (
-            type(other) is Start
-            and self.kind == other.kind
-            and self.forward_parent == other.forward_parent
-        )
-
-    def __repr__(self) -> str:
-        name = "TOMBSTONE" if self.kind is None else self.kind.name
-        fp = "" if self.forward_parent is None else f", forward_parent={self.forward_parent}"
-        return f"Start({name}{fp})"
-
-
-class Finish:
-    """Close the innermost open node."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "Finish"
-
-
-class Token:
-    """Consume the next non-trivia token (its kind is the lexer's)."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "Token"
 
 
 class Error:
@@ -141,53 +92,6 @@ class Error:
         return f"Error({self.message!r}, {self.span.start}..{self.span.end})"
 
 
-Event = Start | Finish | Token | Error
-_FINISH_EVENT = Finish()
-_TOKEN_EVENT = Token()
-
-
-class Events:
-    """The parser's output: the raw int event list, forward parents and error texts."""
-
-    __slots__ = ("raw", "forward_parents", "errors")
-
-    def __init__(
-        self, raw: list[int], forward_parents: dict[int, int], errors: dict[int, Error]
-    ) -> None:
-        self.raw = raw
-        self.forward_parents = forward_parents
-        self.errors = errors
-
-    def __len__(self) -> int:
-        return len(self.raw)
-
-    def to_events(self) -> list[Event]:
-        """Return the events as ``Start``/``Finish``/``Token``/``Error`` objects."""
-        new_index = []  # where each raw event lands once leaves are spelled out
-        at = 0
-        for ev in self.raw:
-            new_index.append(at)
-            at += 3 if ev >= LEAF else 1
-        out: list[Event] = []
-        fps = self.forward_parents
-        for i, ev in enumerate(self.raw):
-            if ev == TOKEN:
-                out.append(_TOKEN_EVENT)
-            elif ev == FINISH:
-                out.append(_FINISH_EVENT)
-            elif ev == ERROR:
-                out.append(self.errors[i])
-            else:
-                fp = fps.get(i)
-                if fp is not None:
-                    fp = new_index[i + fp] - new_index[i]
-                if ev >= LEAF:
-                    out += (Start(SyntaxKind(ev - LEAF), fp), _TOKEN_EVENT, _FINISH_EVENT)
-                else:
-                    out.append(Start(None if ev == TOMBSTONE else SyntaxKind(ev), fp))
-        return out
-
-
 class _Stuck(Exception):
     """Raised only when the parser is out of fuel at end of file (a grammar bug)."""
 
@@ -196,51 +100,55 @@ class _Stuck(Exception):
 
 
 class Parser:
-    """A cursor over the significant tokens and the event list the grammar writes to.
+    """A cursor over the significant tokens, building the green tree of what it consumes.
 
-    Significant tokens are all but trivia and ``ERROR_TOKEN``.
-
-    Markers are event indices, with rust-analyzer's four operations: ``m = p.start()`` opens a
-    node, ``cm = p.complete(m, KIND)`` closes it, ``p.precede(cm)`` opens a node that will wrap
-    the completed one, and ``p.abandon(m)`` drops an open one (its children go to the parent).
+    Significant tokens are all but trivia and ``ERROR_TOKEN``. ``stack`` holds the open nodes,
+    the innermost last, each a list: its kind (0 until completed), then its children.
     """
 
     __slots__ = (
         "kinds",
-        "lexed",
-        "sig",
+        "greens",
+        "lead",
+        "stream",
         "end",
+        "eof",
         "pos",
-        "events",
-        "forward_parents",
+        "stack",
+        "nodes",
+        "leaves",
         "errors",
+        "error_positions",
         "steps",
         "stall_pos",
         "stall_chunks",
         "chunks_left",
-        "event_cap",
+        "nodes_left",
         "depth",
         "too_deep_reported",
         "last_error_pos",
     )
 
-    def __init__(self, lexed: Lexed) -> None:
-        self.kinds = list(compress(lexed.kinds, map(_SIGNIFICANT.__getitem__, lexed.kinds)))
-        self.end = len(self.kinds)  # index of EOF
-        self.kinds.append(T.EOF)
-        self.lexed = lexed
-        self.sig: list[int] | None = None  # lexer index of each non-trivia token, made on demand
+    def __init__(self, source: Lexed | TokenStream, cache: NodeCache | None = None) -> None:
+        cache = cache or NodeCache()
+        stream = source if isinstance(source, TokenStream) else from_lexed(source, cache)
+        self.stream = stream
+        self.kinds = stream.kinds.copy()  # EOF last; the EOF moves up when the rest is skipped
+        self.greens = stream.greens
+        self.lead = stream.lead.copy()  # a run emptied once placed by a `start`
+        self.end = self.eof = stream.end  # index of EOF (``end`` moves if the rest is skipped)
         self.pos = 0
-        self.events: list[int] = []
-        self.forward_parents: dict[int, int] = {}
+        self.stack: list[list] = []
+        self.nodes = cache.nodes
+        self.leaves = cache.leaves
         self.errors: dict[int, Error] = {}
+        self.error_positions: list[int] = []  # the token index of each error
         self.steps = 0  # look-aheads since the last bump
         self.stall_pos = -1
         self.stall_chunks = 0
-        # Global caps: chunks of STEPS_PER_TOKEN look-aheads without a bump, and events.
+        # Global caps: chunks of STEPS_PER_TOKEN look-aheads without a bump, and nodes.
         self.chunks_left = self.end // 16 + STALL_STEPS // STEPS_PER_TOKEN * 4
-        # The global cap: no sane parse needs more than a few events per token.
-        self.event_cap = EVENTS_PER_TOKEN * (self.end + 1) + 10_000
+        self.nodes_left = NODES_PER_TOKEN * (self.end + 1) + 10_000
         self.depth = 0
         self.too_deep_reported = False
         self.last_error_pos = -1
@@ -283,16 +191,26 @@ class Parser:
 
     def bump(self) -> None:
         """Consume the current token (no-op at the end)."""
-        if self.pos < self.end:
-            self.events.append(TOKEN)
-            self.pos += 1
+        pos = self.pos
+        if pos < self.end:
+            node = self.stack[-1]
+            lead = self.lead[pos]
+            if lead:
+                node += lead
+            node.append(self.greens[pos])
+            self.pos = pos + 1
             self.steps = 0
 
     def eat(self, kind: int) -> bool:
         """Consume the current token if it is ``kind`` (never ``EOF``)."""
-        if self.kinds[self.pos] == kind:
-            self.events.append(TOKEN)  # bump(), inlined: this is hot
-            self.pos += 1
+        pos = self.pos
+        if self.kinds[pos] == kind:
+            node = self.stack[-1]  # bump(), inlined: this is hot
+            lead = self.lead[pos]
+            if lead:
+                node += lead
+            node.append(self.greens[pos])
+            self.pos = pos + 1
             self.steps = 0
             return True
         self.steps += 1
@@ -302,50 +220,169 @@ class Parser:
 
     def expect(self, kind: int) -> bool:
         """Consume a ``kind`` token, or report "expected ..., found ..." and consume nothing."""
-        if self.eat(kind):
+        pos = self.pos
+        if self.kinds[pos] == kind:
+            node = self.stack[-1]  # bump(), inlined: this is hot
+            lead = self.lead[pos]
+            if lead:
+                node += lead
+            node.append(self.greens[pos])
+            self.pos = pos + 1
+            self.steps = 0
             return True
+        self.steps += 1
+        if self.steps > STEPS_PER_TOKEN:
+            self._burn_fuel()
         self.error_expected(_NAMES.get(kind, SyntaxKind(kind).name))
         return False
 
     # -- markers ---------------------------------------------------------------------------
 
     def start(self) -> int:
-        """Open a node at the current position; return its marker."""
-        events = self.events
-        if len(events) > self.event_cap:
+        """Open a node at the current token; return its marker.
+
+        The trivia before the token goes to the parent (the root keeps the file's leading
+        trivia).
+        """
+        self.nodes_left -= 1
+        if self.nodes_left < 0:
             self._out_of_fuel()
-        events.append(TOMBSTONE)
-        return len(events) - 1
+        stack = self.stack
+        pos = self.pos
+        if not stack:
+            stack.append([0])
+            return 0
+        parent = stack[-1]
+        lead = self.lead[pos]
+        if lead:
+            parent += lead
+            self.lead[pos] = _NO_TRIVIA
+        stack.append([0])
+        return len(parent)
+
+    def start_bump(self) -> int:
+        """Open a node at the current token and consume the token: ``start`` then ``bump``."""
+        self.nodes_left -= 1
+        if self.nodes_left < 0:
+            self._out_of_fuel()
+        stack = self.stack
+        pos = self.pos
+        parent = stack[-1]  # never the root: that is opened with `start`
+        lead = self.lead[pos]
+        if lead:
+            parent += lead
+        marker = len(parent)
+        if pos < self.end:
+            stack.append([0, self.greens[pos]])
+            self.pos = pos + 1
+            self.steps = 0
+        else:
+            stack.append([0])
+            if lead:
+                self.lead[pos] = _NO_TRIVIA
+        return marker
+
+    def start_item(self) -> int:
+        """Open an item: like ``start``, but the comments just above it are its own.
+
+        As in rust-analyzer: comments directly above an item, with no blank line in between,
+        belong to the item (``detach_comments`` undoes this for an item that turns out an
+        ``ERROR``).
+        """
+        lead = self.lead[self.pos]
+        keep = 0
+        for i in range(len(lead) - 1, -1, -1):
+            green = lead[i]
+            if green.kind in _COMMENTS:
+                keep = len(lead) - i
+            elif green.text.count("\n") >= 2:
+                break
+        if not keep or not self.stack:
+            return self.start()
+        self.nodes_left -= 1
+        parent = self.stack[-1]
+        parent += lead[: len(lead) - keep]
+        self.lead[self.pos] = _NO_TRIVIA
+        self.stack.append([0, *lead[len(lead) - keep :]])
+        return len(parent)
+
+    def detach_comments(self, marker: int) -> int:
+        """Give the comments an open item took (``start_item``) back to its parent."""
+        node, parent = self.stack[-1], self.stack[-2]
+        count = 1
+        while count < len(node) and node[count].kind <= T.ERROR_TOKEN:  # a trivia token
+            count += 1
+        if count == 1:
+            return marker
+        parent += node[1:count]
+        del node[1:count]
+        return len(parent)
 
     def complete(self, marker: int, kind: int) -> int:
-        """Close the node opened at ``marker`` as ``kind``; return the completed marker."""
-        self.events[marker] = kind
-        self.events.append(FINISH)
+        """Close the innermost open node (opened at ``marker``) as ``kind``; return its marker."""
+        stack = self.stack
+        node = stack.pop()
+        node[0] = kind
+        if not stack:  # the root stays open for the file's trailing trivia
+            stack.append(node)
+            return marker
+        key = tuple(node)
+        green = self.nodes.get(key)
+        if green is None:
+            children = key[1:]
+            green = self.nodes[key] = GreenNode(KIND_OF[kind], sum(map(TEXT_LEN, children)),
+                                                children)
+        stack[-1].append(green)
         return marker
 
     def leaf(self, kind: int) -> int:
         """Make the current token a node of ``kind`` on its own; return the completed marker.
 
-        The same as ``m = p.start(); p.bump(); p.complete(m, kind)`` in one event.
+        The same as ``m = p.start(); p.bump(); p.complete(m, kind)``.
         """
-        events = self.events
-        events.append(LEAF + kind)
-        self.pos += 1
+        pos = self.pos
+        node = self.stack[-1]
+        lead = self.lead[pos]
+        if lead:
+            node += lead
+        marker = len(node)
+        token = self.greens[pos]
+        table = self.leaves[kind]
+        green = table.get(token)
+        if green is None:
+            green = table[token] = GreenNode(KIND_OF[kind], token.text_len, (token,))
+        node.append(green)
+        self.pos = pos + 1
         self.steps = 0
-        return len(events) - 1
+        return marker
 
     def precede(self, completed: int) -> int:
-        """Open a node that will become the parent of the completed node ``completed``."""
-        events = self.events
-        events.append(TOMBSTONE)
-        new = len(events) - 1
-        self.forward_parents[completed] = new - completed
-        return new
+        """Open a node around the completed node ``completed`` (and anything after it)."""
+        parent = self.stack[-1]
+        node = [0, *parent[completed:]]
+        del parent[completed:]
+        self.stack.append(node)
+        return completed
 
     def abandon(self, marker: int) -> None:
-        """Drop the open node ``marker``: its children go to the parent."""
-        if marker == len(self.events) - 1 and marker not in self.forward_parents:
-            self.events.pop()
+        """Drop the open node ``marker``: its children go to the parent.
+
+        An empty node gives back the trivia its ``start`` placed: it belongs wherever the
+        next token or node puts it.
+        """
+        stack = self.stack
+        node = stack.pop()
+        parent = stack[-1]
+        if len(node) > 1:
+            parent += node[1:]
+            return
+        lead = self.stream.lead[self.pos]
+        index = marker
+        if lead and not self.lead[self.pos] and index - len(lead) >= 1 and all(
+            a is b for a, b in zip(parent[index - len(lead) : index], lead, strict=True)
+        ):
+            del parent[index - len(lead) : index]
+            self.lead[self.pos] = lead
 
     # -- errors ----------------------------------------------------------------------------
 
@@ -353,21 +390,15 @@ class Parser:
         """Return the text of the non-trivia token at ``pos`` ("" at the end)."""
         if pos >= self.end:
             return ""
-        return self.lexed.texts[self._lexer_index(pos)]
+        return self.greens[pos].text
 
     def token_span(self, pos: int) -> Span:
         """Return the byte span of the token at ``pos``; at the end, the point after the last."""
-        starts = self.lexed.starts
         if pos >= self.end:
-            at = starts[self._lexer_index(self.end - 1) + 1] if self.end else 0
+            at = self.stream.ends_before[self.eof]
             return Span(at, at)
-        i = self._lexer_index(pos)
-        return Span(starts[i], starts[i + 1])
-
-    def _lexer_index(self, pos: int) -> int:
-        if self.sig is None:
-            self.sig = [i for i, k in enumerate(self.lexed.kinds) if k > _SKIPPED_MAX]
-        return self.sig[pos]
+        start = self.stream.starts[pos]
+        return Span(start, start + self.greens[pos].text_len)
 
     def found(self) -> str:
         """Describe the current token for a message: "`;`", "`foo`", "end of file"."""
@@ -390,9 +421,8 @@ class Parser:
 
     def error_at(self, message: str, pos: int) -> None:
         """Report ``message`` at the token with index ``pos`` (no de-duplication)."""
-        events = self.events
-        self.errors[len(events)] = Error(message, self.token_span(pos))
-        events.append(ERROR)
+        self.errors[len(self.errors)] = Error(message, self.token_span(pos))
+        self.error_positions.append(self.pos)
 
     def error_expected(self, what: str) -> None:
         """Report "expected WHAT, found X" (or that a reserved word is not available yet)."""
@@ -477,19 +507,70 @@ class Parser:
             self.error_at("the parser stopped making progress at end of file", self.pos)
             raise _Stuck
         self.error_at("the parser stopped making progress here; the rest was skipped", self.pos)
-        self.pos = self.end  # everything after this point becomes an ERROR in the tree
+        # Everything from here on becomes an ERROR at the end of the tree: the parser sees EOF.
+        self.end = self.pos
+        self.kinds[self.pos] = T.EOF
         self.stall_chunks = 0
+
+    # -- the end ---------------------------------------------------------------------------
+
+    def finish(self) -> GreenNode:
+        """Close the root: nodes still open are dropped (their children go to the parent);
+        the root takes the trailing trivia and, in an ``ERROR``, anything never consumed."""
+        stack = self.stack
+        if not stack:  # the grammar never opened a root
+            stack.append([T.SOURCE_FILE])
+        while len(stack) > 1:
+            node = stack.pop()
+            stack[-1] += node[1:]
+        root = stack[0]
+        if root[0] == 0:  # a grammar stuck at end of file never completed it
+            root[0] = T.SOURCE_FILE
+        end, eof = self.end, self.eof
+        root += self.lead[end]
+        if end < eof:  # tokens the parser never consumed (it ran out of fuel)
+            leftover: list[GreenNode | GreenToken] = [self.greens[end]]
+            for i in range(end + 1, eof + 1):
+                leftover += self.lead[i]
+                if i < eof:
+                    leftover.append(self.greens[i])
+            size = sum(map(TEXT_LEN, leftover))
+            root.append(GreenNode(KIND_OF[T.ERROR], size, tuple(leftover)))
+        key = tuple(root)
+        green = self.nodes.get(key)
+        if green is None:
+            children = key[1:]
+            green = self.nodes[key] = GreenNode(KIND_OF[root[0]], sum(map(TEXT_LEN, children)),
+                                                children)
+        return green
+
+    def diagnostics(self) -> list[Diagnostic]:
+        """Return the syntax errors as diagnostics, in the order they were found."""
+        return [Diagnostic.error(e.message, e.span) for e in self.errors.values()]
 
 
 _OPENERS = token_set(T.L_PAREN, T.L_BRACK, T.L_CURLY)
 _CLOSERS = token_set(T.R_PAREN, T.R_BRACK, T.R_CURLY)
 
 
-def parse_events(lexed: Lexed) -> Events:
-    """Parse a lexed file into the event list for its ``SOURCE_FILE``."""
+class Parsed:
+    """What ``parse_stream`` returns: the root, its diagnostics and where each error was."""
+
+    __slots__ = ("green", "diagnostics", "errors")
+
+    def __init__(
+        self, green: GreenNode, diagnostics: list[Diagnostic], errors: list[tuple[int, Error]]
+    ) -> None:
+        self.green = green
+        self.diagnostics = diagnostics
+        self.errors = errors  # (token index, error), for the events view
+
+
+def parse_stream(stream: TokenStream, cache: NodeCache) -> Parsed:
+    """Parse a token stream into the green tree of its ``SOURCE_FILE``."""
     from kera.syntax.grammar import source_file
 
-    p = Parser(lexed)
+    p = Parser(stream, cache)
     old_limit = sys.getrecursionlimit()
     # A nesting level costs at most ~16 Python frames (a bracket plus a chain of binary
     # operators of rising precedence); since 3.11 such frames do not use the C stack.
@@ -497,11 +578,115 @@ def parse_events(lexed: Lexed) -> Events:
     try:
         source_file(p)
     except _Stuck:
-        # A grammar bug looped at end of file. Nodes still open stay tombstones (their
-        # children go to the parent); only the root is closed so the tree has one.
-        if p.events and p.events[0] == TOMBSTONE:  # pragma: no cover
-            p.events[0] = T.SOURCE_FILE
-            p.events.append(FINISH)
+        pass  # a grammar bug looped at end of file; `finish` closes what is open
     finally:
         sys.setrecursionlimit(old_limit)
-    return Events(p.events, p.forward_parents, p.errors)
+    green = p.finish()
+    errors = list(zip(p.error_positions, p.errors.values(), strict=True))
+    return Parsed(green, p.diagnostics(), errors)
+
+
+# --- the events view -------------------------------------------------------------------------
+
+
+class Start:
+    """Open a node of ``kind``; ``forward_parent`` is the distance to the event that wraps it."""
+
+    __slots__ = ("kind", "forward_parent")
+
+    def __init__(self, kind: SyntaxKind | None, forward_parent: int | None = None) -> None:
+        self.kind = kind  # None for a tombstone (an abandoned marker)
+        self.forward_parent = forward_parent
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            type(other) is Start
+            and self.kind == other.kind
+            and self.forward_parent == other.forward_parent
+        )
+
+    def __repr__(self) -> str:
+        name = "TOMBSTONE" if self.kind is None else self.kind.name
+        fp = "" if self.forward_parent is None else f", forward_parent={self.forward_parent}"
+        return f"Start({name}{fp})"
+
+
+class Finish:
+    """Close the innermost open node."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "Finish"
+
+
+class Token:
+    """Consume the next non-trivia token (its kind is the lexer's)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "Token"
+
+
+Event = Start | Finish | Token | Error
+_FINISH_EVENT = Finish()
+_TOKEN_EVENT = Token()
+# Nodes the grammar makes with `precede`: they open after their first child.
+_PRECEDED = frozenset({
+    T.BIN_EXPR, T.CAST_EXPR, T.CALL_EXPR, T.INDEX_EXPR, T.FIELD_EXPR, T.RANGE_EXPR,
+    T.ASSIGN_EXPR,
+})
+
+
+def tree_events(root: GreenNode, errors: list[tuple[int, Error]]) -> list[Event]:
+    """Spell out the tree as rust-analyzer's events: ``Start``, ``Token``, ``Finish``, ``Error``.
+
+    A node the grammar makes with ``precede`` (``BIN_EXPR``, ``CALL_EXPR``...) opens after its
+    first child, whose ``Start`` points to it with ``forward_parent``; each ``Error`` comes
+    just before the token it was reported at. Derived from the tree on demand: the parser
+    itself writes no events.
+    """
+    out: list[Event] = []
+    pending = iter(errors)
+    error = next(pending, None)
+    tokens = 0
+    # Work items: ("emit", green, holder) places a node or token; ("open", start, holder,
+    # child) appends a Start, records it in `holder` ([start, index]) and points the recorded
+    # `child` Start at it; ("finish",) closes a node.
+    work: list[tuple] = [("emit", root, None)]
+    while work:
+        item = work.pop()
+        if item[0] == "finish":
+            out.append(_FINISH_EVENT)
+        elif item[0] == "open":
+            _, start, holder, first = item
+            if holder is not None:
+                holder += (start, len(out))
+            if first is not None:
+                first[0].forward_parent = len(out) - first[1]
+            out.append(start)
+        else:
+            _, green, holder = item
+            if type(green) is GreenToken:
+                if green.kind > T.ERROR_TOKEN:
+                    while error is not None and error[0] <= tokens:
+                        out.append(error[1])
+                        error = next(pending, None)
+                    out.append(_TOKEN_EVENT)
+                    tokens += 1
+                continue
+            children = green.children
+            work.append(("finish",))
+            if green.kind in _PRECEDED and children and type(children[0]) is GreenNode:
+                first_start: list = []
+                work.extend(("emit", c, None) for c in reversed(children[1:]))
+                work.append(("open", Start(green.kind), holder, first_start))
+                work.append(("emit", children[0], first_start))
+            else:
+                work.extend(("emit", c, None) for c in reversed(children))
+                work.append(("open", Start(green.kind), holder, None))
+    while error is not None:
+        out.append(error[1])
+        error = next(pending, None)
+    return out

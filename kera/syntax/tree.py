@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kera.diagnostics import Diagnostic, Span
+from kera.diagnostics import Span
 from kera.syntax.kinds import SyntaxKind
 from kera.syntax.lexer import Lexed
-from kera.syntax.parser import ERROR, FINISH, LEAF, TOKEN, TOMBSTONE, Events
 
 __all__ = [
     "GreenNode",
@@ -25,20 +24,15 @@ __all__ = [
     "SyntaxElement",
     "SyntaxNode",
     "SyntaxToken",
-    "build_tree",
     "dump_tree",
+    "green_tokens",
+    "intern_token",
 ]
 
 _KIND_LIST: list[SyntaxKind] = [SyntaxKind.EOF] * (max(SyntaxKind) + 1)
 for _kind in SyntaxKind:
     _KIND_LIST[_kind.value] = _kind
-_EOF = SyntaxKind.EOF.value
-_TRIVIA_MAX = SyntaxKind.BLOCK_COMMENT.value
-_SKIPPED_MAX = SyntaxKind.ERROR_TOKEN.value  # placed like trivia: the parser never sees these
-_ITEMS = frozenset({SyntaxKind.FN.value, SyntaxKind.CONST_ITEM.value, SyntaxKind.TYPE_ALIAS.value})
-_COMMENTS = frozenset({SyntaxKind.LINE_COMMENT.value, SyntaxKind.BLOCK_COMMENT.value})
-_ERROR = SyntaxKind.ERROR.value
-_SOURCE_FILE = SyntaxKind.SOURCE_FILE.value
+_SKIPPED_MAX = SyntaxKind.ERROR_TOKEN.value  # trivia and ERROR_TOKEN: the parser never sees these
 
 
 class GreenToken:
@@ -83,14 +77,10 @@ class GreenNode:
         return "".join(parts)
 
 
-# An open node while building: its kind (an int), then its children so far.
-_Open = list  # list[int | GreenNode | GreenToken]; its tuple is the node's interning key
-
-
 class NodeCache:
     """Interning tables: tokens by ``(kind, text)``, nodes by ``(kind, children)``.
 
-    Pass one cache to several ``build_tree`` calls to share subtrees between them.
+    Pass one cache to several ``parse`` calls to share subtrees between them.
     """
 
     __slots__ = ("tokens", "nodes", "leaves")
@@ -105,213 +95,19 @@ class NodeCache:
 _N_TOKEN_KINDS = SyntaxKind.EOF.value + 1
 
 
-def _attached_trivia(kind: int, kinds: list[int], texts: list[str], lo: int, hi: int) -> int:
-    """Return how many trivia tokens just before an item belong to it (its leading comments).
-
-    Like rust-analyzer: comments directly above an item, with no blank line in between, are
-    part of the item.
-    """
-    if kind not in _ITEMS:
-        return 0
-    attached = 0
-    for i in range(hi - 1, lo - 1, -1):
-        if kinds[i] in _COMMENTS:
-            attached = hi - i
-        elif texts[i].count("\n") >= 2:
-            break
-    return attached
+def intern_token(cache: NodeCache, kind: int, text: str, size: int) -> GreenToken:
+    """Make the green token ``(kind, text)`` of ``size`` bytes and enter it in ``cache``."""
+    green = cache.tokens[kind][text] = GreenToken(_KIND_LIST[kind], text, size)
+    return green
 
 
-def build_tree(
-    lexed: Lexed, events: Events, cache: NodeCache | None = None
-) -> tuple[GreenNode, list[Diagnostic]]:
-    """Build the green tree from tokens (trivia included) and parser events.
-
-    Trivia, and ``ERROR_TOKEN`` (which the parser skips), goes into the innermost node open at
-    its position: a node starts at its first token and ends at its last (leading comments of
-    items excepted), and the file's leading and trailing trivia belong to ``SOURCE_FILE``, as
-    in rust-analyzer's builder. Tokens the events never consumed are kept in an ``ERROR`` node
-    at the end of the root. Return the root and the parser's diagnostics.
-    """
-    b = _Builder(lexed, events, cache or NodeCache())
-    kinds, greens, starts = b.kinds, b.greens, b.starts
-    node_table, leaf_tables = b.node_table, b.leaf_tables
-    stack, stack_starts = b.stack, b.stack_starts
-    kind_of = _KIND_LIST
-    children: _Open = []
-    pos = 0  # lexer index of the next token to place
-
-    # The common events are handled inline; forward-parent chains and errors by _Builder.
-    for ev in b.marked:
-        if ev == TOKEN:
-            if kinds[pos] > _SKIPPED_MAX:
-                children.append(greens[pos])
-                pos += 1
-            else:  # trivia first: it goes into the node too
-                end = pos + 1
-                while kinds[end] <= _SKIPPED_MAX:
-                    end += 1
-                children += greens[pos : end + 1]
-                pos = end + 1
-        elif ev >= _LEAF:
-            if kinds[pos] <= _SKIPPED_MAX:  # leading trivia goes to the parent
-                end = pos + 1
-                while kinds[end] <= _SKIPPED_MAX:
-                    end += 1
-                children += greens[pos:end]
-                pos = end
-            token = greens[pos]
-            pos += 1
-            table = leaf_tables[ev - _LEAF]
-            green = table.get(token)
-            if green is None:
-                green = table[token] = GreenNode(kind_of[ev - _LEAF], token.text_len, (token,))
-            children.append(green)
-        elif ev >= 0:
-            if kinds[pos] <= _SKIPPED_MAX and stack:
-                if kinds[pos + 1] > _SKIPPED_MAX and ev not in _ITEMS:  # one trivia token
-                    children.append(greens[pos])
-                    pos += 1
-                else:
-                    pos, children = b.leading_trivia(ev, pos, children)
-            children = [ev]
-            stack.append(children)
-            stack_starts.append(starts[pos])
-        elif ev == FINISH:
-            if len(stack) > 1:  # the root stays open for the file's trailing trivia
-                key = tuple(stack.pop())  # the kind, then the children
-                green = node_table.get(key)
-                if green is None:
-                    text_len = starts[pos] - stack_starts.pop()
-                    green = node_table[key] = GreenNode(kind_of[key[0]], text_len, key[1:])
-                else:
-                    stack_starts.pop()
-                children = stack[-1]
-                children.append(green)
-        elif ev <= _CHAIN:
-            pos, children = b.chain(_CHAIN - ev, pos, children)
-        elif ev == ERROR:
-            b.error()
-    return b.finish(pos), b.diagnostics
-
-
-_CHAIN = -100  # `_CHAIN - i` marks the Start at index i, which has forward parents
-_LEAF = LEAF
-
-
-class _Builder:
-    """State of one ``build_tree`` run, and its rarely taken paths."""
-
-    def __init__(self, lexed: Lexed, events: Events, cache: NodeCache) -> None:
-        self.kinds = lexed.kinds + [_EOF]  # the sentinel ends every trivia scan
-        self.texts, self.starts = lexed.texts, lexed.starts
-        self.n_tokens = len(lexed.kinds)
-        self.greens = _green_tokens(lexed, cache)
-        self.node_table = cache.nodes
-        self.leaf_tables = cache.leaves
-        self.events = events
-        self.errors = iter(events.errors.values())
-        self.diagnostics: list[Diagnostic] = []
-        self.stack: list[_Open] = []  # the open nodes: each its kind, then its children
-        self.stack_starts: list[int] = []
-        # A Start with forward parents opens its whole chain, outermost first; the Starts it
-        # leads to are then skipped.
-        self.marked = events.raw.copy()
-        for index in events.forward_parents:
-            self.marked[index] = _CHAIN - index
-        for index, distance in events.forward_parents.items():
-            self.marked[index + distance] = TOMBSTONE
-
-    def leading_trivia(self, kind: int, pos: int, children: _Open) -> tuple[int, _Open]:
-        """Give the trivia before a new node to its parent (an item keeps its comments)."""
-        kinds = self.kinds
-        first = pos
-        while kinds[pos] <= _SKIPPED_MAX:
-            pos += 1
-        keep = _attached_trivia(kind, kinds, self.texts, first, pos) if kind in _ITEMS else 0
-        children += self.greens[first : pos - keep]
-        return pos - keep, children
-
-    def chain(self, index: int, pos: int, children: _Open) -> tuple[int, _Open]:
-        """Open the Start at ``index`` inside the nodes that ``precede`` put around it.
-
-        ``enter`` and ``leaf``, inlined: binary operators and postfix expressions all come here.
-        """
-        raw, fp_get = self.events.raw, self.events.forward_parents.get
-        chain = [raw[index]]
-        at = index
-        distance = fp_get(at)
-        while distance is not None:
-            at += distance
-            chain.append(raw[at])
-            distance = fp_get(at)
-        kinds, greens, stack = self.kinds, self.greens, self.stack
-        for kind in reversed(chain):
-            if kind >= _LEAF:
-                end = pos
-                while kinds[end] <= _SKIPPED_MAX:
-                    end += 1
-                if end != pos:
-                    children += greens[pos:end]
-                token = greens[end]
-                pos = end + 1
-                table = self.leaf_tables[kind - _LEAF]
-                green = table.get(token)
-                if green is None:
-                    green = table[token] = GreenNode(_KIND_LIST[kind - _LEAF], token.text_len,
-                                                     (token,))
-                children.append(green)
-            elif kind != TOMBSTONE:
-                if kinds[pos] <= _SKIPPED_MAX and stack:
-                    pos, children = self.leading_trivia(kind, pos, children)
-                children = [kind]
-                stack.append(children)
-                self.stack_starts.append(self.starts[pos])
-        return pos, children
-
-    def error(self) -> None:
-        """Turn the next Error event into a diagnostic (they are met in the order made)."""
-        error = next(self.errors)
-        self.diagnostics.append(Diagnostic.error(error.message, error.span))
-
-    def close(self, end: int) -> GreenNode:
-        """Close the innermost open node, which ends at byte offset ``end``."""
-        key = tuple(self.stack.pop())  # the kind, then the children
-        start = self.stack_starts.pop()
-        green = self.node_table.get(key)
-        if green is None:
-            green = self.node_table[key] = GreenNode(_KIND_LIST[key[0]], end - start, key[1:])
-        return green
-
-    def finish(self, pos: int) -> GreenNode:
-        """Close every open node; the root takes the trailing trivia and anything left over."""
-        stack, starts, n_tokens = self.stack, self.starts, self.n_tokens
-        while len(stack) > 1:
-            green = self.close(starts[pos])
-            stack[-1].append(green)
-        if not stack:  # the events never opened a root
-            stack.append([_SOURCE_FILE])
-            self.stack_starts.append(0)
-        children = stack[0]
-        while self.kinds[pos] <= _SKIPPED_MAX:
-            children.append(self.greens[pos])
-            pos += 1
-        if pos < n_tokens:  # tokens the parser never consumed (it ran out of fuel)
-            leftover = tuple(self.greens[pos:])
-            text_len = starts[n_tokens] - starts[pos]
-            children.append(GreenNode(_KIND_LIST[_ERROR], text_len, leftover))
-        return self.close(starts[n_tokens])
-
-
-def _green_tokens(lexed: Lexed, cache: NodeCache) -> list[GreenToken]:
+def green_tokens(lexed: Lexed, cache: NodeCache) -> list[GreenToken]:
     """Return the interned green token for every lexed token."""
     tables = cache.tokens
-    kind_of = _KIND_LIST
 
     def make(kind: int, text: str) -> GreenToken:
         size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogateescape"))
-        green = tables[kind][text] = GreenToken(kind_of[kind], text, size)
-        return green
+        return intern_token(cache, kind, text, size)
 
     if lexed.kind_of is not None:  # the kind follows from the text: one look-up per text
         by_text = {text: tables[kind].get(text) or make(kind, text)

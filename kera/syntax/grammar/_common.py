@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kera.syntax.parser import _NAMES, Parser, T, token_set
+from kera.syntax.parser import _NAMES, KIND_OF, Parser, T, token_set
+from kera.syntax.tree import GreenNode
 
 ITEM_FIRST = token_set(T.FN_KW, T.PUB_KW, T.CONST_KW, T.TYPE_KW, T.POUND)
 EXPR_FIRST = token_set(
@@ -37,6 +38,11 @@ ASSIGN_OPS = token_set(
     T.SHLEQ,
     T.SHREQ,
 )
+# The node a one-token expression becomes (0: not a leaf).
+EXPR_LEAVES = [0] * (T.EOF + 1)
+EXPR_LEAVES[T.IDENT] = T.NAME_REF
+EXPR_LEAVES[T.INT_LITERAL] = EXPR_LEAVES[T.FRAC_LITERAL] = T.LITERAL
+EXPR_LEAVES[T.TRUE_KW] = EXPR_LEAVES[T.FALSE_KW] = T.LITERAL
 _EOF, _COMMA = T.EOF, T.COMMA
 # Tokens an error never swallows: an enclosing rule knows what to do with them.
 RECOVERY = ITEM_FIRST | token_set(
@@ -51,33 +57,59 @@ def list_items(
     first: int,
     what: str,
     recovery: int = RECOVERY,
+    leaves: list[int] | None = None,
 ) -> tuple[int, int]:
     """Parse ``elem (, elem)* ,?`` up to and including ``close``; the opener is already eaten.
 
     Return ``(elements, commas)``. Every iteration consumes a token or leaves the loop: an
     element is only parsed at a token of its ``first`` set, which it always consumes.
+    With ``leaves`` (``EXPR_LEAVES``, for expressions), an element that is one token before a
+    `,` or ``close`` is made that leaf directly, as ``elem`` would.
     """
     elems = commas = 0
     after_elem = False
-    close_name = _NAMES[close]
     kinds = p.kinds  # read directly: every iteration consumes a token or leaves
     while True:
         kind = kinds[p.pos]
         if kind == close or kind == _EOF:
             break
         if after_elem:
-            if kind == _COMMA:
-                p.bump()
+            if kind == _COMMA:  # `p.bump()`, inlined: one per comma
+                pos = p.pos
+                node = p.stack[-1]
+                lead = p.lead[pos]
+                if lead:
+                    node += lead
+                node.append(p.greens[pos])
+                p.pos = pos + 1
+                p.steps = 0
                 commas += 1
                 after_elem = False
                 continue
-            p.error_expected(f"`,` or {close_name}")
+            p.error_expected(f"`,` or {_NAMES[close]}")
             if (1 << kind) & first and not (1 << kind) & recovery:
                 after_elem = False  # a missing comma: carry on with the next element
                 continue
             break
         if (1 << kind) & first:
-            elem(p)
+            leaf = leaves[kind] if leaves is not None else 0
+            after = kinds[p.pos + 1] if leaf else 0  # a leaf is never EOF
+            if leaf and (after == _COMMA or after == close):  # `p.leaf(leaf)`, inlined
+                pos = p.pos
+                node = p.stack[-1]
+                lead = p.lead[pos]
+                if lead:
+                    node += lead
+                token = p.greens[pos]
+                table = p.leaves[leaf]
+                green = table.get(token)
+                if green is None:
+                    green = table[token] = GreenNode(KIND_OF[leaf], token.text_len, (token,))
+                node.append(green)
+                p.pos = pos + 1
+                p.steps = 0
+            else:
+                elem(p)
             elems += 1
             after_elem = True
         elif kind == _COMMA:
@@ -86,5 +118,8 @@ def list_items(
             commas += 1
         elif not p.err_recover(what, recovery):
             break
-    p.expect(close)
+    if kinds[p.pos] == close:  # `p.expect(close)`, inlined for the common case
+        p.bump()
+    else:
+        p.expect(close)
     return elems, commas

@@ -8,8 +8,9 @@ chainable), ``|`` 4, ``^`` 5, ``&`` 6, shifts 7, ``+ -`` 8, ``* / %`` 9, ``as`` 
 from __future__ import annotations
 
 from kera.syntax.grammar import stmts, types
-from kera.syntax.grammar._common import EXPR_FIRST, RECOVERY, list_items
-from kera.syntax.parser import FINISH, LEAF, TOKEN, TOMBSTONE, Parser, T, token_set
+from kera.syntax.grammar._common import EXPR_FIRST, EXPR_LEAVES, RECOVERY, list_items
+from kera.syntax.parser import KIND_OF, MAX_NESTING, TEXT_LEN, Parser, T, token_set
+from kera.syntax.tree import GreenNode
 
 __all__ = ["COND_FIRST", "EXPR_FIRST", "expr", "expr_bp", "for_expr", "if_expr"]
 
@@ -38,17 +39,10 @@ _POSTFIX = token_set(T.L_PAREN, T.L_BRACK, T.DOT)
 COND_FIRST = EXPR_FIRST & ~token_set(T.L_CURLY)  # `if {` has no condition
 _LITERALS = token_set(T.INT_LITERAL, T.FRAC_LITERAL, T.TRUE_KW, T.FALSE_KW)
 _NESTED_ATOMS = token_set(T.L_PAREN, T.L_BRACK, T.RETURN_KW)
-# The node a one-token expression becomes (0: not a leaf).
-_LEAF = [0] * (T.EOF + 1)
-_LEAF[T.IDENT] = LEAF + T.NAME_REF
-_LEAF[T.INT_LITERAL] = _LEAF[T.FRAC_LITERAL] = LEAF + T.LITERAL
-_LEAF[T.TRUE_KW] = _LEAF[T.FALSE_KW] = LEAF + T.LITERAL
+_LEAF = EXPR_LEAVES  # the node a one-token expression becomes (0: not a leaf)
 _COLON2, _AS_KW, _BIN_EXPR, _CAST_EXPR = T.COLON2, T.AS_KW, T.BIN_EXPR, T.CAST_EXPR
-
-
-def expr(p: Parser) -> int | None:
-    """Parse a full expression (no assignment); None if there was none."""
-    return expr_bp(p, 1)
+_L_PAREN, _IDENT, _LT, _NAME_TYPE = T.L_PAREN, T.IDENT, T.LT, T.NAME_TYPE
+_PAREN_EXPR, _TUPLE_EXPR = T.PAREN_EXPR, T.TUPLE_EXPR
 
 
 def _generic_arg(p: Parser) -> None:
@@ -64,32 +58,50 @@ def generic_arg(p: Parser) -> None:
     _generic_arg(p)
 
 
-def expr_bp(p: Parser, min_bp: int) -> int | None:
+def expr_bp(p: Parser, min_bp: int = 1) -> int | None:
     """Parse an expression whose binary operators bind at least as tightly as ``min_bp``.
 
-    This is the hottest loop of the front end, so leaves and binary operators write their
-    events directly: ``events.append(LEAF + kind)`` is ``p.leaf(kind)``, and the operator step
-    is ``p.precede(lhs)`` + ``p.bump()``.
+    ``expr(p)``, the same function, parses a full expression (no assignment); both return
+    None if there was none.
+
+    This is the hottest loop of the front end, so leaves and binary operators build their
+    nodes inline: the leaf is ``p.leaf(kind)``, and the operator step is ``p.precede(lhs)``,
+    ``p.bump()`` and, after the right operand, ``p.complete(m, BIN_EXPR)``.
     Recursion here is bounded by the number of precedence levels; nesting is counted where
     brackets, prefix operators and `if`/`for`/`return` recurse.
     """
     kinds = p.kinds
-    events = p.events
     pos = p.pos
     leaf = _LEAF[kinds[pos]]
+    stack = p.stack
     if leaf and kinds[pos + 1] != _COLON2:
-        lhs = len(events)
-        events.append(leaf)
+        node = stack[-1]
+        lead = p.lead[pos]
+        if lead:
+            node += lead
+        lhs = len(node)
+        token = p.greens[pos]
+        table = p.leaves[leaf]
+        green = table.get(token)
+        if green is None:
+            green = table[token] = GreenNode(KIND_OF[leaf], token.text_len, (token,))
+        node.append(green)
         p.pos = pos + 1
         p.steps = 0
         if (1 << kinds[pos + 1]) & _POSTFIX:
+            lhs = _postfix(p, lhs)
+    elif kinds[pos] == _L_PAREN and p.depth < MAX_NESTING:
+        # `_unary` -> `_atom` -> `_paren_or_tuple`, inlined for the commonest nested atom
+        p.depth += 1
+        lhs = _paren_or_tuple(p)
+        p.depth -= 1
+        if (1 << kinds[p.pos]) & _POSTFIX:
             lhs = _postfix(p, lhs)
     else:
         unary = _unary(p, p.current())
         if unary is None:
             return None
         lhs = unary
-    forward_parents = p.forward_parents
     chained_cmp = False
     while True:
         pos = p.pos
@@ -97,15 +109,36 @@ def expr_bp(p: Parser, min_bp: int) -> int | None:
         bp = _BP[kind]
         if bp < min_bp:  # also stops at every non-operator (bp 0)
             break
-        m = len(events)
-        events.append(TOMBSTONE)
-        forward_parents[lhs] = m - lhs
-        events.append(TOKEN)
+        parent = stack[-1]
+        if lhs == len(parent) - 1:
+            node = [0, parent.pop()]
+        else:  # something came after the operand (a too-deep ERROR): it goes in too
+            node = [0, *parent[lhs:]]
+            del parent[lhs:]
+        stack.append(node)
+        lead = p.lead[pos]
+        if lead:
+            node += lead
+        node.append(p.greens[pos])
         p.pos = pos + 1
         p.steps = 0
         if kind == _AS_KW:
-            types.type_(p)
-            events[m] = _CAST_EXPR
+            pos += 1
+            if kinds[pos] == _IDENT and kinds[pos + 1] != _LT:  # `types.type_`, inlined
+                lead = p.lead[pos]
+                if lead:
+                    node += lead
+                token = p.greens[pos]
+                table = p.leaves[_NAME_TYPE]
+                green = table.get(token)
+                if green is None:
+                    green = table[token] = GreenNode(KIND_OF[_NAME_TYPE], token.text_len,
+                                                     (token,))
+                node.append(green)
+                p.pos = pos + 1
+            else:
+                types.type_(p)
+            node[0] = _CAST_EXPR
             chained_cmp = False
         else:
             if bp == _CMP_BP:
@@ -114,25 +147,50 @@ def expr_bp(p: Parser, min_bp: int) -> int | None:
                 chained_cmp = True
             else:
                 chained_cmp = False
-            expr_bp(p, bp + 1)
-            events[m] = _BIN_EXPR
-        events.append(FINISH)
-        lhs = m
+            pos += 1
+            leaf = _LEAF[kinds[pos]]
+            after = kinds[pos + 1] if leaf else 0  # a leaf is never EOF: pos + 1 is in range
+            if leaf and after != _COLON2 and _BP[after] <= bp and not (1 << after) & _POSTFIX:
+                # The right operand is one leaf (the common case): `expr_bp(p, bp + 1)` inlined.
+                lead = p.lead[pos]
+                if lead:
+                    node += lead
+                token = p.greens[pos]
+                table = p.leaves[leaf]
+                green = table.get(token)
+                if green is None:
+                    green = table[token] = GreenNode(KIND_OF[leaf], token.text_len, (token,))
+                node.append(green)
+                p.pos = pos + 1
+            else:
+                expr_bp(p, bp + 1)
+            node[0] = _BIN_EXPR
+        stack.pop()
+        key = tuple(node)
+        nodes = p.nodes
+        green = nodes.get(key)
+        if green is None:
+            children = key[1:]
+            green = nodes[key] = GreenNode(KIND_OF[node[0]], sum(map(TEXT_LEN, children)),
+                                           children)
+        stack[-1].append(green)
     return lhs
+
+
+expr = expr_bp
 
 
 def _unary(p: Parser, kind: int) -> int | None:
     if kind == T.MINUS or kind == T.BANG:
         if not p.enter():
             return None
-        m = p.start()
-        p.bump()
+        m = p.start_bump()
         expr_bp(p, _PREFIX_BP)
         p.leave()
         return p.complete(m, T.PREFIX_EXPR)
     lhs = _atom(p, kind)
-    if lhs is None:
-        return None
+    if lhs is None or not (1 << p.kinds[p.pos]) & _POSTFIX:
+        return lhs
     return _postfix(p, lhs)
 
 
@@ -165,9 +223,8 @@ def _postfix_one(p: Parser, lhs: int) -> int:
 
 
 def _arg_list(p: Parser) -> None:
-    m = p.start()
-    p.bump()  # `(`
-    list_items(p, T.R_PAREN, expr, EXPR_FIRST, "an expression")
+    m = p.start_bump()  # `(`
+    list_items(p, T.R_PAREN, expr, EXPR_FIRST, "an expression", leaves=_LEAF)
     p.complete(m, T.ARG_LIST)
 
 
@@ -192,8 +249,7 @@ def _atom(p: Parser, kind: int) -> int | None:
         elif kind == T.L_BRACK:
             done = _array(p)
         else:
-            m = p.start()
-            p.bump()  # `return`
+            m = p.start_bump()  # `return`
             if p.at_set(EXPR_FIRST):
                 expr(p)
             done = p.complete(m, T.RETURN_EXPR)
@@ -205,8 +261,7 @@ def _atom(p: Parser, kind: int) -> int | None:
 
 def _generic_name(p: Parser) -> int:
     """Parse ``name::<a, b>`` (the callee of ``slice::<LO, W>(x)``)."""
-    m = p.start()
-    p.bump()  # IDENT
+    m = p.start_bump()  # IDENT
     p.bump()  # `::`
     if p.at(T.LT) and p.enter():
         p.bump()
@@ -218,15 +273,23 @@ def _generic_name(p: Parser) -> int:
 
 
 def _paren_or_tuple(p: Parser) -> int:
-    m = p.start()
-    p.bump()  # `(`
-    elems, commas = list_items(p, T.R_PAREN, expr, EXPR_FIRST, "an expression")
-    return p.complete(m, T.PAREN_EXPR if elems == 1 and commas == 0 else T.TUPLE_EXPR)
+    m = p.start_bump()  # `(`
+    elems, commas = list_items(p, T.R_PAREN, expr, EXPR_FIRST, "an expression", leaves=_LEAF)
+    kind = _PAREN_EXPR if elems == 1 and commas == 0 else _TUPLE_EXPR
+    stack = p.stack  # `p.complete(m, kind)`, inlined: the commonest node with children
+    node = stack.pop()
+    node[0] = kind
+    key = tuple(node)
+    green = p.nodes.get(key)
+    if green is None:
+        children = key[1:]
+        green = p.nodes[key] = GreenNode(KIND_OF[kind], sum(map(TEXT_LEN, children)), children)
+    stack[-1].append(green)
+    return m
 
 
 def _array(p: Parser) -> int:
-    m = p.start()
-    p.bump()  # `[`
+    m = p.start_bump()  # `[`
     if p.at_set(EXPR_FIRST):
         expr(p)
         if p.eat(T.SEMI):  # `[value; count]`
@@ -240,7 +303,7 @@ def _array(p: Parser) -> int:
             if not p.at_set(EXPR_FIRST):
                 p.expect(T.R_BRACK)
                 return p.complete(m, T.ARRAY_EXPR)
-    list_items(p, T.R_BRACK, expr, EXPR_FIRST, "an expression")
+    list_items(p, T.R_BRACK, expr, EXPR_FIRST, "an expression", leaves=_LEAF)
     return p.complete(m, T.ARRAY_EXPR)
 
 
@@ -248,8 +311,7 @@ def if_expr(p: Parser) -> int:
     """Parse ``if c { } else if d { } else { }``; an else-if chain is a loop, not recursion."""
     opened = []
     while True:
-        opened.append(p.start())
-        p.bump()  # `if`
+        opened.append(p.start_bump())  # `if`
         if not p.at_set(COND_FIRST):
             p.error_expected("a condition")
         elif p.enter():  # `if if c {} {} {}` nests without brackets
@@ -274,8 +336,7 @@ def if_expr(p: Parser) -> int:
 
 def for_expr(p: Parser) -> int:
     """Parse ``for pat (: T)? in lo..hi { }``."""
-    m = p.start()
-    p.bump()  # `for`
+    m = p.start_bump()  # `for`
     if p.at_set(types.PAT_FIRST):
         types.pattern(p)
     else:

@@ -23,8 +23,7 @@ def source_file(p: Parser) -> None:
 def _skip_to_item(p: Parser) -> None:
     """Wrap everything up to the next item keyword in one ``ERROR`` node."""
     p.error_expected("an item")
-    m = p.start()
-    p.bump()
+    m = p.start_bump()
     while not p.at_eof() and not p.at_set(ITEM_FIRST):
         p.bump()
     p.complete(m, T.ERROR)
@@ -32,7 +31,7 @@ def _skip_to_item(p: Parser) -> None:
 
 def item(p: Parser) -> None:
     """Parse ``ATTR* PUB_KW? (fn | const | type)``; attributes become children of the item."""
-    m = p.start()
+    m = p.start_item()
     while p.at(T.POUND):
         attr(p)
     p.eat(T.PUB_KW)
@@ -45,7 +44,7 @@ def item(p: Parser) -> None:
         type_alias(p, m)
     else:
         p.error_expected("`fn`, `const` or `type`")
-        p.complete(m, T.ERROR)
+        p.complete(p.detach_comments(m), T.ERROR)
 
 
 def name(p: Parser, recovery: int = _NAME_RECOVERY) -> None:
@@ -56,13 +55,11 @@ def name(p: Parser, recovery: int = _NAME_RECOVERY) -> None:
 
 def attr(p: Parser) -> None:
     """Parse ``#[name]`` or ``#[name(key = value, ...)]``."""
-    m = p.start()
-    p.bump()  # `#`
+    m = p.start_bump()  # `#`
     if p.expect(T.L_BRACK):
         name(p, RECOVERY | token_set(T.R_BRACK, T.L_PAREN))
         if p.at(T.L_PAREN):
-            args = p.start()
-            p.bump()
+            args = p.start_bump()
             list_items(p, T.R_PAREN, _attr_arg, token_set(T.IDENT), "an attribute argument")
             p.complete(args, T.ATTR_ARG_LIST)
         p.expect(T.R_BRACK)
@@ -70,8 +67,7 @@ def attr(p: Parser) -> None:
 
 
 def _attr_arg(p: Parser) -> None:
-    m = p.start()
-    p.bump()  # IDENT
+    m = p.start_bump()  # IDENT
     if p.expect(T.EQ) or p.at_set(exprs.EXPR_FIRST):
         exprs.expr(p)
     p.complete(m, T.ATTR_ARG)
@@ -82,16 +78,14 @@ def fn_item(p: Parser, m: int) -> None:
     p.bump()  # `fn`
     name(p)
     if p.at(T.L_PAREN):
-        params = p.start()
-        p.bump()
+        params = p.start_bump()
         list_items(p, T.R_PAREN, _param, token_set(T.IDENT), "a parameter", RECOVERY | _ARROW_SET)
         p.complete(params, T.PARAM_LIST)
     else:
         p.error_expected("`(`")
     has_ret_type = p.at(T.ARROW)
     if has_ret_type:
-        ret = p.start()
-        p.bump()
+        ret = p.start_bump()
         types.type_(p)
         p.complete(ret, T.RET_TYPE)
     if p.at(T.L_CURLY):
@@ -105,8 +99,7 @@ _ARROW_SET = token_set(T.ARROW)
 
 
 def _param(p: Parser) -> None:
-    m = p.start()
-    p.bump()  # IDENT
+    m = p.start_bump()  # IDENT
     if p.expect(T.COLON) or p.at_set(types.TYPE_FIRST):
         types.type_(p)
     p.complete(m, T.PARAM)

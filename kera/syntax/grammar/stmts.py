@@ -8,6 +8,7 @@ from kera.syntax.parser import Parser, T, token_set
 
 __all__ = ["block", "block_expr", "body"]
 
+_IDENT, _IDENT_PAT = T.IDENT, T.IDENT_PAT
 _BLOCK_LIKE = token_set(T.IF_KW, T.FOR_KW, T.L_CURLY)
 # What may follow a block's tail expression (`}`, or where a `}` is missing).
 _TAIL_END = ITEM_FIRST | token_set(T.R_CURLY, T.EOF)
@@ -44,8 +45,7 @@ def block(p: Parser) -> None:
     """Parse ``{ stmt* tail? }``; the tail expression is a direct child of ``BLOCK``."""
     if not p.enter():
         return
-    m = p.start()
-    p.bump()  # `{`
+    m = p.start_bump()  # `{`
     kinds = p.kinds  # read directly: every iteration consumes a token or leaves
     while True:
         kind = kinds[p.pos]
@@ -84,9 +84,10 @@ def _reserved_stmt(p: Parser) -> None:
 
 
 def _let_stmt(p: Parser) -> None:
-    m = p.start()
-    p.bump()  # `let`
-    if p.at_set(types.PAT_FIRST):
+    m = p.start_bump()  # `let`
+    if p.kinds[p.pos] == _IDENT:  # `pattern`, inlined for the common case
+        p.leaf(_IDENT_PAT)
+    elif p.at_set(types.PAT_FIRST):
         types.pattern(p)
     else:
         p.err_recover("a pattern", RECOVERY | token_set(T.EQ, T.COLON))
@@ -100,8 +101,7 @@ def _let_stmt(p: Parser) -> None:
 
 def _state_decl(p: Parser) -> None:
     """Parse ``reg NAME: T = INIT;`` or ``mem NAME: [T; N] = INIT;`` (STATE.md)."""
-    m = p.start()
-    p.bump()  # `reg` / `mem`
+    m = p.start_bump()  # `reg` / `mem`
     p.expect(T.IDENT)
     if p.expect(T.COLON) or p.at_set(types.TYPE_FIRST):
         types.type_(p)

@@ -18,6 +18,7 @@ _TYPE_RECOVERY = RECOVERY | token_set(T.EQ, T.GT)
 _PAT_RECOVERY = RECOVERY | token_set(T.EQ, T.COLON, T.IN_KW)
 
 
+_IDENT, _LT, _NAME_TYPE = T.IDENT, T.LT, T.NAME_TYPE
 FIXED_NAMES = ("fx", "ufx")  # keywords only in type position, and only before `<`
 
 
@@ -28,6 +29,10 @@ def at_fixed_type(p: Parser) -> bool:
 
 def type_(p: Parser) -> None:
     """Parse a type: ``NAME_TYPE``, ``FIXED_TYPE``, ``ARRAY_TYPE`` or ``TUPLE_TYPE``."""
+    kinds = p.kinds
+    if kinds[p.pos] == _IDENT and kinds[p.pos + 1] != _LT:  # the common case, inlined
+        p.leaf(_NAME_TYPE)
+        return
     kind = p.current()
     if kind == T.IDENT:
         if at_fixed_type(p):
@@ -40,8 +45,7 @@ def type_(p: Parser) -> None:
         return
     if not p.enter():
         return
-    m = p.start()
-    p.bump()
+    m = p.start_bump()
     if kind == T.L_PAREN:
         list_items(p, T.R_PAREN, type_, TYPE_FIRST, "a type")
         p.complete(m, T.TUPLE_TYPE)
@@ -58,8 +62,7 @@ def _fixed_type(p: Parser) -> None:
     """Parse ``fx<W, I, Q, O>``: integers and mode names, like ``name::<...>`` parameters."""
     if not p.enter():
         return
-    m = p.start()
-    p.bump()  # `fx` / `ufx`
+    m = p.start_bump()  # `fx` / `ufx`
     p.bump()  # `<`
     list_items(p, T.GT, exprs.generic_arg, EXPR_FIRST, "a width, a position or a mode")
     p.complete(m, T.FIXED_TYPE)
@@ -74,16 +77,14 @@ def pattern(p: Parser) -> None:
     elif kind == T.UNDERSCORE:
         p.leaf(T.WILDCARD_PAT)
     elif kind == T.MUT_KW:
-        m = p.start()
-        p.bump()
+        m = p.start_bump()
         if not p.eat(T.IDENT):
             p.err_recover("a name", _PAT_RECOVERY)
         p.complete(m, T.IDENT_PAT)
     elif kind == T.L_PAREN:
         if not p.enter():
             return
-        m = p.start()
-        p.bump()
+        m = p.start_bump()
         list_items(p, T.R_PAREN, pattern, PAT_FIRST, "a pattern")
         p.complete(m, T.TUPLE_PAT)
         p.leave()
