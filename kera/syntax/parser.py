@@ -28,7 +28,7 @@ from kera.diagnostics import Diagnostic, Span
 from kera.syntax.kinds import KEYWORDS, SyntaxKind
 from kera.syntax.lexer import _PUNCT, Lexed
 from kera.syntax.stream import TokenStream, from_lexed
-from kera.syntax.tree import GreenNode, GreenToken, NodeCache
+from kera.syntax.tree import GreenNode, GreenToken, NodeCache, intern_token
 
 __all__ = [
     "Error",
@@ -66,6 +66,9 @@ for _kind in SyntaxKind:
     KIND_OF[_kind.value] = _kind
 _NO_TRIVIA: tuple[GreenToken, ...] = ()
 _COMMENTS = frozenset({T.LINE_COMMENT, T.BLOCK_COMMENT})
+_GT = T.GT
+#: A token that starts with `>`: the kind of what is left when `>` is split off it.
+_AFTER_GT = {T.SHR: T.GT, T.SHREQ: T.GTEQ, T.GTEQ: T.EQ}
 
 
 def token_set(*kinds: int) -> int:
@@ -127,6 +130,7 @@ class Parser:
         "depth",
         "too_deep_reported",
         "last_error_pos",
+        "cache",
     )
 
     def __init__(self, source: Lexed | TokenStream, cache: NodeCache | None = None) -> None:
@@ -152,6 +156,7 @@ class Parser:
         self.depth = 0
         self.too_deep_reported = False
         self.last_error_pos = -1
+        self.cache = cache
 
     # -- looking ---------------------------------------------------------------------------
 
@@ -235,6 +240,25 @@ class Parser:
             self._burn_fuel()
         self.error_expected(_NAMES.get(kind, SyntaxKind(kind).name))
         return False
+
+    def split_angle(self) -> None:
+        """Split the current `>>`, `>>=` or `>=` into `>` and the rest, in place: where a
+        generic argument list closes (`from_bits::<fx<16, 1>>(u)`), which the lexer cannot
+        know. The tree keeps both pieces as tokens of their own; the text is unchanged."""
+        pos = self.pos
+        text = self.greens[pos].text
+        rest_kind = _AFTER_GT[self.kinds[pos]]
+        tables = self.cache.tokens
+        first = tables[_GT].get(">") or intern_token(self.cache, _GT, ">", 1)
+        rest = tables[rest_kind].get(text[1:]) or intern_token(
+            self.cache, rest_kind, text[1:], len(text) - 1)
+        if self.greens is not self.stream.greens:
+            self.greens = self.stream.greens
+        self.stream.split_token(pos, first, rest, rest_kind)
+        self.kinds[pos: pos + 1] = [_GT, rest_kind]
+        self.lead.insert(pos + 1, ())
+        self.end += 1
+        self.eof += 1
 
     # -- markers ---------------------------------------------------------------------------
 

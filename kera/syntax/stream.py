@@ -81,6 +81,24 @@ class TokenStream:
             self._offsets = (bounds[1::2], bounds[0::2])
         return self._offsets
 
+    def split_token(self, pos: int, first: GreenToken, rest: GreenToken, rest_kind: int) -> None:
+        """Split the token at ``pos`` into ``first`` and ``rest`` (no trivia between), in place:
+        the parser's view of a `>>` that closes two generic argument lists."""
+        self.kinds[pos: pos + 1] = [first.kind.value, rest_kind]
+        self.greens[pos: pos + 1] = [first, rest]
+        self.lead.insert(pos + 1, _NO_TRIVIA)
+        self.end += 1
+        lengths = self.lengths
+        cut = 2 * pos + 1  # the token's own part: lead 0, token 0, lead 1, ...
+
+        def split_lengths() -> Iterable[int]:
+            parts = list(lengths())
+            parts[cut: cut + 1] = [first.text_len, 0, rest.text_len]
+            return parts
+
+        self.lengths = split_lengths
+        self._offsets = None
+
     @property
     def starts(self) -> list[int]:
         """Return the byte offset of each token (``EOF``: the input's length)."""

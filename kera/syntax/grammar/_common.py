@@ -43,7 +43,9 @@ EXPR_LEAVES = [0] * (T.EOF + 1)
 EXPR_LEAVES[T.IDENT] = T.NAME_REF
 EXPR_LEAVES[T.INT_LITERAL] = EXPR_LEAVES[T.FRAC_LITERAL] = T.LITERAL
 EXPR_LEAVES[T.TRUE_KW] = EXPR_LEAVES[T.FALSE_KW] = T.LITERAL
-_EOF, _COMMA = T.EOF, T.COMMA
+_EOF, _COMMA, _GT = T.EOF, T.COMMA, T.GT
+#: Tokens that start with the `>` closing a generic argument list (`fx<16, fx<8, 1>>`).
+_JOINED_GT = token_set(T.SHR, T.SHREQ, T.GTEQ)
 # Tokens an error never swallows: an enclosing rule knows what to do with them.
 RECOVERY = ITEM_FIRST | token_set(
     T.R_PAREN, T.R_BRACK, T.R_CURLY, T.L_CURLY, T.SEMI, T.COMMA, T.LET_KW, T.REG_KW, T.MEM_KW
@@ -72,6 +74,9 @@ def list_items(
     while True:
         kind = kinds[p.pos]
         if kind == close or kind == _EOF:
+            break
+        if close == _GT and (1 << kind) & _JOINED_GT:
+            p.split_angle()
             break
         if after_elem:
             if kind == _COMMA:  # `p.bump()`, inlined: one per comma
