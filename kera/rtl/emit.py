@@ -6,10 +6,11 @@ exactly the values ``Schedule.crossing()`` lists, plus a valid bit. One enable,
 ``en = !out_valid || out_ready``, moves every bank at once, so ``out_ready = 0`` freezes the
 pipeline without losing or duplicating a transfer, while bubbles still drain. With ``ii > 1`` a
 counter keeps ``in_ready`` low for ``ii - 1`` enabled cycles after each accepted input. When ops
-share units (``Schedule.units``, ``kera.rtl.sharing``) a modulo counter counts enabled cycles
+share units (``Schedule.units``, ``kera.rtl.sharing``) or values share registers
+(``Schedule.register_binding``, ``kera.rtl.registers``) a modulo counter counts enabled cycles
 instead and an input is accepted only when it is 0, so stage ``s`` always runs at count
-``s mod ii`` and selects the unit multiplexers' inputs. The synchronous reset clears the valid
-bits (and that counter) only.
+``s mod ii`` and selects the unit multiplexers' inputs and the registers' loads. The
+synchronous reset clears the valid bits (and that counter) only.
 """
 
 from __future__ import annotations
