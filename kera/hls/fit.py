@@ -2,9 +2,10 @@
 
 The search schedules the design at II = 1, 2, ... 16, then doubles up to ``MAX_FIT_II`` and
 bisects the last gap; each II is estimated (``kera.hls.resources``) against the board's
-LUT/FF/DSP/BRAM capacities. An II below a state recurrence's bound (the scheduler's error) does
-not fit either. The chosen schedule's ``ii_reason`` says why each smaller II tried did not fit;
-``hint_ii`` is the same search for the over-budget error's hint.
+LUT/FF/DSP/BRAM capacities (where the LUTs do not fit, again without multiplexed pipeline
+registers, ``Schedule.register_mux``). An II below a state recurrence's bound (the
+scheduler's error) does not fit either. The chosen schedule's ``ii_reason`` says why each
+smaller II tried did not fit; ``hint_ii`` is the same search for the over-budget error's hint.
 """
 
 from __future__ import annotations
@@ -33,12 +34,23 @@ def _why_not(ii: int, plan: Planner) -> tuple[str | None, tuple[Schedule, Any, A
             raise
         return e.message.split("cannot be met: ", 1)[-1].split("; use ")[0], None
     sched, board, model = made
+    why = _over(sched, board, model)
+    if why and sched.aligned and "LUT" in why:  # the registers' multiplexers may be the LUTs
+        plain = dataclasses.replace(sched, register_mux=False)
+        why_plain = _over(plain, board, model)
+        if not why_plain or "LUT" not in why_plain:
+            return why_plain, (plain, board, model)
+    return why, made
+
+
+def _over(sched: Schedule, board: Any, model: Any) -> str | None:
+    """Return what ``sched`` needs beyond the board's capacities (None when it fits)."""
     res = estimate(sched, CostModel(model, board.capacities.dsp), board.capacities)
     over = [f"{k.upper()} {need} > {cap}" for k, (need, cap) in res.overfull.items()]
     need, cap = dsp_circuits(sched, model), int(board.capacities.dsp)
     if need > cap and _every_mul_on_dsp(model) and "dsp" not in res.overfull:
         over.append(f"DSP {need} > {cap} (yosys maps every multiplier to a DSP block)")
-    return (", ".join(over) or None), made
+    return ", ".join(over) or None
 
 
 def _every_mul_on_dsp(model: Any) -> bool:

@@ -26,9 +26,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 from kera.ir.graph import Graph
+
+if TYPE_CHECKING:
+    from kera.hls.regbind import RegisterBinding
 
 
 @dataclass(frozen=True)
@@ -107,11 +111,32 @@ class Schedule:
     units: tuple[Unit, ...] = ()
     # Why this II (``--fit``'s search, or what was requested); for the report.
     ii_reason: str = ""
+    # Whether values of different sources may share a pipeline register behind a multiplexer
+    # (fewer FFs, more LUTs); ``--fit`` turns it off where the LUTs are what does not fit.
+    register_mux: bool = True
 
     @property
     def aligned(self) -> bool:
-        """Whether inputs start only when the modulo counter is at 0 (a unit is shared)."""
-        return self.ii > 1 and any(len(u.ops) > 1 for u in self.units)
+        """Whether inputs start only when the modulo counter is at 0.
+
+        That is when a unit is shared, or when values share pipeline registers
+        (``register_binding``): both need stage ``s`` to run at count ``s mod ii``.
+        """
+        if self.ii <= 1:
+            return False
+        if any(len(u.ops) > 1 for u in self.units):
+            return True
+        binding = self.register_binding
+        return binding is not None and binding.saves
+
+    @cached_property
+    def register_binding(self) -> RegisterBinding | None:
+        """The pipeline registers on the modulo circle (``kera.hls.regbind``); None at ii 1."""
+        if self.ii <= 1:
+            return None
+        from kera.hls.regbind import bind_registers, unregistered
+
+        return bind_registers(self, unregistered(self), mix=self.register_mux)
 
     def bound(self) -> dict[bytes, Unit]:
         """Return op -> the shared unit (two ops or more) that computes it."""

@@ -9,7 +9,10 @@
   says, plus its multiplexers (the ``share_mux`` row); private multiplies get the DSPs left.
 * Pipeline registers: the distinct non-constant bits of every value a bank holds
   (``Schedule.crossing()``; yosys trims constant flip-flops and merges duplicates) plus one
-  valid bit per bank for the handshake, costed by the model's ``reg_cost``.
+  valid bit per bank for the handshake, costed by the model's ``reg_cost``. With aligned
+  starts the physical registers of the binding (``Schedule.register_binding``) count instead,
+  each as the live bits of its widest-kept value, and their input multiplexers (``reg_mux``:
+  one select per bit and extra source) as LUTs.
 * BRAM: 0 (no memories yet).
 
 Every resource counts what the place-and-route tool's utilisation counts (``Resources.notes``,
@@ -108,14 +111,15 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
     if bound:
         _unit_rows(schedule, costs, by_op)
     banks = schedule.crossing()
-    if schedule.aligned:  # one register per ii banks a value crosses (kera.rtl.emit)
-        lives: dict[bytes, int] = {}
-        for bank in banks:
-            for n in bank:
-                lives[n] = lives.get(n, 0) + 1
-        copies = {n: -(-c // schedule.ii) for n, c in lives.items()}
-        register_bits = sum(graph.nodes[n].type.flat_width * c for n, c in copies.items())
-        kept_bits = sum(net.live_bits(n) * c for n, c in copies.items())
+    binding = schedule.register_binding if schedule.aligned else None
+    if binding is not None:  # registers shared on the modulo circle (kera.hls.regbind)
+        register_bits = binding.bits
+        kept_bits = sum(max(net.live_bits(c.nid) for c in r.copies) for r in binding.registers)
+        if binding.mux_bits():
+            sel = costs._query_area(("select", 8, None))["lut"] / 8.0
+            mux = by_op.setdefault("reg_mux", {"count": 0, **dict.fromkeys(AREA_KEYS, 0.0)})
+            mux["count"] += sum(1 for r in binding.registers if len(r.sources) > 1)
+            mux["lut"] += sel * binding.mux_bits()
     else:
         register_bits = sum(graph.nodes[n].type.flat_width for bank in banks for n in bank)
         kept_bits = sum(net.live_bits(n) for bank in banks for n in bank)

@@ -4,8 +4,10 @@
 the II: `--fit`'s search with why each smaller II did not fit, the request, or the state's
 bound), ``aligned`` (inputs start only at modulo count 0), ``dsp_mii`` (the least II at which
 every multiply fits the board's DSPs when shared), ``units`` (name, kind, width, ops served,
-their counter slots and sources, DSP or LUTs, multiplexer LUTs and delay) and ``declined``
-(op groups the cost model kept private, and why).
+their counter slots and sources, DSP or LUTs, multiplexer LUTs and delay), ``declined``
+(op groups the cost model kept private, and why) and ``registers`` (with aligned starts: the
+register binding's physical registers, their bits against a register per bank and value, and
+the bits of their input multiplexers; else null).
 """
 
 from __future__ import annotations
@@ -49,11 +51,16 @@ def binding_section(schedule: Schedule, locator: Locator, model: Any,
             "sources": sorted({locate(schedule.graph, n, locator) for n in u.ops} - {""}),
         })
     declined = [n for n in schedule.notes if n.startswith("not shared: ")]
+    regs = schedule.register_binding if schedule.aligned else None
+    registers = None if regs is None else {
+        "count": len(regs.registers), "bits": regs.bits, "plain_bits": regs.plain_bits,
+        "mux_bits": regs.mux_bits(), "multiplexed": schedule.register_mux}
     return {"binding": {
         "ii": schedule.ii, "reason": reason, "aligned": schedule.aligned,
         "dsp_mii": dsp_mii(schedule, model, int(board.capacities.dsp)),
         "units": units,
         "declined": [d.removeprefix("not shared: ") for d in declined],
+        "registers": registers,
     }}
 
 
@@ -76,6 +83,11 @@ def binding_text(report: dict[str, Any]) -> list[str]:
                        f"{u['mux_ns']:>6.2f}  {','.join(map(str, u['slots']))}")
         out.append("  inputs start when the modulo counter is 0: stage s runs at s mod II")
     out += [f"  private: {d}" for d in b["declined"]]
+    r = b.get("registers")
+    if r:
+        out.append(f"  pipeline registers: {r['count']} shared registers, {r['bits']} bits "
+                   f"(a register per bank and value: {r['plain_bits']}); register multiplexer "
+                   f"inputs: {r['mux_bits']} bits")
     return out
 
 

@@ -6,10 +6,11 @@ exactly the values ``Schedule.crossing()`` lists, plus a valid bit. One enable,
 ``en = !out_valid || out_ready``, moves every bank at once, so ``out_ready = 0`` freezes the
 pipeline without losing or duplicating a transfer, while bubbles still drain. With ``ii > 1`` a
 counter keeps ``in_ready`` low for ``ii - 1`` enabled cycles after each accepted input. When ops
-share units (``Schedule.units``, ``kera.rtl.sharing``) a modulo counter counts enabled cycles
+share units (``Schedule.units``, ``kera.rtl.sharing``) or values share registers
+(``Schedule.register_binding``, ``kera.rtl.registers``) a modulo counter counts enabled cycles
 instead and an input is accepted only when it is 0, so stage ``s`` always runs at count
-``s mod ii`` and selects the unit multiplexers' inputs. The synchronous reset clears the valid
-bits (and that counter) only.
+``s mod ii`` and selects the unit multiplexers' inputs and the registers' loads. The
+synchronous reset clears the valid bits (and that counter) only.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from kera.rtl.lower import LOWERINGS, lut_multiplies, lut_multiply
 from kera.rtl.memory import Rams, declarations, ram_lines, read_wire
 from kera.rtl.names import FIXED_PORTS, NameTable, check_identifier, source_text, variable_names
 from kera.rtl.netlist import Body, Operand, const_operand, lit, rng
+from kera.rtl.registers import bank_lines, load_lines
 from kera.rtl.sharing import unit_lines
 from kera.rtl.state import state_base, state_registers
 
@@ -130,10 +132,7 @@ class _Module:
         self.bank_name: dict[tuple[int, bytes], str] = {}
         self.bound = schedule.bound()  # op -> the shared unit that computes it
         self.lut_muls: dict[bytes, tuple[int, int, bool]] = {}
-        self.first_bank: dict[bytes, int] = {}
-        for s, bank in enumerate(self.banks):
-            for nid in bank:
-                self.first_bank.setdefault(nid, s)
+        self.fold_names: list[str] = []  # the shared registers (kera.rtl.registers)
         self.unit_operands: dict[bytes, list[Operand]] = {}
 
     # --- names ----------------------------------------------------------------------------
@@ -208,6 +207,8 @@ class _Module:
         region = self.g.regions[self.s.region]
         if self.bound:
             lines += unit_lines(self)
+        if self.s.aligned:
+            lines += load_lines(self)
         if region.stateful:
             lines += state_registers(self, region)
             lines += ram_lines(self, self.rams)
@@ -250,24 +251,18 @@ class _Module:
             lowering(self.body, self.wire[nid], node, [self.ref(i, s) for i in node.inputs])
 
     def _bank(self, s: int) -> list[str]:
+        if self.s.aligned:  # registers shared on the modulo circle
+            return bank_lines(self, s)
         held = [n for n in self.banks[s]
                 if self.g.nodes[n].type.flat_width > 0 and n not in self.unwired]
-        loads, folded = [], []
-        ii = self.s.ii
+        loads = []
         for nid in held:
-            first = self.first_bank[nid]
-            if self.s.aligned and (s - first) % ii:  # held: the copy of the bank ii-aligned
-                self.bank_name[(s, nid)] = self.bank_name[(s - 1, nid)]
-                continue
             name = self._bank_reg(s, nid)
             # A value made in an earlier stage comes from the previous bank (a constant result
             # too: it is registered from its stage on, like any other value).
             made = self.s.stage[nid]
             source = self.ref(nid, s).expr if made == s else self.bank_name[(s - 1, nid)]
-            if self.s.aligned and self._lives(nid) > 1:
-                folded.append((name, self.g.nodes[nid].type.flat_width, source))
-            else:
-                loads.append((name, self.g.nodes[nid].type.flat_width, source))
+            loads.append((name, self.g.nodes[nid].type.flat_width, source))
             self.bank_name[(s, nid)] = name
         lines = ["", f"// ---- bank {s}: {len(held)} register{'s' * (len(held) != 1)} + valid"]
         lines += [f"reg {rng(w)}{name};" for name, w, _ in loads]
@@ -276,20 +271,7 @@ class _Module:
         lines += [f"        {name} <= {expr};" for name, _, expr in loads]
         lines.append("    end")
         lines.append("end")
-        if folded:  # loaded once per interval, read by up to ii stages (registers shared)
-            cw = (ii - 1).bit_length()
-            lines[2:2] = [f"reg {rng(w)}{name};" for name, w, _ in folded]
-            lines.append("always @(posedge clk) begin")
-            lines.append(f"    if ({self.control.en} & ({self.control.wait} == "
-                         f"{lit(s % ii, cw)})) begin")
-            lines += [f"        {name} <= {expr};" for name, _, expr in folded]
-            lines.append("    end")
-            lines.append("end")
         return lines
-
-    def _lives(self, nid: bytes) -> int:
-        """Return how many banks hold ``nid`` (its lifetime in stages)."""
-        return sum(1 for bank in self.banks if nid in bank)
 
     def _handshake(self) -> list[str]:
         c, ii = self.control, self.s.ii
