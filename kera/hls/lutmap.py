@@ -490,5 +490,5 @@ def network(graph: Graph, k: int, cut: Callable[[bytes, bytes], bool] | None = N
     return BitNetwork(graph, k, cut, wide=wide).build(ids, results)
 
 
-__all__ = ["BitNetwork", "Bit", "is_bitwise", "lut_count", "lut_levels", "network",
+__all__ = ["ONE", "ZERO", "BitNetwork", "Bit", "is_bitwise", "lut_count", "lut_levels", "network",
            "significant_width"]
