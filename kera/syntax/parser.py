@@ -225,19 +225,8 @@ class Parser:
 
     def expect(self, kind: int) -> bool:
         """Consume a ``kind`` token, or report "expected ..., found ..." and consume nothing."""
-        pos = self.pos
-        if self.kinds[pos] == kind:
-            node = self.stack[-1]  # bump(), inlined: this is hot
-            lead = self.lead[pos]
-            if lead:
-                node += lead
-            node.append(self.greens[pos])
-            self.pos = pos + 1
-            self.steps = 0
+        if self.eat(kind):
             return True
-        self.steps += 1
-        if self.steps > STEPS_PER_TOKEN:
-            self._burn_fuel()
         self.error_expected(_NAMES.get(kind, SyntaxKind(kind).name))
         return False
 
