@@ -50,8 +50,9 @@ CANDIDATES: frozenset[str] = frozenset({
     "and", "or", "xor", "not", "select", "eq", "ne", "lt", "le", "gt", "ge",
     "shl", "shr", "rotl", "rotr"})
 _SHIFTS = frozenset({"shl", "shr", "rotl", "rotr"})
-#: Fixpoint rounds of ``configure`` (each drops at least one class).
-_ROUNDS = 32
+#: Fixpoint rounds of ``configure`` at most (each drops at least one class; at the limit the
+#: classes still worth it in the last round are kept).
+_ROUNDS = 64
 
 
 @dataclass
@@ -245,11 +246,9 @@ def configure(problem: Problem, exclude: set[int]) -> Plan:
             if saved < 0 or (saved == 0 and mux > 0):
                 drop.add(c)
                 why[c] = "a multiplexer costs more than the op"
+        alive -= drop
         if not drop:
             break
-        alive -= drop
-    else:
-        port_info = {}
     budget = costs.dsp_budget
     left = budget
     declined: Counter[str] = Counter()
