@@ -17,6 +17,7 @@ from typing import Any
 from kera.diagnostics import KeraError
 from kera.hls.pipeline import Schedule
 from kera.hls.resources import estimate
+from kera.hls.sharing import refine
 from kera.hls.timing import MUL_OPS, CostModel
 
 #: The largest II ``--fit`` tries.
@@ -36,7 +37,7 @@ def _why_not(ii: int, plan: Planner) -> tuple[str | None, tuple[Schedule, Any, A
     sched, board, model = made
     why = _over(sched, board, model)
     if why and sched.aligned and "LUT" in why:  # the registers' multiplexers may be the LUTs
-        plain = dataclasses.replace(sched, register_mux=False)
+        plain = refine(dataclasses.replace(sched, register_mux=False), CostModel(model, None))
         why_plain = _over(plain, board, model)
         if not why_plain or "LUT" not in why_plain:
             return why_plain, (plain, board, model)

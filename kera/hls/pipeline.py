@@ -69,8 +69,10 @@ class Unit:
     ``ops[k]`` runs in a stage congruent to ``slots[k]`` modulo the II (the slots are distinct):
     the unit's operand ``j`` is a multiplexer, selected by the modulo counter, of the ops'
     operands ``j`` cut to their ``in_widths[j]`` significant bits and extended back to the
-    op's operand type (sign-extended when ``in_signed[j]``). ``on_dsp`` says whether a multiply
-    unit takes DSP blocks; ``mux_lut`` is the estimated LUTs of its multiplexers.
+    op's operand type (sign-extended when ``in_signed[j]``); an operand all of whose ops read
+    one signal (``sources[j]`` = 1) is that signal, no multiplexer. ``on_dsp`` says whether a
+    multiply unit takes DSP blocks; ``mux_lut`` is the estimated LUTs of its multiplexers and
+    constant ROMs; ``sources`` the distinct sources of each operand.
     """
 
     name: str
@@ -83,6 +85,7 @@ class Unit:
     mux_lut: int = 0
     mux_ns: float = 0.0
     on_dsp: bool = False
+    sources: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,10 @@ into copies of at most ``N`` banks, each loaded from the one before.
 
 ``bind_registers`` colours the copies left-edge style, in order of their first bank: a copy
 goes to a register of its width whose arcs it does not meet, preferring one that already loads
-from the same source (the same wire, the same shared unit's output or the same register: then
-the register's input needs no multiplexer, only a wider write enable), then the fullest; with
+from the same source (the same signal -- a shared unit's output, or the same wiring of the same
+registers, units and constants (``Signals``: the copies of a chain of values a folded loop
+computes on one unit) -- or the same register: then the register's input needs no
+multiplexer, only a wider write enable), then the fullest; with
 ``mix`` off only such registers (``Schedule.register_mux``: fewer LUTs, more FFs). Each
 register's write enable is decoded from the counter at its copies' first residues; a stall
 freezes the counter and every register alike. The estimate (``kera.hls.resources``) and the
@@ -19,8 +21,8 @@ emitter (``kera.rtl.registers``) read the same binding.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kera.hls.pipeline import Schedule
@@ -35,7 +37,7 @@ class Copy:
     nid: bytes
     first: int
     last: int
-    source: Source  # ("node", nid), ("unit", name) or ("reg", register index)
+    source: Source  # ("sig", Signals key) or ("reg", register index)
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,16 @@ class RegisterBinding:
     at: dict[tuple[int, bytes], int]  # (bank, node) -> register index
     unfolded_bits: int  # the bits without sharing between values (one register per copy)
     plain_bits: int  # the bits of one register per bank and value (the II = 1 datapath)
+    signals: Signals | None = field(default=None, compare=False, repr=False)
+
+    def signal(self, nid: bytes, stage: int) -> int:
+        """Return the key of the signal that carries ``nid``'s value in ``stage``."""
+        assert self.signals is not None
+        return self.signals.key(nid, stage)
+
+    def constant(self, key: int) -> int | None:
+        """Return the value of a constant's signal key (None for other signals)."""
+        return None if self.signals is None else self.signals.consts.get(key)
 
     @property
     def bits(self) -> int:
@@ -74,6 +86,70 @@ class RegisterBinding:
     def mux_bits(self) -> int:
         """Return the register-input multiplexer size: ``sum(width * (sources - 1))``."""
         return sum(r.width * (len(r.sources) - 1) for r in self.registers)
+
+
+class Signals:
+    """Keys of the physical signals that carry values (equal keys: the same signal always).
+
+    A value read in a later stage than its own is the register of the bank before
+    (``("r", register)``); in its own stage a shared unit's output (``("u", name)``), a
+    constant, a parameter, state or block RAM read (itself), or else its op over its inputs'
+    keys in that stage: the same wiring of the same signals is the same signal.
+    """
+
+    def __init__(self, schedule: Schedule, at: dict[tuple[int, bytes], int]) -> None:
+        from kera.hls.memory import bram_reads
+
+        self.schedule, self.at = schedule, at
+        self.bound = {nid: u.name for u in schedule.units if len(u.ops) > 1 for nid in u.ops}
+        self.opaque = set(bram_reads(schedule)) | set(schedule.virtual)
+        self.intern: dict[tuple[Any, ...], int] = {}
+        self.consts: dict[int, int] = {}
+        self.own: dict[bytes, int] = {}  # node -> its key in its own stage
+        self.stages: dict[int, list[bytes]] = {}
+        for nid in schedule.order:
+            self.stages.setdefault(schedule.stage[nid], []).append(nid)
+        self.done: set[int] = set()
+
+    def _get(self, t: tuple[Any, ...]) -> int:
+        k = self.intern.get(t)
+        if k is None:
+            k = self.intern[t] = len(self.intern)
+        return k
+
+    def key(self, nid: bytes, stage: int) -> int:
+        """Return the key of ``nid``'s value as read in ``stage``."""
+        graph = self.schedule.graph
+        node = graph.nodes[nid]
+        if node.op == "const":
+            k = self._get(("c", nid))
+            value = node.attr("value")
+            if isinstance(value, int) and not isinstance(value, bool):
+                self.consts[k] = value
+            return k
+        made = self.schedule.stage[nid]
+        if made < stage:
+            r = self.at.get((stage - 1, nid))
+            return self._get(("n", nid) if r is None else ("r", r))
+        if made not in self.done:
+            self._stage(made)
+        return self.own[nid]
+
+    def _stage(self, s: int) -> None:
+        self.done.add(s)
+        graph = self.schedule.graph
+        for nid in self.stages.get(s, []):
+            node = graph.nodes[nid]
+            if node.op == "const":
+                continue
+            if nid in self.bound:
+                t: tuple[Any, ...] = ("u", self.bound[nid])
+            elif node.op in ("param", "state") or nid in self.opaque:
+                t = ("n", nid)
+            else:
+                t = (node.op, str(node.type), node.attrs,
+                     tuple(self.key(i, s) for i in node.inputs))
+            self.own[nid] = self._get(t)
 
 
 def _arc(first: int, last: int, ii: int) -> int:
@@ -99,7 +175,6 @@ def bind_registers(schedule: Schedule, skip: frozenset[bytes] = frozenset(),
             if graph.nodes[nid].type.flat_width > 0 and nid not in skip:
                 held.setdefault(nid, []).append(s)
     position = {nid: k for k, nid in enumerate(schedule.order)}
-    bound = {nid: u.name for u in schedule.units if len(u.ops) > 1 for nid in u.ops}
     spans: list[tuple[int, int, int, bytes]] = []
     for nid, where in held.items():
         lo, hi = where[0], where[-1]
@@ -112,13 +187,14 @@ def bind_registers(schedule: Schedule, skip: frozenset[bytes] = frozenset(),
     sources: list[set[Source]] = []
     copies: list[list[Copy]] = []
     at: dict[tuple[int, bytes], int] = {}
+    signals = Signals(schedule, at)
     by_width: dict[int, list[int]] = {}
     unfolded = 0
     for first, last, _, nid in spans:
         width = graph.nodes[nid].type.flat_width
         unfolded += width
         if first == held[nid][0]:
-            source: Source = ("unit", bound[nid]) if nid in bound else ("node", nid)
+            source: Source = ("sig", signals.key(nid, first))
         else:
             source = ("reg", at[(first - 1, nid)])
         mask = _arc(first, last, ii)
@@ -144,7 +220,7 @@ def bind_registers(schedule: Schedule, skip: frozenset[bytes] = frozenset(),
             at[(s, nid)] = best
     regs = tuple(Register(w, tuple(c)) for w, c in zip(widths, copies, strict=True))
     plain = sum(graph.nodes[n].type.flat_width * len(w) for n, w in held.items())
-    return RegisterBinding(ii, regs, at, unfolded, plain)
+    return RegisterBinding(ii, regs, at, unfolded, plain, signals)
 
 
 def unregistered(schedule: Schedule) -> frozenset[bytes]:
@@ -156,4 +232,4 @@ def unregistered(schedule: Schedule) -> frozenset[bytes]:
     return frozenset(constant_tables(graph, schedule.order, result)[1])
 
 
-__all__ = ["Copy", "Register", "RegisterBinding", "bind_registers", "unregistered"]
+__all__ = ["Copy", "Signals", "Register", "RegisterBinding", "bind_registers", "unregistered"]

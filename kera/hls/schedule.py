@@ -145,7 +145,8 @@ def schedule(
     units = sharing.bind(problem, stage)
     if ii > 1:
         notes.extend(_share_notes(ii, units, problem.share))
-    return _finish(problem, stage, clock_mhz, ii, chosen, family, tuple(notes), plan, units)
+    return sharing.refine(_finish(problem, stage, clock_mhz, ii, chosen, family, tuple(notes),
+                                  plan, units), costs)
 
 
 def _share_notes(ii: int, units: Sequence[Any], plan: Any) -> list[str]:
@@ -258,15 +259,30 @@ def list_schedule(problem: Problem, release: dict[int, int] | None = None
     A node goes in the latest stage of its inputs, unless its chained finish there would pass
     the period, then in the next one. This gives every node its earliest feasible stage (so the
     least latency): a node bumped to stage ``S+1`` closes a path inside stage ``S`` that is too
-    long, and every schedule keeps that path's nodes in stages ``>= S``.
+    long, and every schedule keeps that path's nodes in stages ``>= S``. With shared ops, a
+    second pass holds the ones with slack back to their ALAP stages (``sharing.release_late``)
+    and is kept when its latency is no longer.
     """
+    stage, finish = _asap(problem, release)
+    if problem.share is not None and problem.share.groups and release is None:
+        from kera.hls.sharing import release_late
+
+        late = release_late(problem, stage)
+        if late:
+            stage2, finish2 = _asap(problem, late)
+            if max(stage2, default=0) <= max(stage, default=0):
+                return stage2, finish2
+    return stage, finish
+
+
+def _asap(problem: Problem, release: dict[int, int] | None) -> tuple[list[int], list[float]]:
     n, period = problem.size, problem.period
     stage, finish = [0] * n, [0.0] * n
-    from kera.hls.sharing import residue_limits
+    from kera.hls.sharing import Chains, residue_limits
 
     of, units = residue_limits(problem)
     busy = [[0] * problem.ii for _ in units]
-    taint = [False] * n  # in the same stage as, and combinationally after, a shared op
+    chains = Chains(n, len(units))  # units chained in one stage: kept free of loops
     after: dict[int, list[int]] = {}
     for u, v in problem.gaps:
         after.setdefault(v, []).append(u)
@@ -279,18 +295,19 @@ def list_schedule(problem: Problem, release: dict[int, int] | None = None
             s = max(stage[u] + 1 for u in after[v])
             ins = [u for u in ins if stage[u] == s]  # only same-stage inputs chain
         start = max((finish[u] for u in ins if stage[u] == s), default=0.0)
-        if release and release.get(v, 0) > s:  # a state read held back (modulo constraint)
+        if release and release.get(v, 0) > s:  # held back (a modulo constraint, or slack)
             s, start = release[v], 0.0
         if start + problem.delay[v] > period + EPS_NS:
             s, start = s + 1, 0.0
         g = of.get(v) if of else None
-        if g is not None:  # a resource row: a free unit in the residue, no unit chained before
-            while busy[g][s % problem.ii] >= units[g] or any(
-                    stage[u] == s and (u in of or taint[u]) for u in problem.inputs[v]):
+        if g is not None:  # a resource row: a free unit in the residue, no loop of units
+            while busy[g][s % problem.ii] >= units[g] or not chains.can(
+                    g, chains.before(problem.inputs[v], s, stage, of)):
                 s, start = s + 1, 0.0
             busy[g][s % problem.ii] += 1
+            chains.add(g, chains.before(problem.inputs[v], s, stage, of))
         elif of:
-            taint[v] = any(stage[u] == s and (u in of or taint[u]) for u in problem.inputs[v])
+            chains.after[v] = chains.before(problem.inputs[v], s, stage, of)
         stage[v], finish[v] = s, start + problem.delay[v]
     return stage, finish
 

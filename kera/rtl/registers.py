@@ -4,8 +4,9 @@ With aligned starts each physical register of the binding (``kera.hls.regbind``)
 once, before the first bank; a bank's copy of a value is just that register's name. After the
 stages, each register gets one ``always`` block: loaded when the pipeline moves (``en``) and the
 modulo counter is at one of its copies' first residues, from that copy's source (the value's
-wire, or the register of the bank before). One source is a plain enable; several are a
-``case`` on the counter.
+wire, or the register of the bank before; copies whose wires are the same signal,
+``kera.hls.regbind.Signals``, load from the first one's). One source is a plain enable;
+several are a ``case`` on the counter.
 """
 
 from __future__ import annotations
@@ -51,13 +52,17 @@ def load_lines(module: Any) -> list[str]:
     lines = ["", "// ---- shared registers: loaded at their copies' first residues"]
     for reg, name in zip(binding.registers, module.fold_names, strict=True):
         loads: dict[str, list[int]] = {}
+        exprs: dict[object, str] = {}  # a source's signal: the first copy's expression
         for c in reg.copies:
             made = module.s.stage[c.nid]
             if c.first == made:
                 src = module.ref(c.nid, made).expr
             else:
                 src = module.bank_name[(c.first - 1, c.nid)]
-            loads.setdefault(src, []).append(c.first % ii)
+            first = exprs.setdefault(c.source, src)
+            if first != src and src.isidentifier():
+                module.body.sink(src)  # the same signal as ``first``
+            loads.setdefault(first, []).append(c.first % ii)
         lines.append("always @(posedge clk) begin")
         if len(loads) == 1:
             (src, residues), = loads.items()
