@@ -24,8 +24,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from operator import itemgetter
 
+from kera.ir.gcpause import paused_gc
 from kera.ir.graph import Graph, Node
 from kera.ir.types import ArrayType, IntType, TupleType, Type
 
@@ -103,10 +104,17 @@ class BitNetwork:
     _registered: dict[bytes, list[Bit]] = field(default_factory=dict)
     _luts: dict[bytes, int] = field(default_factory=dict)
     _borrows: dict[tuple[bytes, bytes], Bit] = field(default_factory=dict)
+    #: Nodes whose gates ``materialise`` has recorded (a node's bits never change).
+    _materialised: set[bytes] = field(default_factory=set)
 
     def build(self, order: Iterable[bytes], results: Iterable[bytes]) -> BitNetwork:
         """Evaluate the nodes of ``order`` (topological); materialise what leaf-producing
         nodes read, the ``results`` and the nodes nothing reads; cover the gates with LUTs."""
+        with paused_gc():  # ~10 bits, gates and sets per node, none freed before the end
+            self._build(order, results)
+        return self
+
+    def _build(self, order: Iterable[bytes], results: Iterable[bytes]) -> None:
         nodes = self.graph.nodes
         read: set[bytes] = set()
         for nid in order:
@@ -126,7 +134,6 @@ class BitNetwork:
             if nid in self.bits:
                 self.materialise(nid)
         self.cover()
-        return self
 
     def increment(self, nid: bytes) -> int:
         """Return the LUT levels ``nid`` adds to the deepest of its bitwise inputs."""
@@ -139,6 +146,9 @@ class BitNetwork:
 
     def materialise(self, nid: bytes) -> None:
         """Record the gates among ``nid``'s bits as LUT outputs."""
+        if nid in self._materialised:
+            return
+        self._materialised.add(nid)
         for mask, _, gate, _ in self.bits[nid]:
             if gate >= 0 and gate not in self.roots:
                 self.roots[gate] = (len(mask), nid)
@@ -160,64 +170,91 @@ class BitNetwork:
         critical paths onto; ``wide`` 0: K). Gates no materialised bit depends on are dead
         (yosys trims them). A node's ``levels`` is the depth of its deepest live bit.
         """
-        live = self._live()
-        readers: dict[int, int] = {}
-        for g in live:
-            for h in {b[2] for b in self._fanin[g][0] if b[2] >= 0}:
-                readers[h] = readers.get(h, 0) + 1
-        cuts, _, kept = self._cover(live, readers, self.k)
-        self._luts = {}
-        for g in sorted(kept):
-            nid = self._fanin[g][1]
-            self._luts[nid] = self._luts.get(nid, 0) + lut_count(len(cuts[g]), self.k)
-        _, depth, _ = self._cover(live, readers, max(self.k, self.wide))
-        for nid, bits in self.bits.items():
-            self.levels[nid] = max((depth[b[2]] for b in bits if b[2] in depth), default=0)
-
-    def _cover(self, live: set[int], readers: dict[int, int], limit: int
-               ) -> tuple[dict[int, set[tuple[int, Any]]], dict[int, int], set[int]]:
-        """Return (cut, depth, LUT outputs) of a cover whose LUTs read up to ``limit`` signals."""
+        signals = self._live()
+        readers = [0] * (self._gates + 1)
+        for g in signals:
+            for h in signals[g][1]:
+                readers[h] += 1
+        roots = self.roots
+        folds = bytearray(self._gates + 1)  # read by one gate only, and not materialised
+        for h, n in enumerate(readers):
+            if n == 1 and h not in roots:
+                folds[h] = 1
         k = self.k
-        cuts: dict[int, set[tuple[int, Any]]] = {}
-        depth: dict[int, int] = {}
-        kept: set[int] = {g for g in self.roots if g in self._fanin}
-        for g, (ins, _) in self._fanin.items():
-            if g not in live:
-                continue
-            cut: set[tuple[int, Any]] = set()
+        limit = max(k, self.wide)
+        cuts, depth, kept = self._cover(signals, folds, k, limit == k)
+        self._luts = {}
+        fanin = self._fanin
+        for g in sorted(kept):
+            nid = fanin[g][1]
+            self._luts[nid] = self._luts.get(nid, 0) + lut_count(len(cuts[g]), k)
+        if limit != k:
+            _, depth, _ = self._cover(signals, folds, limit, True)
+        at = depth.__getitem__  # index -1 (a leaf bit's gate) holds 0, as dead gates do
+        gate = itemgetter(2)
+        for nid, bits in self.bits.items():
+            self.levels[nid] = max(map(at, map(gate, bits)), default=0)
+
+    def _cover(self, signals: dict[int, tuple[list[int], set[int]]], folds: bytearray,
+               limit: int, deep: bool) -> tuple[dict[int, set[int]], list[int], set[int]]:
+        """Return (cut, depth, LUT outputs) of a cover whose LUTs read up to ``limit`` signals.
+
+        A cut is a set of signals: a LUT output ``h`` (a gate number, >= 1) or a leaf bit
+        ``n`` as ``~n``. ``depth`` (computed when ``deep``) is a list indexed by signal: a
+        gate's depth, and 0 at every negative index down to ``~n`` of the last leaf bit.
+        """
+        k = self.k
+        roots = self.roots
+        fanin = self._fanin
+        cuts: dict[int, set[int]] = {}
+        depth = [0] * (self._gates + 1 + self._leaves)
+        at = depth.__getitem__
+        levels = [lut_levels(c, k) for c in range(limit + 1)]
+        kept: set[int] = {g for g in roots if g in fanin}
+        for g, (leaves, ins) in signals.items():
+            cut = set(leaves)
             folded: list[int] = []
-            for b in ins:
-                h = b[2]
-                if h < 0:
-                    cut.add((0, b[0]))
-                elif readers.get(h, 0) == 1 and h not in self.roots:
+            for h in ins:
+                if folds[h]:
                     folded.append(h)
                     cut |= cuts[h]  # folds into this gate's LUT
                 else:  # read twice or more, or materialised: a LUT output of its own
                     kept.add(h)
-                    cut.add((1, h))
-            for h in sorted(folded, key=lambda h: (-len(cuts[h]), h)):
-                if len(cut) <= limit:
-                    break
-                kept.add(h)  # too many inputs: the largest folded cone gets its own LUT
-                cut = (cut - cuts[h]) | {(1, h)}
+                    cut.add(h)
+            if len(cut) > limit and folded:
+                for h in sorted(folded, key=lambda h: (-len(cuts[h]), h)):
+                    if len(cut) <= limit:
+                        break
+                    kept.add(h)  # too many inputs: the largest folded cone gets its own LUT
+                    cut -= cuts[h]
+                    cut.add(h)
             cuts[g] = cut
-            c = len(cut)
-            depth[g] = max((depth[m] for kind, m in cut if kind), default=0) + (
-                1 if k < c <= limit else lut_levels(c, k))
+            if deep:
+                c = len(cut)
+                depth[g] = max(map(at, cut), default=0) + (
+                    (levels[c] if c <= k else 1) if c <= limit else lut_levels(c, k))
         return cuts, depth, kept
 
-    def _live(self) -> set[int]:
-        """Return the gates a materialised bit depends on (the others are trimmed)."""
-        live: set[int] = set()
-        stack = [g for g in self.roots if g in self._fanin]
-        while stack:
-            g = stack.pop()
-            if g in live:
+    def _live(self) -> dict[int, tuple[list[int], set[int]]]:
+        """Return the gates a materialised bit depends on (the others are trimmed), in
+        creation order, each with the signals it reads: its leaf bits as ``~n`` and the set of
+        gates. A gate reads only earlier gates, so one sweep from the last gate finds them."""
+        fanin = self._fanin
+        alive = bytearray(self._gates + 1)
+        for g in self.roots:
+            if g in fanin:
+                alive[g] = 1
+        live: list[tuple[int, tuple[list[int], set[int]]]] = []
+        for g in range(self._gates, 0, -1):
+            if not alive[g]:
                 continue
-            live.add(g)
-            stack.extend(b[2] for b in self._fanin[g][0] if b[2] >= 0 and b[2] not in live)
-        return live
+            ins = fanin[g][0]
+            gates = {b[2] for b in ins if b[2] >= 0}
+            for h in gates:
+                alive[h] = 1
+            # a wire's support is its one leaf bit (gates read no constants)
+            live.append((g, ([~n for b in ins if b[2] < 0 for n in b[0]], gates)))
+        return dict(reversed(live))
 
     def live_bits(self, nid: bytes) -> int:
         """Return how many distinct non-constant bits ``nid`` has (what a register keeps)."""
@@ -283,7 +320,8 @@ class BitNetwork:
         return hit
 
     def _gate(self, ins: list[Bit]) -> Bit:
-        mask = ins[0][0].union(*[b[0] for b in ins[1:]])
+        mask = ins[0][0] | ins[1][0] if len(ins) == 2 else ins[0][0].union(
+            *[b[0] for b in ins[1:]])
         size = len(mask)
         if size <= 1 and len(ins) == 1:
             return ins[0]  # an inverter or a buffer folds into its reader
@@ -342,18 +380,22 @@ def _bitwise2(kind: str) -> Rule:
 
 
 def _logic(net: BitNetwork, kind: str, a: Bit, b: Bit) -> Bit:
-    for x, y in ((a, b), (b, a)):
-        if not x[0]:  # a constant operand: the result is constant or the other bit (inverted)
-            if kind == "and":
-                return y if x[1] else ZERO
-            if kind == "or":
-                return ONE if x[1] else y
-            return _not(y) if x[1] else y
-    if a == b:
-        return ZERO if kind == "xor" else a
-    if a == _not(b):
-        return ZERO if kind == "and" else ONE
-    return net._gate([a, b])
+    if not a[0]:
+        x, y = a, b
+    elif not b[0]:
+        x, y = b, a
+    else:
+        if a[2] == b[2] and a[1] == b[1] and a[0] == b[0]:  # the same signal
+            if a[3] == b[3]:
+                return ZERO if kind == "xor" else a
+            return ZERO if kind == "and" else ONE  # a signal and its inverse
+        return net._gate([a, b])
+    # a constant operand: the result is constant or the other bit (inverted)
+    if kind == "and":
+        return y if x[1] else ZERO
+    if kind == "or":
+        return ONE if x[1] else y
+    return _not(y) if x[1] else y
 
 
 def _not_rule(net: BitNetwork, node: Node, ins: list[list[Bit]], types: list[Type]) -> list[Bit]:
