@@ -22,8 +22,10 @@ depth of the network rather than the sum of its word-level ops.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from itertools import chain, repeat
 from operator import itemgetter
 
 from kera.ir.gcpause import paused_gc
@@ -98,14 +100,17 @@ class BitNetwork:
     roots: dict[int, tuple[int, bytes]] = field(default_factory=dict)
     _leaves: int = 0
     _gates: int = 0
-    #: Gate number -> (its direct inputs, the node it belongs to), in creation order.
-    _fanin: dict[int, tuple[tuple[Bit, ...], bytes]] = field(default_factory=dict)
+    #: Gate number -> (the leaf bits it reads, as ``~n``; the gates it reads; the node it
+    #: belongs to), in creation order (a gate reads only earlier gates).
+    _fanin: dict[int, tuple[list[int], set[int], bytes]] = field(default_factory=dict)
     _node: bytes = b""
     _registered: dict[bytes, list[Bit]] = field(default_factory=dict)
     _luts: dict[bytes, int] = field(default_factory=dict)
     _borrows: dict[tuple[bytes, bytes], Bit] = field(default_factory=dict)
     #: Nodes whose gates ``materialise`` has recorded (a node's bits never change).
     _materialised: set[bytes] = field(default_factory=set)
+    #: ``lut_levels(s, k)`` for small supports ``s``.
+    _levels: list[int] = field(default_factory=list)
 
     def build(self, order: Iterable[bytes], results: Iterable[bytes]) -> BitNetwork:
         """Evaluate the nodes of ``order`` (topological); materialise what leaf-producing
@@ -115,6 +120,7 @@ class BitNetwork:
         return self
 
     def _build(self, order: Iterable[bytes], results: Iterable[bytes]) -> None:
+        self._levels = [lut_levels(s, self.k) for s in range(64)]
         nodes = self.graph.nodes
         read: set[bytes] = set()
         for nid in order:
@@ -171,13 +177,10 @@ class BitNetwork:
         (yosys trims them). A node's ``levels`` is the depth of its deepest live bit.
         """
         signals = self._live()
-        readers = [0] * (self._gates + 1)
-        for g in signals:
-            for h in signals[g][1]:
-                readers[h] += 1
+        readers = Counter(chain.from_iterable(signals[g][1] for g in signals))
         roots = self.roots
         folds = bytearray(self._gates + 1)  # read by one gate only, and not materialised
-        for h, n in enumerate(readers):
+        for h, n in readers.items():
             if n == 1 and h not in roots:
                 folds[h] = 1
         k = self.k
@@ -186,7 +189,7 @@ class BitNetwork:
         self._luts = {}
         fanin = self._fanin
         for g in sorted(kept):
-            nid = fanin[g][1]
+            nid = fanin[g][2]
             self._luts[nid] = self._luts.get(nid, 0) + lut_count(len(cuts[g]), k)
         if limit != k:
             _, depth, _ = self._cover(signals, folds, limit, True)
@@ -195,7 +198,7 @@ class BitNetwork:
         for nid, bits in self.bits.items():
             self.levels[nid] = max(map(at, map(gate, bits)), default=0)
 
-    def _cover(self, signals: dict[int, tuple[list[int], set[int]]], folds: bytearray,
+    def _cover(self, signals: dict[int, tuple[list[int], set[int], bytes]], folds: bytearray,
                limit: int, deep: bool) -> tuple[dict[int, set[int]], list[int], set[int]]:
         """Return (cut, depth, LUT outputs) of a cover whose LUTs read up to ``limit`` signals.
 
@@ -211,7 +214,7 @@ class BitNetwork:
         at = depth.__getitem__
         levels = [lut_levels(c, k) for c in range(limit + 1)]
         kept: set[int] = {g for g in roots if g in fanin}
-        for g, (leaves, ins) in signals.items():
+        for g, (leaves, ins, _) in signals.items():
             cut = set(leaves)
             folded: list[int] = []
             for h in ins:
@@ -235,26 +238,20 @@ class BitNetwork:
                     (levels[c] if c <= k else 1) if c <= limit else lut_levels(c, k))
         return cuts, depth, kept
 
-    def _live(self) -> dict[int, tuple[list[int], set[int]]]:
-        """Return the gates a materialised bit depends on (the others are trimmed), in
-        creation order, each with the signals it reads: its leaf bits as ``~n`` and the set of
-        gates. A gate reads only earlier gates, so one sweep from the last gate finds them."""
+    def _live(self) -> dict[int, tuple[list[int], set[int], bytes]]:
+        """Return the gates a materialised bit depends on (the others are trimmed) and what
+        each reads, in creation order. A gate reads only earlier gates, so one sweep from the
+        last gate finds them."""
         fanin = self._fanin
         alive = bytearray(self._gates + 1)
         for g in self.roots:
             if g in fanin:
                 alive[g] = 1
-        live: list[tuple[int, tuple[list[int], set[int]]]] = []
         for g in range(self._gates, 0, -1):
-            if not alive[g]:
-                continue
-            ins = fanin[g][0]
-            gates = {b[2] for b in ins if b[2] >= 0}
-            for h in gates:
-                alive[h] = 1
-            # a wire's support is its one leaf bit (gates read no constants)
-            live.append((g, ([~n for b in ins if b[2] < 0 for n in b[0]], gates)))
-        return dict(reversed(live))
+            if alive[g]:
+                for h in fanin[g][1]:
+                    alive[h] = 1
+        return {g: fanin[g] for g in fanin if alive[g]}
 
     def live_bits(self, nid: bytes) -> int:
         """Return how many distinct non-constant bits ``nid`` has (what a register keeps)."""
@@ -268,7 +265,8 @@ class BitNetwork:
     def _fresh(self, width: int) -> list[Bit]:
         first = self._leaves
         self._leaves += width
-        return [(frozenset((first + i,)), 0, -1, 0) for i in range(width)]
+        supports = map(frozenset, zip(range(first, first + width)))
+        return list(zip(supports, repeat(0), repeat(-1), repeat(0)))
 
     def _input(self, u: bytes, v: bytes) -> list[Bit]:
         if self._reads_comb(u, v):
@@ -326,8 +324,12 @@ class BitNetwork:
         if size <= 1 and len(ins) == 1:
             return ins[0]  # an inverter or a buffer folds into its reader
         self._gates += 1
-        self._fanin[self._gates] = (tuple(ins), self._node)
-        return (mask, lut_levels(size, self.k), self._gates, 0)
+        # a wire's support is its one leaf bit (gates read no constants)
+        self._fanin[self._gates] = ([~n for b in ins if b[2] < 0 for n in b[0]],
+                                    {b[2] for b in ins if b[2] >= 0}, self._node)
+        levels = self._levels
+        return (mask, levels[size] if size < len(levels) else lut_levels(size, self.k),
+                self._gates, 0)
 
     def _evaluate(self, nid: bytes, node: Node) -> list[Bit]:
         nodes = self.graph.nodes
