@@ -102,7 +102,7 @@ class BitNetwork:
     _gates: int = 0
     #: Gate number -> (the leaf bits it reads, as ``~n``; the gates it reads; the node it
     #: belongs to), in creation order (a gate reads only earlier gates).
-    _fanin: dict[int, tuple[list[int], set[int], bytes]] = field(default_factory=dict)
+    _fanin: dict[int, tuple[list[int], tuple[int, ...], bytes]] = field(default_factory=dict)
     _node: bytes = b""
     _registered: dict[bytes, list[Bit]] = field(default_factory=dict)
     _luts: dict[bytes, int] = field(default_factory=dict)
@@ -136,6 +136,7 @@ class BitNetwork:
                         self.materialise(u)
                 self.bits[nid] = self._leaf_bits(nid, node)
                 self.levels[nid] = 0
+                self._materialised.add(nid)  # leaf bits only: no gate to record
         for nid in [*results, *(n for n in self.bits if n not in read)]:  # results and sinks
             if nid in self.bits:
                 self.materialise(nid)
@@ -198,7 +199,7 @@ class BitNetwork:
         for nid, bits in self.bits.items():
             self.levels[nid] = max(map(at, map(gate, bits)), default=0)
 
-    def _cover(self, signals: dict[int, tuple[list[int], set[int], bytes]], folds: bytearray,
+    def _cover(self, signals: dict[int, tuple[list[int], tuple[int, ...], bytes]], folds: bytearray,
                limit: int, deep: bool) -> tuple[dict[int, set[int]], list[int], set[int]]:
         """Return (cut, depth, LUT outputs) of a cover whose LUTs read up to ``limit`` signals.
 
@@ -238,7 +239,7 @@ class BitNetwork:
                     (levels[c] if c <= k else 1) if c <= limit else lut_levels(c, k))
         return cuts, depth, kept
 
-    def _live(self) -> dict[int, tuple[list[int], set[int], bytes]]:
+    def _live(self) -> dict[int, tuple[list[int], tuple[int, ...], bytes]]:
         """Return the gates a materialised bit depends on (the others are trimmed) and what
         each reads, in creation order. A gate reads only earlier gates, so one sweep from the
         last gate finds them."""
@@ -318,18 +319,41 @@ class BitNetwork:
         return hit
 
     def _gate(self, ins: list[Bit]) -> Bit:
-        mask = ins[0][0] | ins[1][0] if len(ins) == 2 else ins[0][0].union(
-            *[b[0] for b in ins[1:]])
+        if len(ins) == 2:
+            return self._gate2(ins[0], ins[1])
+        mask = ins[0][0].union(*[b[0] for b in ins[1:]])
         size = len(mask)
         if size <= 1 and len(ins) == 1:
             return ins[0]  # an inverter or a buffer folds into its reader
-        self._gates += 1
+        self._gates = g = self._gates + 1
         # a wire's support is its one leaf bit (gates read no constants)
-        self._fanin[self._gates] = ([~n for b in ins if b[2] < 0 for n in b[0]],
-                                    {b[2] for b in ins if b[2] >= 0}, self._node)
+        self._fanin[g] = ([~n for b in ins if b[2] < 0 for n in b[0]],
+                          tuple({b[2] for b in ins if b[2] >= 0}), self._node)
         levels = self._levels
-        return (mask, levels[size] if size < len(levels) else lut_levels(size, self.k),
-                self._gates, 0)
+        return (mask, levels[size] if size < len(levels) else lut_levels(size, self.k), g, 0)
+
+    def _gate2(self, a: Bit, b: Bit) -> Bit:
+        """Return the gate of two different signals (``_gate`` of two bits, unrolled)."""
+        mask = a[0] | b[0]
+        size = len(mask)
+        self._gates = g = self._gates + 1
+        ga, gb = a[2], b[2]
+        # a wire's support is its one leaf bit (gates read no constants)
+        if ga >= 0:
+            if gb >= 0:
+                self._fanin[g] = ([], (ga,) if ga == gb else (ga, gb), self._node)
+            else:
+                (nb,) = b[0]
+                self._fanin[g] = ([~nb], (ga,), self._node)
+        else:
+            (na,) = a[0]
+            if gb >= 0:
+                self._fanin[g] = ([~na], (gb,), self._node)
+            else:
+                (nb,) = b[0]
+                self._fanin[g] = ([~na, ~nb], (), self._node)
+        levels = self._levels
+        return (mask, levels[size] if size < len(levels) else lut_levels(size, self.k), g, 0)
 
     def _evaluate(self, nid: bytes, node: Node) -> list[Bit]:
         nodes = self.graph.nodes
@@ -391,7 +415,7 @@ def _logic(net: BitNetwork, kind: str, a: Bit, b: Bit) -> Bit:
             if a[3] == b[3]:
                 return ZERO if kind == "xor" else a
             return ZERO if kind == "and" else ONE  # a signal and its inverse
-        return net._gate([a, b])
+        return net._gate2(a, b)
     # a constant operand: the result is constant or the other bit (inverted)
     if kind == "and":
         return y if x[1] else ZERO
