@@ -326,9 +326,16 @@ class BitNetwork:
         if size <= 1 and len(ins) == 1:
             return ins[0]  # an inverter or a buffer folds into its reader
         self._gates = g = self._gates + 1
-        # a wire's support is its one leaf bit (gates read no constants)
-        self._fanin[g] = ([~n for b in ins if b[2] < 0 for n in b[0]],
-                          tuple({b[2] for b in ins if b[2] >= 0}), self._node)
+        leaves: list[int] = []
+        gates: list[int] = []
+        for b in ins:
+            h = b[2]
+            if h < 0:
+                (n,) = b[0]  # a wire's support is its one leaf bit (gates read no constants)
+                leaves.append(~n)
+            elif h not in gates:
+                gates.append(h)
+        self._fanin[g] = (leaves, tuple(gates), self._node)
         levels = self._levels
         return (mask, levels[size] if size < len(levels) else lut_levels(size, self.k), g, 0)
 
