@@ -178,7 +178,7 @@ class BitNetwork:
         (yosys trims them). A node's ``levels`` is the depth of its deepest live bit.
         """
         signals = self._live()
-        readers = Counter(chain.from_iterable(signals[g][1] for g in signals))
+        readers = Counter(chain.from_iterable(map(itemgetter(1), signals.values())))
         roots = self.roots
         folds = bytearray(self._gates + 1)  # read by one gate only, and not materialised
         for h, n in readers.items():
@@ -187,11 +187,14 @@ class BitNetwork:
         k = self.k
         limit = max(k, self.wide)
         cuts, depth, kept = self._cover(signals, folds, k, limit == k)
-        self._luts = {}
+        luts: dict[bytes, int] = {}
         fanin = self._fanin
+        counts = [lut_count(c, k) for c in range(65)]
         for g in sorted(kept):
             nid = fanin[g][2]
-            self._luts[nid] = self._luts.get(nid, 0) + lut_count(len(cuts[g]), k)
+            c = len(cuts[g])
+            luts[nid] = luts.get(nid, 0) + (counts[c] if c < 65 else lut_count(c, k))
+        self._luts = luts
         if limit != k:
             _, depth, _ = self._cover(signals, folds, limit, True)
         at = depth.__getitem__  # index -1 (a leaf bit's gate) holds 0, as dead gates do
