@@ -42,6 +42,9 @@ Bit = tuple[frozenset[int], int, int, int]
 _NONE: frozenset[int] = frozenset()
 ZERO: Bit = (_NONE, 0, -1, 0)
 ONE: Bit = (_NONE, 1, -1, 0)
+#: What a gate reads: its leaf bits (leaf ``n`` as ``~n``), the distinct gates, and the node it
+#: belongs to.
+Fanin = tuple[list[int], tuple[int, ...], bytes]
 
 #: Ops that are always evaluated bit by bit.
 _ALWAYS = frozenset({"and", "or", "xor", "not", "select", "slice", "concat", "cast", "tuple",
@@ -100,9 +103,8 @@ class BitNetwork:
     roots: dict[int, tuple[int, bytes]] = field(default_factory=dict)
     _leaves: int = 0
     _gates: int = 0
-    #: Gate number -> (the leaf bits it reads, as ``~n``; the gates it reads; the node it
-    #: belongs to), in creation order (a gate reads only earlier gates).
-    _fanin: dict[int, tuple[list[int], tuple[int, ...], bytes]] = field(default_factory=dict)
+    #: Gate number -> what it reads, in creation order (a gate reads only earlier gates).
+    _fanin: dict[int, Fanin] = field(default_factory=dict)
     _node: bytes = b""
     _registered: dict[bytes, list[Bit]] = field(default_factory=dict)
     _luts: dict[bytes, int] = field(default_factory=dict)
@@ -202,8 +204,8 @@ class BitNetwork:
         for nid, bits in self.bits.items():
             self.levels[nid] = max(map(at, map(gate, bits)), default=0)
 
-    def _cover(self, signals: dict[int, tuple[list[int], tuple[int, ...], bytes]], folds: bytearray,
-               limit: int, deep: bool) -> tuple[dict[int, set[int]], list[int], set[int]]:
+    def _cover(self, signals: dict[int, Fanin], folds: bytearray, limit: int, deep: bool
+               ) -> tuple[dict[int, set[int]], list[int], set[int]]:
         """Return (cut, depth, LUT outputs) of a cover whose LUTs read up to ``limit`` signals.
 
         A cut is a set of signals: a LUT output ``h`` (a gate number, >= 1) or a leaf bit
@@ -242,7 +244,7 @@ class BitNetwork:
                     (levels[c] if c <= k else 1) if c <= limit else lut_levels(c, k))
         return cuts, depth, kept
 
-    def _live(self) -> dict[int, tuple[list[int], tuple[int, ...], bytes]]:
+    def _live(self) -> dict[int, Fanin]:
         """Return the gates a materialised bit depends on (the others are trimmed) and what
         each reads, in creation order. A gate reads only earlier gates, so one sweep from the
         last gate finds them."""
@@ -343,7 +345,7 @@ class BitNetwork:
         return (mask, levels[size] if size < len(levels) else lut_levels(size, self.k), g, 0)
 
     def _gate2(self, a: Bit, b: Bit) -> Bit:
-        """Return the gate of two different signals (``_gate`` of two bits, unrolled)."""
+        """Return the gate of two bits (``_gate`` of two, unrolled)."""
         mask = a[0] | b[0]
         size = len(mask)
         self._gates = g = self._gates + 1
