@@ -30,10 +30,10 @@ ROOT = Path(__file__).resolve().parents[1]
 Reader = Callable[[dict], object]
 
 
-def _run_of(kind: str, nodes: int, method: str) -> Reader:
+def _run_of(kind: str, nodes: int, method: str, key: str = "seconds") -> Reader:
     def read(d: dict) -> object:
         runs = [r for r in d["runs"] if r["kind"] == kind and r["requested"] == method]
-        return min(runs, key=lambda r: abs(r["nodes"] - nodes))["seconds"] if runs else None
+        return min(runs, key=lambda r: abs(r["nodes"] - nodes)).get(key) if runs else None
 
     return read
 
@@ -69,7 +69,9 @@ BENCHMARKS: dict[str, tuple[list[str], dict[str, Reader]]] = {
     }),
     "schedule": (["--sizes", "1000,20000", "--methods", "auto"], {
         "random_20k_seconds": _run_of("random", 20000, "auto"),
+        "random_20k_cpu_seconds": _run_of("random", 20000, "auto", "cpu_seconds"),
         "fir_20k_seconds": _run_of("fir", 20000, "auto"),
+        "fir_20k_cpu_seconds": _run_of("fir", 20000, "auto", "cpu_seconds"),
         "fir_20k_build_seconds": lambda d: max(r["build_seconds"] for r in d["runs"]),
     }),
     "loops": (["--iterations", "1000,10000,50000"], {

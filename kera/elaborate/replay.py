@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 from kera.diagnostics import Span
 from kera.elaborate.values import Binding, Val
@@ -89,6 +90,9 @@ class Template:
         self.calls = trace.calls
         self.ok = self.ok and all(r >= 0 for r in self.exit) and not any(
             q in where and self.variant[where[q]] for q in trace.queried)
+        # The steps as ``replay`` runs them: the inputs gathered by one C-level call.
+        self.plan = [(op, ty, _gather(refs), items, span, slot, head, tail)
+                     for op, ty, refs, items, span, slot, head, tail in self.steps]
 
     def _slot(self, where: dict[bytes, int], node_id: bytes) -> int:
         slot = where.get(node_id)
@@ -156,17 +160,27 @@ class Template:
             vals[ITER] = nid
         for j, b in enumerate(bindings, 1):
             vals[j] = b.value.id
-        sha3, join = _sha3, b"".join
-        for op, ty, refs, items, span, out, head, tail in self.steps:
-            inputs = tuple([vals[r] for r in refs])
-            nid = sha3(join((head, *inputs, tail))).digest()  # type: ignore[arg-type]
+        sha3, join, keep_span = _sha3, b"".join, spans.setdefault
+        for op, ty, gather, items, span, out, head, tail in self.plan:
+            inputs = gather(vals)
+            nid = sha3(join((head, *inputs, tail))).digest()
             if nid not in nodes:
-                nodes[nid] = Node(op, ty, inputs, items, nid)  # type: ignore[arg-type]
-            if span is not None and nid not in spans:
-                spans[nid] = span
+                nodes[nid] = Node(op, ty, inputs, items, nid)
+            if span is not None:
+                keep_span(nid, span)
             vals[out] = nid
         for binding, ref, exit_type in zip(bindings, self.exit, self.exit_types, strict=True):
             binding.value = Val(vals[ref], exit_type)
+
+
+def _gather(refs: tuple[int, ...]) -> Callable[[list[bytes | None]], tuple[bytes, ...]]:
+    """Return a function of the slot values giving the values at ``refs``, as a tuple."""
+    if len(refs) >= 2:
+        return itemgetter(*refs)
+    if refs:
+        only = itemgetter(refs[0])
+        return lambda vals: (only(vals),)
+    return lambda vals: ()
 
 
 def traced(builder: object, run: Callable[[], None], iter_id: bytes | None,

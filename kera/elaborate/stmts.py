@@ -13,6 +13,7 @@ from kera.elaborate import tree as t
 from kera.elaborate.base import BuilderBase
 from kera.elaborate.items import FnItem
 from kera.elaborate.values import POISON, Binding, Lit, Val, Value
+from kera.ir.gcpause import paused_gc
 from kera.ir.types import UNIT, ArrayType, FixedType, IntType, TupleType, Type, uint
 from kera.syntax import GreenNode, SyntaxNode, parse_int_literal
 from kera.syntax import SyntaxKind as K
@@ -418,9 +419,10 @@ class StmtMixin(BuilderBase):
                     template = self._template(traces[-2], traces[-1], pat)
         if template is not None:
             graph = self.graph
-            for i in range(start, hi):
-                template.replay(graph, ty, i, bindings)
-                bar.advance()
+            with paused_gc():  # nodes, ids and tuples by the hundred thousand, none freed
+                for i in range(start, hi):
+                    template.replay(graph, ty, i, bindings)
+                    bar.advance()
             return
         for i in range(start, hi):
             self._iteration(pat, ty, body, i, None)

@@ -22,10 +22,13 @@ depth of the network rather than the sum of its word-level ops.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from itertools import chain, repeat
+from operator import itemgetter
 
+from kera.ir.gcpause import paused_gc
 from kera.ir.graph import Graph, Node
 from kera.ir.types import ArrayType, IntType, TupleType, Type
 
@@ -39,6 +42,9 @@ Bit = tuple[frozenset[int], int, int, int]
 _NONE: frozenset[int] = frozenset()
 ZERO: Bit = (_NONE, 0, -1, 0)
 ONE: Bit = (_NONE, 1, -1, 0)
+#: What a gate reads: its leaf bits (leaf ``n`` as ``~n``), the distinct gates, and the node it
+#: belongs to.
+Fanin = tuple[list[int], tuple[int, ...], bytes]
 
 #: Ops that are always evaluated bit by bit.
 _ALWAYS = frozenset({"and", "or", "xor", "not", "select", "slice", "concat", "cast", "tuple",
@@ -97,16 +103,26 @@ class BitNetwork:
     roots: dict[int, tuple[int, bytes]] = field(default_factory=dict)
     _leaves: int = 0
     _gates: int = 0
-    #: Gate number -> (its direct inputs, the node it belongs to), in creation order.
-    _fanin: dict[int, tuple[tuple[Bit, ...], bytes]] = field(default_factory=dict)
+    #: Gate number -> what it reads, in creation order (a gate reads only earlier gates).
+    _fanin: dict[int, Fanin] = field(default_factory=dict)
     _node: bytes = b""
     _registered: dict[bytes, list[Bit]] = field(default_factory=dict)
     _luts: dict[bytes, int] = field(default_factory=dict)
     _borrows: dict[tuple[bytes, bytes], Bit] = field(default_factory=dict)
+    #: Nodes whose gates ``materialise`` has recorded (a node's bits never change).
+    _materialised: set[bytes] = field(default_factory=set)
+    #: ``lut_levels(s, k)`` for small supports ``s``.
+    _levels: list[int] = field(default_factory=list)
 
     def build(self, order: Iterable[bytes], results: Iterable[bytes]) -> BitNetwork:
         """Evaluate the nodes of ``order`` (topological); materialise what leaf-producing
         nodes read, the ``results`` and the nodes nothing reads; cover the gates with LUTs."""
+        with paused_gc():  # ~10 bits, gates and sets per node, none freed before the end
+            self._build(order, results)
+        return self
+
+    def _build(self, order: Iterable[bytes], results: Iterable[bytes]) -> None:
+        self._levels = [lut_levels(s, self.k) for s in range(64)]
         nodes = self.graph.nodes
         read: set[bytes] = set()
         for nid in order:
@@ -122,11 +138,11 @@ class BitNetwork:
                         self.materialise(u)
                 self.bits[nid] = self._leaf_bits(nid, node)
                 self.levels[nid] = 0
+                self._materialised.add(nid)  # leaf bits only: no gate to record
         for nid in [*results, *(n for n in self.bits if n not in read)]:  # results and sinks
             if nid in self.bits:
                 self.materialise(nid)
         self.cover()
-        return self
 
     def increment(self, nid: bytes) -> int:
         """Return the LUT levels ``nid`` adds to the deepest of its bitwise inputs."""
@@ -139,6 +155,9 @@ class BitNetwork:
 
     def materialise(self, nid: bytes) -> None:
         """Record the gates among ``nid``'s bits as LUT outputs."""
+        if nid in self._materialised:
+            return
+        self._materialised.add(nid)
         for mask, _, gate, _ in self.bits[nid]:
             if gate >= 0 and gate not in self.roots:
                 self.roots[gate] = (len(mask), nid)
@@ -160,64 +179,85 @@ class BitNetwork:
         critical paths onto; ``wide`` 0: K). Gates no materialised bit depends on are dead
         (yosys trims them). A node's ``levels`` is the depth of its deepest live bit.
         """
-        live = self._live()
-        readers: dict[int, int] = {}
-        for g in live:
-            for h in {b[2] for b in self._fanin[g][0] if b[2] >= 0}:
-                readers[h] = readers.get(h, 0) + 1
-        cuts, _, kept = self._cover(live, readers, self.k)
-        self._luts = {}
-        for g in sorted(kept):
-            nid = self._fanin[g][1]
-            self._luts[nid] = self._luts.get(nid, 0) + lut_count(len(cuts[g]), self.k)
-        _, depth, _ = self._cover(live, readers, max(self.k, self.wide))
-        for nid, bits in self.bits.items():
-            self.levels[nid] = max((depth[b[2]] for b in bits if b[2] in depth), default=0)
-
-    def _cover(self, live: set[int], readers: dict[int, int], limit: int
-               ) -> tuple[dict[int, set[tuple[int, Any]]], dict[int, int], set[int]]:
-        """Return (cut, depth, LUT outputs) of a cover whose LUTs read up to ``limit`` signals."""
+        signals = self._live()
+        readers = Counter(chain.from_iterable(map(itemgetter(1), signals.values())))
+        roots = self.roots
+        folds = bytearray(self._gates + 1)  # read by one gate only, and not materialised
+        for h, n in readers.items():
+            if n == 1 and h not in roots:
+                folds[h] = 1
         k = self.k
-        cuts: dict[int, set[tuple[int, Any]]] = {}
-        depth: dict[int, int] = {}
-        kept: set[int] = {g for g in self.roots if g in self._fanin}
-        for g, (ins, _) in self._fanin.items():
-            if g not in live:
-                continue
-            cut: set[tuple[int, Any]] = set()
+        limit = max(k, self.wide)
+        cuts, depth, kept = self._cover(signals, folds, k, limit == k)
+        luts: dict[bytes, int] = {}
+        fanin = self._fanin
+        counts = [lut_count(c, k) for c in range(65)]
+        for g in sorted(kept):
+            nid = fanin[g][2]
+            c = len(cuts[g])
+            luts[nid] = luts.get(nid, 0) + (counts[c] if c < 65 else lut_count(c, k))
+        self._luts = luts
+        if limit != k:
+            _, depth, _ = self._cover(signals, folds, limit, True)
+        at = depth.__getitem__  # index -1 (a leaf bit's gate) holds 0, as dead gates do
+        gate = itemgetter(2)
+        for nid, bits in self.bits.items():
+            self.levels[nid] = max(map(at, map(gate, bits)), default=0)
+
+    def _cover(self, signals: dict[int, Fanin], folds: bytearray, limit: int, deep: bool
+               ) -> tuple[dict[int, set[int]], list[int], set[int]]:
+        """Return (cut, depth, LUT outputs) of a cover whose LUTs read up to ``limit`` signals.
+
+        A cut is a set of signals: a LUT output ``h`` (a gate number, >= 1) or a leaf bit
+        ``n`` as ``~n``. ``depth`` (computed when ``deep``) is a list indexed by signal: a
+        gate's depth, and 0 at every negative index down to ``~n`` of the last leaf bit.
+        """
+        k = self.k
+        roots = self.roots
+        fanin = self._fanin
+        cuts: dict[int, set[int]] = {}
+        depth = [0] * (self._gates + 1 + self._leaves)
+        at = depth.__getitem__
+        levels = [lut_levels(c, k) for c in range(limit + 1)]
+        kept: set[int] = {g for g in roots if g in fanin}
+        for g, (leaves, ins, _) in signals.items():
+            cut = set(leaves)
             folded: list[int] = []
-            for b in ins:
-                h = b[2]
-                if h < 0:
-                    cut.add((0, b[0]))
-                elif readers.get(h, 0) == 1 and h not in self.roots:
+            for h in ins:
+                if folds[h]:
                     folded.append(h)
                     cut |= cuts[h]  # folds into this gate's LUT
                 else:  # read twice or more, or materialised: a LUT output of its own
                     kept.add(h)
-                    cut.add((1, h))
-            for h in sorted(folded, key=lambda h: (-len(cuts[h]), h)):
-                if len(cut) <= limit:
-                    break
-                kept.add(h)  # too many inputs: the largest folded cone gets its own LUT
-                cut = (cut - cuts[h]) | {(1, h)}
+                    cut.add(h)
+            if len(cut) > limit and folded:
+                for h in sorted(folded, key=lambda h: (-len(cuts[h]), h)):
+                    if len(cut) <= limit:
+                        break
+                    kept.add(h)  # too many inputs: the largest folded cone gets its own LUT
+                    cut -= cuts[h]
+                    cut.add(h)
             cuts[g] = cut
-            c = len(cut)
-            depth[g] = max((depth[m] for kind, m in cut if kind), default=0) + (
-                1 if k < c <= limit else lut_levels(c, k))
+            if deep:
+                c = len(cut)
+                depth[g] = max(map(at, cut), default=0) + (
+                    (levels[c] if c <= k else 1) if c <= limit else lut_levels(c, k))
         return cuts, depth, kept
 
-    def _live(self) -> set[int]:
-        """Return the gates a materialised bit depends on (the others are trimmed)."""
-        live: set[int] = set()
-        stack = [g for g in self.roots if g in self._fanin]
-        while stack:
-            g = stack.pop()
-            if g in live:
-                continue
-            live.add(g)
-            stack.extend(b[2] for b in self._fanin[g][0] if b[2] >= 0 and b[2] not in live)
-        return live
+    def _live(self) -> dict[int, Fanin]:
+        """Return the gates a materialised bit depends on (the others are trimmed) and what
+        each reads, in creation order. A gate reads only earlier gates, so one sweep from the
+        last gate finds them."""
+        fanin = self._fanin
+        alive = bytearray(self._gates + 1)
+        for g in self.roots:
+            if g in fanin:
+                alive[g] = 1
+        for g in range(self._gates, 0, -1):
+            if alive[g]:
+                for h in fanin[g][1]:
+                    alive[h] = 1
+        return {g: fanin[g] for g in fanin if alive[g]}
 
     def live_bits(self, nid: bytes) -> int:
         """Return how many distinct non-constant bits ``nid`` has (what a register keeps)."""
@@ -231,7 +271,8 @@ class BitNetwork:
     def _fresh(self, width: int) -> list[Bit]:
         first = self._leaves
         self._leaves += width
-        return [(frozenset((first + i,)), 0, -1, 0) for i in range(width)]
+        supports = map(frozenset, zip(range(first, first + width)))
+        return list(zip(supports, repeat(0), repeat(-1), repeat(0)))
 
     def _input(self, u: bytes, v: bytes) -> list[Bit]:
         if self._reads_comb(u, v):
@@ -283,13 +324,48 @@ class BitNetwork:
         return hit
 
     def _gate(self, ins: list[Bit]) -> Bit:
+        if len(ins) == 2:
+            return self._gate2(ins[0], ins[1])
         mask = ins[0][0].union(*[b[0] for b in ins[1:]])
         size = len(mask)
         if size <= 1 and len(ins) == 1:
             return ins[0]  # an inverter or a buffer folds into its reader
-        self._gates += 1
-        self._fanin[self._gates] = (tuple(ins), self._node)
-        return (mask, lut_levels(size, self.k), self._gates, 0)
+        self._gates = g = self._gates + 1
+        leaves: list[int] = []
+        gates: list[int] = []
+        for b in ins:
+            h = b[2]
+            if h < 0:
+                (n,) = b[0]  # a wire's support is its one leaf bit (gates read no constants)
+                leaves.append(~n)
+            elif h not in gates:
+                gates.append(h)
+        self._fanin[g] = (leaves, tuple(gates), self._node)
+        levels = self._levels
+        return (mask, levels[size] if size < len(levels) else lut_levels(size, self.k), g, 0)
+
+    def _gate2(self, a: Bit, b: Bit) -> Bit:
+        """Return the gate of two bits (``_gate`` of two, unrolled)."""
+        mask = a[0] | b[0]
+        size = len(mask)
+        self._gates = g = self._gates + 1
+        ga, gb = a[2], b[2]
+        # a wire's support is its one leaf bit (gates read no constants)
+        if ga >= 0:
+            if gb >= 0:
+                self._fanin[g] = ([], (ga,) if ga == gb else (ga, gb), self._node)
+            else:
+                (nb,) = b[0]
+                self._fanin[g] = ([~nb], (ga,), self._node)
+        else:
+            (na,) = a[0]
+            if gb >= 0:
+                self._fanin[g] = ([~na], (gb,), self._node)
+            else:
+                (nb,) = b[0]
+                self._fanin[g] = ([~na, ~nb], (), self._node)
+        levels = self._levels
+        return (mask, levels[size] if size < len(levels) else lut_levels(size, self.k), g, 0)
 
     def _evaluate(self, nid: bytes, node: Node) -> list[Bit]:
         nodes = self.graph.nodes
@@ -342,18 +418,22 @@ def _bitwise2(kind: str) -> Rule:
 
 
 def _logic(net: BitNetwork, kind: str, a: Bit, b: Bit) -> Bit:
-    for x, y in ((a, b), (b, a)):
-        if not x[0]:  # a constant operand: the result is constant or the other bit (inverted)
-            if kind == "and":
-                return y if x[1] else ZERO
-            if kind == "or":
-                return ONE if x[1] else y
-            return _not(y) if x[1] else y
-    if a == b:
-        return ZERO if kind == "xor" else a
-    if a == _not(b):
-        return ZERO if kind == "and" else ONE
-    return net._gate([a, b])
+    if not a[0]:
+        x, y = a, b
+    elif not b[0]:
+        x, y = b, a
+    else:
+        if a[2] == b[2] and a[1] == b[1] and a[0] == b[0]:  # the same signal
+            if a[3] == b[3]:
+                return ZERO if kind == "xor" else a
+            return ZERO if kind == "and" else ONE  # a signal and its inverse
+        return net._gate2(a, b)
+    # a constant operand: the result is constant or the other bit (inverted)
+    if kind == "and":
+        return y if x[1] else ZERO
+    if kind == "or":
+        return ONE if x[1] else y
+    return _not(y) if x[1] else y
 
 
 def _not_rule(net: BitNetwork, node: Node, ins: list[list[Bit]], types: list[Type]) -> list[Bit]:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Literal
 
+from kera.ir.gcpause import paused_gc
 from kera.ir.graph import Graph
 from kera.ir.validate import InvariantError, check
 from kera.opt.balance import balance
@@ -122,13 +123,14 @@ def optimize(
     runner = _Runner(table, stats, dump_after, dump or _dump_to_stderr, validate)
     if validate:
         check(graph, after="the input (before any pass)")
-    if pipeline:
-        graph = _with_directives(canonical(graph), graph)  # walks keep this order
-    for step in pipeline:
-        if isinstance(step, Fixpoint):
-            graph = runner.fixpoint(graph, step)
-        else:
-            graph = runner.run(step, graph, 1)
+    with paused_gc():  # passes make terms and nodes by the hundred thousand, and no cycles
+        if pipeline:
+            graph = _with_directives(canonical(graph), graph)  # walks keep this order
+        for step in pipeline:
+            if isinstance(step, Fixpoint):
+                graph = runner.fixpoint(graph, step)
+            else:
+                graph = runner.run(step, graph, 1)
     return graph
 
 
