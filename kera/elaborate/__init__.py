@@ -8,7 +8,6 @@ with a poisoned value so that one run reports every error.
 
 from __future__ import annotations
 
-import gc
 import sys
 from dataclasses import dataclass, field
 
@@ -18,6 +17,7 @@ from kera.elaborate.items import FnItem, ItemsMixin
 from kera.elaborate.state import StateInfo, StateMixin, state_bits
 from kera.elaborate.stmts import StmtMixin
 from kera.elaborate.values import Val
+from kera.ir.gcpause import paused_gc
 from kera.ir.graph import Graph, Region
 from kera.syntax import parse
 
@@ -102,16 +102,8 @@ def select_top(fns: dict[str, FnItem], top: str | None) -> tuple[str | None, str
 def build_program(path: str, data: bytes | str, top: str | None = None,
                   need_top: bool = True) -> Program:
     """Parse and build one file. The graph holds the top function's region only."""
-    # Elaboration allocates a node record, an id and a span per value and makes no cycles
-    # worth collecting: the cyclic collector's full passes over the growing heap cost about a
-    # fifth of a big build (benchmarks/graph.py), so it is paused, as ``parse`` does.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with paused_gc():  # a node record, an id and a span per value, and no cycles
         return _build(path, data, top, need_top)
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _build(path: str, data: bytes | str, top: str | None, need_top: bool) -> Program:

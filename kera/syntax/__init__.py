@@ -6,10 +6,10 @@ always covers the whole input (``parse(src).tree.text() == src``).
 
 from __future__ import annotations
 
-import gc
 from functools import cached_property
 
 from kera.diagnostics import Diagnostic, Note, Severity, SourceFile, Span, render_all
+from kera.ir.gcpause import paused_gc
 from kera.syntax.kinds import ASSIGN_OPS, KEYWORDS, RESERVED_WORDS, SyntaxKind
 from kera.syntax.lexer import Lexed, Token, lex, parse_frac_literal, parse_int_literal
 from kera.syntax.parser import MAX_NESTING, Error, Event, parse_stream, tree_events
@@ -108,13 +108,8 @@ def parse(data: bytes | str, cache: NodeCache | None = None) -> ParseResult:
     cache = cache or NodeCache()
     # The front end allocates hundreds of thousands of objects and no cycles: pausing the
     # cyclic garbage collector saves about a tenth of the time.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with paused_gc():
         stream = token_stream(data, cache)
         parsed = parse_stream(stream, cache)
-    finally:
-        if collecting:
-            gc.enable()
     diagnostics = stream.diagnostics + parsed.diagnostics
     return ParseResult(data, SyntaxNode(parsed.green), diagnostics, parsed.errors)
