@@ -490,5 +490,87 @@ def network(graph: Graph, k: int, cut: Callable[[bytes, bytes], bool] | None = N
     return BitNetwork(graph, k, cut, wide=wide).build(ids, results)
 
 
-__all__ = ["ONE", "ZERO", "BitNetwork", "Bit", "is_bitwise", "lut_count", "lut_levels", "network",
-           "significant_width"]
+def neg_wiring(bits: list[Bit], signed: bool) -> list[Bit] | None:
+    """Return the bits of ``-x`` when they are wires of ``x``'s bits, else None.
+
+    The low bit of ``-x`` is always ``x[0]``. When ``x`` is one bit wide, or ``x[0]`` repeated
+    (its significant width is 1), ``-x`` is ``x[0]`` on every bit (unsigned ``x`` in ``{0,
+    1}``: 0 or all ones; a 1-bit signed ``x`` wraps to itself) or ``x[0]`` and zeros (signed
+    ``x`` in ``{0, -1}``). ``0 - (c & 1)``, the mask of a bitwise CRC step, is one of them;
+    yosys folds its constant-operand ``$alu`` to those wires, and places no carry cell.
+    """
+    w = len(bits)
+    if not bits or not bits[0][0] or significant_width(bits, signed) != 1:
+        return None
+    if signed and w > 1:
+        return [bits[0]] + [ZERO] * (w - 1)
+    return [bits[0]] * w
+
+
+def negated(node: Node, ins: list[list[Bit]]) -> list[Bit] | None:
+    """Return the bits of ``x`` when ``node`` is ``-x`` (``neg x`` or ``0 - x``), else None."""
+    if not isinstance(node.type, IntType):
+        return None
+    if node.op == "neg":
+        return ins[0]
+    if node.op == "sub" and all(b == ZERO for b in ins[0]):
+        return ins[1]
+    return None
+
+
+@dataclass
+class ToolNetwork(BitNetwork):
+    """The bit network as yosys builds it, where it knows more than ``BitNetwork``:
+
+    * a negation whose bits are wires of its operand's (:func:`neg_wiring`) is those wires;
+    * a gate materialised in both polarities (``x`` and ``~x`` both registered, or one a
+      result: the CRC's state and its inverted output) takes two LUTs, since neither family's
+      flip-flops invert their input (``inverted_outputs``).
+    """
+
+    #: The nodes the network's results are (the region results and state next values).
+    results: tuple[bytes, ...] = ()
+
+    def inverted_outputs(self) -> dict[bytes, int]:
+        """Return, by node, the LUTs that build the second polarity of a gate that flip-flops
+        or ports hold in both (a carry chain or a LUT that reads a gate inverts for free)."""
+        graph = self.graph
+        read = {u for nid in self.bits for u in graph.nodes[nid].inputs}
+        finals = [*self.results, *self._registered, *(n for n in self.bits if n not in read)]
+        seen: dict[int, dict[int, bytes]] = {}
+        for nid in finals:
+            for _, _, gate, inv in self.bits.get(nid, ()):
+                if gate >= 0:
+                    seen.setdefault(gate, {}).setdefault(inv, nid)
+        out: dict[bytes, int] = {}
+        for both in seen.values():
+            if len(both) == 2:
+                out[both[1]] = out.get(both[1], 0) + 1  # charged to the inverted one
+        return out
+
+    def cover(self) -> None:
+        super().cover()
+        for nid, n in self.inverted_outputs().items():
+            self._luts[nid] = self._luts.get(nid, 0) + n
+
+    def _leaf_bits(self, nid: bytes, node: Node) -> list[Bit]:
+        operand = negated(node, [self._input(u, nid) for u in node.inputs])
+        if operand is not None:
+            assert isinstance(node.type, IntType)
+            bits = neg_wiring(operand, node.type.signed)
+            if bits is not None:
+                return bits
+        return super()._leaf_bits(nid, node)
+
+
+def tool_network(graph: Graph, k: int, cut: Callable[[bytes, bytes], bool] | None = None,
+                 order: list[bytes] | None = None, wide: int = 0) -> BitNetwork:
+    """Return the :class:`ToolNetwork` of ``graph`` (every region, or the nodes of ``order``):
+    the results and the next values of the state registers are materialised."""
+    ids = order if order is not None else graph.canonical_order()
+    results = [x for r in graph.regions.values() for x in (r.result, *(s.next for s in r.states))]
+    return ToolNetwork(graph, k, cut, wide=wide, results=tuple(results)).build(ids, results)
+
+
+__all__ = ["ONE", "ZERO", "BitNetwork", "Bit", "ToolNetwork", "is_bitwise", "lut_count",
+           "lut_levels", "network", "neg_wiring", "negated", "significant_width", "tool_network"]

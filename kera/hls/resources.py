@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kera.diagnostics import KeraError
-from kera.hls.lutmap import is_bitwise, network
+from kera.hls.lutmap import is_bitwise, tool_network
 from kera.hls.pipeline import Schedule
 from kera.hls.timing import AREA_KEYS, CostModel
 
@@ -86,9 +86,9 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
     costs = schedule_costs(schedule, costs, caps.get("dsp"))
     bound = schedule.bound()
     stage = schedule.stage
-    net = network(graph, costs.lut_k, cut=lambda u, v: stage[u] < stage[v],
-                  order=graph.topo_order(graph.regions[schedule.region]),
-                  wide=costs.lut_wide)
+    net = tool_network(graph, costs.lut_k, cut=lambda u, v: stage[u] < stage[v],
+                       order=graph.topo_order(graph.regions[schedule.region]),
+                       wide=costs.lut_wide)
     luts = net.luts_by_node()
     by_op: dict[str, dict[str, float]] = {}
     from kera.hls.memory import bram_reads

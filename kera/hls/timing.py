@@ -25,7 +25,14 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from kera.diagnostics import KeraError, SourceFile, Span
-from kera.hls.lutmap import BitNetwork, is_bitwise, network, significant_width
+from kera.hls.lutmap import (
+    BitNetwork,
+    is_bitwise,
+    neg_wiring,
+    negated,
+    significant_width,
+    tool_network,
+)
 from kera.hls.pipeline import Schedule
 from kera.ir.graph import Graph, Node
 from kera.ir.types import ArrayType, IntType
@@ -159,8 +166,8 @@ class CostModel:
     def _network(self, graph: Graph) -> tuple[BitNetwork, dict[bytes, int]]:
         hit = self._networks.get(id(graph))
         if hit is None or hit[0] is not graph or len(hit[1].bits) != len(graph.nodes):
-            net = network(graph, self.lut_k, order=list(graph.nodes),  # insertion: topological
-                          wide=self.lut_wide)
+            net = tool_network(graph, self.lut_k, order=list(graph.nodes),  # topological
+                               wide=self.lut_wide)
             hit = self._networks[id(graph)] = (graph, net, net.luts_by_node())
         return hit[1], hit[2]
 
@@ -343,6 +350,15 @@ class CostModel:
         clamp = 1 if n < 1 << b else 0
         return levels + clamp, live * per_bit
 
+    def is_replication(self, graph: Graph, node: Node) -> bool:
+        """Return whether ``node`` is a negation whose bits are wires (``0 - (c & 1)``), which
+        yosys folds to wiring (``kera.hls.lutmap.neg_wiring``)."""
+        bits = self.network(graph).bits
+        operand = negated(node, [bits[u] for u in node.inputs]) if node.op in (
+            "neg", "sub") else None
+        signed = isinstance(node.type, IntType) and node.type.signed
+        return operand is not None and neg_wiring(operand, signed) is not None
+
     def op_delay(self, q: Query) -> float:
         """Return the fitted delay of one model query ``(op, width, n)`` in ns (at least 0)."""
         return max(0.0, float(self._query_delay(q)))
@@ -361,7 +377,7 @@ class CostModel:
         if is_bitwise(graph, node):
             return self.network(graph).increment(node.id) * self.level_ns
         q = model_query(graph, node)
-        if q is None:
+        if q is None or self.is_replication(graph, node):
             return 0.0
         rom = self.rom_cost(graph, node)
         if rom is not None:
@@ -389,7 +405,7 @@ class CostModel:
         if is_bitwise(graph, node):
             return _area_dict({"lut": self._network(graph)[1].get(node.id, 0)})
         q = model_query(graph, node)
-        if q is None:
+        if q is None or self.is_replication(graph, node):
             return dict.fromkeys(AREA_KEYS, 0.0)
         merged = self.merged_area(graph).get(node.id)
         if merged is not None:
