@@ -518,6 +518,22 @@ def negated(node: Node, ins: list[list[Bit]]) -> list[Bit] | None:
     return None
 
 
+def _constant_operand(graph: Graph, node: Node, op: str, value: int | None = None
+                      ) -> tuple[bytes, int] | None:
+    """Return ``(x, k)`` when ``node`` is ``op(x, k)`` with a constant ``k`` (equal to
+    ``value`` when given; either side for ``add``), else None."""
+    if node.op != op:
+        return None
+    pairs = [node.inputs] + ([node.inputs[::-1]] if op == "add" else [])
+    for x, c in pairs:
+        cn = graph.nodes[c]
+        if cn.op == "const" and graph.nodes[x].op != "const":
+            k = int(cn.attr("value")) % (1 << cn.type.flat_width)
+            if value is None or k == value:
+                return x, k
+    return None
+
+
 @dataclass
 class ToolNetwork(BitNetwork):
     """The bit network as yosys builds it, where it knows more than ``BitNetwork``:
@@ -553,7 +569,20 @@ class ToolNetwork(BitNetwork):
         for nid, n in self.inverted_outputs().items():
             self._luts[nid] = self._luts.get(nid, 0) + n
 
+    def _borrow(self, a: bytes, b: bytes) -> Bit:
+        """Return the borrow of ``a - b``; a constant ``b`` is keyed by its value, so ``x >= 1``
+        and ``x + 0xFFFFFFFF`` (``x - 1``, as the optimiser writes it) share one."""
+        node = self.graph.nodes.get(b)
+        if node is not None and node.op == "const":
+            b = b"const:%d" % (int(node.attr("value")) % (1 << node.type.flat_width))
+        return super()._borrow(a, b)
+
     def _leaf_bits(self, nid: bytes, node: Node) -> list[Bit]:
+        t = node.type
+        if node.op == "add" and isinstance(t, IntType) and not t.signed:
+            sub = self._subtracted(nid, node)
+            if sub is not None:
+                return sub
         operand = negated(node, [self._input(u, nid) for u in node.inputs])
         if operand is not None:
             assert isinstance(node.type, IntType)
@@ -563,13 +592,56 @@ class ToolNetwork(BitNetwork):
         return super()._leaf_bits(nid, node)
 
 
+    def _evaluate(self, nid: bytes, node: Node) -> list[Bit]:
+        """``if x >= k { x - k } else { ... }`` (the subtraction also written ``x + (2**w - k)``,
+        as the optimiser does): the difference taken has no borrow, so its top bits, copies of
+        the borrow, are 0 (``x >= k`` is a LUT of ``x``'s bits, not the ALU's borrow)."""
+        if node.op == "select":
+            nodes = self.graph.nodes
+            c, x, y = (nodes[u] for u in node.inputs)
+            k = _constant_operand(self.graph, c, "ge")
+            w = x.type.flat_width
+            if k is not None and k[1] > 0 and (
+                    _constant_operand(self.graph, x, "add", (1 << w) - k[1]) == (k[0], (
+                        1 << w) - k[1]) or _constant_operand(self.graph, x, "sub") == k):
+                ins = [self._input(u, nid) for u in node.inputs]
+                diff = ins[1]
+                n = max(significant_width(self._input(k[0], nid), False), k[1].bit_length()) + 1
+                if n < len(diff) and all(b == diff[n - 1] for b in diff[n - 1:]):
+                    ins[1] = diff[: n - 1] + [ZERO] * (len(diff) - n + 1)
+                    types = [nodes[u].type for u in node.inputs]
+                    return _RULES["select"](self, node, ins, types)
+        return super()._evaluate(nid, node)
+
+    def _subtracted(self, nid: bytes, node: Node) -> list[Bit] | None:
+        """Return the bits of ``x + c`` when the constant ``c`` is ``2**w - k`` for a ``k``
+        narrower than ``x`` (the optimiser's ``x - k``): the low ``sig(x) + 1`` bits, the
+        top one the borrow of ``x - k``, which the higher bits copy (``x < k`` wraps)."""
+        nodes = self.graph.nodes
+        w = node.type.flat_width
+        for x, c in (node.inputs, node.inputs[::-1]):
+            if nodes[c].op != "const" or nodes[x].op == "const":
+                continue
+            k = (1 << w) - int(nodes[c].attr("value")) % (1 << w)
+            bits = self._input(x, nid)
+            n = max(significant_width(bits, False), k.bit_length()) + 1
+            if k <= 0 or k >= 1 << (w - 1) or n >= w:
+                return None
+            low = self._fresh(n)
+            low[-1] = super()._borrow(x, b"const:%d" % k)
+            return low + [low[-1]] * (w - n)
+        return None
+
+
 def tool_network(graph: Graph, k: int, cut: Callable[[bytes, bytes], bool] | None = None,
-                 order: list[bytes] | None = None, wide: int = 0) -> BitNetwork:
+                 order: list[bytes] | None = None, wide: int = 0) -> ToolNetwork:
     """Return the :class:`ToolNetwork` of ``graph`` (every region, or the nodes of ``order``):
     the results and the next values of the state registers are materialised."""
     ids = order if order is not None else graph.canonical_order()
     results = [x for r in graph.regions.values() for x in (r.result, *(s.next for s in r.states))]
-    return ToolNetwork(graph, k, cut, wide=wide, results=tuple(results)).build(ids, results)
+    net = ToolNetwork(graph, k, cut, wide=wide, results=tuple(results))
+    net.build(ids, results)
+    return net
 
 
 __all__ = ["ONE", "ZERO", "BitNetwork", "Bit", "ToolNetwork", "is_bitwise", "lut_count",

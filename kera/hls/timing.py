@@ -210,6 +210,8 @@ class CostModel:
         net = self.network(graph)
         eff = max(_significant(net.bits[i], graph.nodes[i].type) for i in node.inputs)
         extra = 1 if node.op in ("add", "sub", "neg") else 0
+        if node.op == "add":  # x + (2**w - k) is x - k: its top bits copy the borrow
+            eff = min(eff + extra, significant_width(net.bits[node.id], True)) - extra
         return (q[0], max(1, min(q[1], eff + extra)), q[2])
 
     def mul_query(self, graph: Graph, node: Node) -> Query | None:
@@ -423,7 +425,27 @@ class CostModel:
         hit = self._area.get(q)
         if hit is None:
             hit = self._area[q] = self._sites(_area_dict(self._query_area(q)))
+        if node.op in ("sub", "neg") and q[0] == node.op:
+            return self._inverted_operand(graph, node, q, dict(hit))
         return dict(hit)
+
+    def _inverted_operand(self, graph: Graph, node: Node, q: Query, area: dict[str, float]
+                          ) -> dict[str, float]:
+        """Return the area of ``a - b`` (``-b``) whose ``b`` bits are partly LUT outputs.
+
+        Where the fitted subtraction takes more LUTs than the addition of its width (iCE40:
+        ``2w - 1`` against ``w``: SB_CARRY cannot invert, so each bit of ``b`` passes an
+        inverter LUT), those are inverters of operand bits that the measured design read from
+        flip-flops. A bit of ``b`` that a LUT makes has the inversion folded into that LUT,
+        and a constant bit is inverted for free: only ``b``'s leaf bits keep theirs."""
+        add = self._query_area(("add", q[1], None))
+        extra = area["lut"] - self._sites(dict(add))["lut"]
+        if extra <= 0:
+            return area
+        bits = self.network(graph).bits[node.inputs[-1]][: q[1]]
+        leaves = sum(1 for b in bits if b[0] and b[2] < 0)
+        area["lut"] -= extra * (1.0 - leaves / max(1, len(bits)))
+        return area
 
     def _sites(self, area: dict[str, float]) -> dict[str, float]:
         """Count LUT sites as nextpnr does: carry cells that fill LUT sites are added."""

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from kera.elaborate import build_program
 from kera.hls.lower import lower_for_hardware
 from kera.hls.lutmap import ONE, ZERO, neg_wiring
@@ -53,3 +55,52 @@ def test_state_and_inverted_result_of_one_value_take_two_luts_per_bit() -> None:
     assert res.total["lut"] == 16
     _, plain = _estimate(src.replace("!n", "n"))  # one polarity: 8 LUTs
     assert plain.total["lut"] == 8
+
+
+def test_ice40_subtraction_inverts_lut_outputs_for_free() -> None:
+    # iCE40's fitted a - b takes 2w - 1 LUTs against a + b's w: the inverters of b's bits,
+    # which the characterisation read from flip-flops. Here b is an xor (a LUT per bit), so
+    # the inversion folds into it: the subtraction costs what an addition does.
+    ice40 = load_model("ice40")
+    p = build_program("t.kera", "#[top] pub fn f(a: u16, b: u16, c: u16) -> u16 { a - (b ^ c) }")
+    assert p.graph is not None
+    g = lower_for_hardware(p.graph)
+    sub = next(g.nodes[n] for n in g.nodes if g.nodes[n].op == "sub")
+    area = CostModel(ice40).area(g, sub)
+    assert area["lut"] == ice40.area("add", 16)["lut"] == 16
+    assert ice40.area("sub", 16)["lut"] == pytest.approx(31, abs=0.1)  # from flip-flops
+    ecp5 = load_model("ecp5")  # CCU2C inverts inside: no change
+    assert CostModel(ecp5).area(g, sub)["lut"] == 2 * ecp5.area("sub", 16)["carry"]
+
+
+@pytest.mark.parametrize("diff", ["r - 1u32", "r + 0xFFFFFFFFu32"])
+def test_isqrt_rows_are_as_wide_as_the_remainder(diff: str) -> None:
+    # rem >= k then rem - k (which the optimiser may write rem + (2**32 - k)): the
+    # taken difference has no borrow, so the select's top bits are known zeros and the next
+    # row stays narrow (r < 4 here: a 2 + 1-bit ALU), not a 32-bit adder.
+    src = """#[top] pub fn f(x: u32) -> u32 {
+        let r = x >> 30u32;
+        if r >= 1u32 { DIFF } else { r }
+    }""".replace("DIFF", diff)
+    p = build_program("t.kera", src)
+    assert p.graph is not None
+    g = lower_for_hardware(p.graph)
+    costs = CostModel(load_model("ice40"))
+    net = costs.network(g)
+    sel = next(n for n in g.nodes if g.nodes[n].op == "select")
+    assert all(b == ZERO for b in net.bits[sel][2:])
+    add = [g.nodes[n] for n in g.nodes if g.nodes[n].op in ("add", "sub")]
+    assert [costs.narrow_query(g, n)[1] for n in add] == [3]
+
+
+def test_ecp5_maps_a_critical_7_input_function_onto_one_wide_lut() -> None:
+    # the parity of 7 bits: two LUT4 levels (2 LUTs) or one $__ABC9_LUT7 (8 LUT4 sites and
+    # 3 muxes, 759 ps + 300 ps of net against 2 x (379 + 300) ps): abc9 maps the critical path
+    # for delay, so ECP5 spends 8 sites where iCE40, with LUT4s only, spends 2
+    shifts = " ^ ".join(f"(x >> {i}u8)" for i in range(1, 7))
+    src = f"#[top] pub fn f(x: u8) -> u8 {{ (x ^ {shifts}) & 1u8 }}"
+    assert _estimate(src, "ecp5", 25.0)[1].total["lut"] == 8
+    assert _estimate(src)[1].total["lut"] == 2
+    # with 4 inputs one LUT4 is as fast as any: 1 site on both
+    four = src.replace(" ^ (x >> 4u8) ^ (x >> 5u8) ^ (x >> 6u8)", "")
+    assert _estimate(four, "ecp5", 25.0)[1].total["lut"] == 1
