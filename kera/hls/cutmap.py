@@ -169,9 +169,11 @@ def _binary(net: BitNetwork, boxed: set[bytes]
 
     def signals(g: int) -> list[int]:
         out: list[int] = []
-        for b in net._fanin[g][0]:
+        stack = list(reversed(net._fanin[g][0]))
+        while stack:  # depth first, in input order (a merged cone may be a long chain)
+            b = stack.pop()
             if b[2] in merged:
-                out.extend(signals(b[2]))
+                stack.extend(reversed(net._fanin[b[2]][0]))
             elif b[2] in boxes:
                 out.append(leaves[-b[2] - 1])
             elif b[2] >= 0:
