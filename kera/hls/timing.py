@@ -143,6 +143,7 @@ class CostModel:
         self._networks: dict[int, tuple[Graph, BitNetwork, dict[bytes, int]]] = {}
         self._lut_muls: dict[int, tuple[Graph, dict[bytes, Query | int]]] = {}
         self._merged: dict[int, tuple[Graph, dict[bytes, dict[str, float]]]] = {}
+        self._flops: dict[int, tuple[Graph, frozenset[int]]] = {}
 
     @property
     def lut_k(self) -> int:
@@ -436,16 +437,33 @@ class CostModel:
         Where the fitted subtraction takes more LUTs than the addition of its width (iCE40:
         ``2w - 1`` against ``w``: SB_CARRY cannot invert, so each bit of ``b`` passes an
         inverter LUT), those are inverters of operand bits that the measured design read from
-        flip-flops. A bit of ``b`` that a LUT makes has the inversion folded into that LUT,
-        and a constant bit is inverted for free: only ``b``'s leaf bits keep theirs."""
+        flip-flops. A bit of ``b`` that a LUT makes has the inversion folded into that LUT
+        (a gate of the bit network, an adder's sum, a carry chain's borrow, which leaves the
+        chain through a LUT), and a constant bit is inverted for free: only the bits of ``b``
+        that flip-flops, ports or DSPs drive (``_flop_leaves``) keep theirs."""
         add = self._query_area(("add", q[1], None))
         extra = area["lut"] - self._sites(dict(add))["lut"]
         if extra <= 0:
             return area
         bits = self.network(graph).bits[node.inputs[-1]][: q[1]]
-        leaves = sum(1 for b in bits if b[0] and b[2] < 0)
+        flops = self._flop_leaves(graph)
+        leaves = sum(1 for b in bits if b[0] and b[2] < 0 and next(iter(b[0])) in flops)
         area["lut"] -= extra * (1.0 - leaves / max(1, len(bits)))
         return area
+
+    def _flop_leaves(self, graph: Graph) -> frozenset[int]:
+        """Return the leaf bits of the network that no LUT drives: those of parameters,
+        state reads and the multiplies on DSPs (cached per graph)."""
+        hit = self._flops.get(id(graph))
+        if hit is not None and hit[0] is graph:
+            return hit[1]
+        net, nodes, on_lut = self.network(graph), graph.nodes, self.lut_multipliers(graph)
+        out = frozenset(next(iter(b[0])) for nid, bits in net.bits.items()
+                        if nodes[nid].op in ("param", "state") or (
+                            nodes[nid].op in MUL_OPS and nid not in on_lut)
+                        for b in bits if b[2] < 0 and len(b[0]) == 1)
+        self._flops[id(graph)] = (graph, out)
+        return out
 
     def _sites(self, area: dict[str, float]) -> dict[str, float]:
         """Count LUT sites as nextpnr does: carry cells that fill LUT sites are added."""

@@ -71,6 +71,13 @@ def test_ice40_subtraction_inverts_lut_outputs_for_free() -> None:
     assert ice40.area("sub", 16)["lut"] == pytest.approx(31, abs=0.1)  # from flip-flops
     ecp5 = load_model("ecp5")  # CCU2C inverts inside: no change
     assert CostModel(ecp5).area(g, sub)["lut"] == 2 * ecp5.area("sub", 16)["carry"]
+    # an adder's sum leaves through a LUT too; a parameter (flip-flops) does not
+    for src, luts in (("a - (b + c)", 16), ("a - b", 31)):
+        p = build_program("t.kera", f"#[top] pub fn f(a: u16, b: u16, c: u16) -> u16 {{ {src} }}")
+        assert p.graph is not None
+        g = lower_for_hardware(p.graph)
+        sub = next(g.nodes[n] for n in g.nodes if g.nodes[n].op == "sub")
+        assert CostModel(ice40).area(g, sub)["lut"] == pytest.approx(luts, abs=0.1)
 
 
 @pytest.mark.parametrize("diff", ["r - 1u32", "r + 0xFFFFFFFFu32"])
