@@ -570,5 +570,159 @@ def network(graph: Graph, k: int, cut: Callable[[bytes, bytes], bool] | None = N
     return BitNetwork(graph, k, cut, wide=wide).build(ids, results)
 
 
-__all__ = ["ONE", "ZERO", "BitNetwork", "Bit", "is_bitwise", "lut_count", "lut_levels", "network",
-           "significant_width"]
+def neg_wiring(bits: list[Bit], signed: bool) -> list[Bit] | None:
+    """Return the bits of ``-x`` when they are wires of ``x``'s bits, else None.
+
+    The low bit of ``-x`` is always ``x[0]``. When ``x`` is one bit wide, or ``x[0]`` repeated
+    (its significant width is 1), ``-x`` is ``x[0]`` on every bit (unsigned ``x`` in ``{0,
+    1}``: 0 or all ones; a 1-bit signed ``x`` wraps to itself) or ``x[0]`` and zeros (signed
+    ``x`` in ``{0, -1}``). ``0 - (c & 1)``, the mask of a bitwise CRC step, is one of them;
+    yosys folds its constant-operand ``$alu`` to those wires, and places no carry cell.
+    """
+    w = len(bits)
+    if not bits or not bits[0][0] or significant_width(bits, signed) != 1:
+        return None
+    if signed and w > 1:
+        return [bits[0]] + [ZERO] * (w - 1)
+    return [bits[0]] * w
+
+
+def negated(node: Node, ins: list[list[Bit]]) -> list[Bit] | None:
+    """Return the bits of ``x`` when ``node`` is ``-x`` (``neg x`` or ``0 - x``), else None."""
+    if not isinstance(node.type, IntType):
+        return None
+    if node.op == "neg":
+        return ins[0]
+    if node.op == "sub" and all(b == ZERO for b in ins[0]):
+        return ins[1]
+    return None
+
+
+def _constant_operand(graph: Graph, node: Node, op: str, value: int | None = None
+                      ) -> tuple[bytes, int] | None:
+    """Return ``(x, k)`` when ``node`` is ``op(x, k)`` with a constant ``k`` (equal to
+    ``value`` when given; either side for ``add``), else None."""
+    if node.op != op:
+        return None
+    pairs = [node.inputs] + ([node.inputs[::-1]] if op == "add" else [])
+    for x, c in pairs:
+        cn = graph.nodes[c]
+        if cn.op == "const" and graph.nodes[x].op != "const":
+            k = int(cn.attr("value")) % (1 << cn.type.flat_width)
+            if value is None or k == value:
+                return x, k
+    return None
+
+
+@dataclass
+class ToolNetwork(BitNetwork):
+    """The bit network as yosys builds it, where it knows more than ``BitNetwork``:
+
+    * a negation whose bits are wires of its operand's (:func:`neg_wiring`) is those wires;
+    * a gate materialised in both polarities (``x`` and ``~x`` both registered, or one a
+      result: the CRC's state and its inverted output) takes two LUTs, since neither family's
+      flip-flops invert their input (``inverted_outputs``).
+    """
+
+    #: The nodes the network's results are (the region results and state next values).
+    results: tuple[bytes, ...] = ()
+
+    def inverted_outputs(self) -> dict[bytes, int]:
+        """Return, by node, the LUTs that build the second polarity of a gate that flip-flops
+        or ports hold in both (a carry chain or a LUT that reads a gate inverts for free)."""
+        graph = self.graph
+        read = {u for nid in self.bits for u in graph.nodes[nid].inputs}
+        finals = [*self.results, *self._registered, *(n for n in self.bits if n not in read)]
+        seen: dict[int, dict[int, bytes]] = {}
+        for nid in finals:
+            for _, _, gate, inv in self.bits.get(nid, ()):
+                if gate >= 0:
+                    seen.setdefault(gate, {}).setdefault(inv, nid)
+        out: dict[bytes, int] = {}
+        for both in seen.values():
+            if len(both) == 2:
+                out[both[1]] = out.get(both[1], 0) + 1  # charged to the inverted one
+        return out
+
+    def cover(self) -> None:
+        super().cover()
+        for nid, n in self.inverted_outputs().items():
+            self._luts[nid] = self._luts.get(nid, 0) + n
+
+    def _borrow(self, a: bytes, b: bytes) -> Bit:
+        """Return the borrow of ``a - b``; a constant ``b`` is keyed by its value, so ``x >= 1``
+        and ``x + 0xFFFFFFFF`` (``x - 1``, as the optimiser writes it) share one."""
+        node = self.graph.nodes.get(b)
+        if node is not None and node.op == "const":
+            b = b"const:%d" % (int(node.attr("value")) % (1 << node.type.flat_width))
+        return super()._borrow(a, b)
+
+    def _leaf_bits(self, nid: bytes, node: Node) -> list[Bit]:
+        t = node.type
+        if node.op == "add" and isinstance(t, IntType) and not t.signed:
+            sub = self._subtracted(nid, node)
+            if sub is not None:
+                return sub
+        operand = negated(node, [self._input(u, nid) for u in node.inputs])
+        if operand is not None:
+            assert isinstance(node.type, IntType)
+            bits = neg_wiring(operand, node.type.signed)
+            if bits is not None:
+                return bits
+        return super()._leaf_bits(nid, node)
+
+
+    def _evaluate(self, nid: bytes, node: Node) -> list[Bit]:
+        """``if x >= k { x - k } else { ... }`` (the subtraction also written ``x + (2**w - k)``,
+        as the optimiser does): the difference taken has no borrow, so its top bits, copies of
+        the borrow, are 0 (``x >= k`` is a LUT of ``x``'s bits, not the ALU's borrow)."""
+        if node.op == "select":
+            nodes = self.graph.nodes
+            c, x, y = (nodes[u] for u in node.inputs)
+            k = _constant_operand(self.graph, c, "ge")
+            w = x.type.flat_width
+            if k is not None and k[1] > 0 and (
+                    _constant_operand(self.graph, x, "add", (1 << w) - k[1]) == (k[0], (
+                        1 << w) - k[1]) or _constant_operand(self.graph, x, "sub") == k):
+                ins = [self._input(u, nid) for u in node.inputs]
+                diff = ins[1]
+                n = max(significant_width(self._input(k[0], nid), False), k[1].bit_length()) + 1
+                if n < len(diff) and all(b == diff[n - 1] for b in diff[n - 1:]):
+                    ins[1] = diff[: n - 1] + [ZERO] * (len(diff) - n + 1)
+                    types = [nodes[u].type for u in node.inputs]
+                    return _RULES["select"](self, node, ins, types)
+        return super()._evaluate(nid, node)
+
+    def _subtracted(self, nid: bytes, node: Node) -> list[Bit] | None:
+        """Return the bits of ``x + c`` when the constant ``c`` is ``2**w - k`` for a ``k``
+        narrower than ``x`` (the optimiser's ``x - k``): the low ``sig(x) + 1`` bits, the
+        top one the borrow of ``x - k``, which the higher bits copy (``x < k`` wraps)."""
+        nodes = self.graph.nodes
+        w = node.type.flat_width
+        for x, c in (node.inputs, node.inputs[::-1]):
+            if nodes[c].op != "const" or nodes[x].op == "const":
+                continue
+            k = (1 << w) - int(nodes[c].attr("value")) % (1 << w)
+            bits = self._input(x, nid)
+            n = max(significant_width(bits, False), k.bit_length()) + 1
+            if k <= 0 or k >= 1 << (w - 1) or n >= w:
+                return None
+            low = self._fresh(n)
+            low[-1] = super()._borrow(x, b"const:%d" % k)
+            return low + [low[-1]] * (w - n)
+        return None
+
+
+def tool_network(graph: Graph, k: int, cut: Callable[[bytes, bytes], bool] | None = None,
+                 order: list[bytes] | None = None, wide: int = 0) -> ToolNetwork:
+    """Return the :class:`ToolNetwork` of ``graph`` (every region, or the nodes of ``order``):
+    the results and the next values of the state registers are materialised."""
+    ids = order if order is not None else graph.canonical_order()
+    results = [x for r in graph.regions.values() for x in (r.result, *(s.next for s in r.states))]
+    net = ToolNetwork(graph, k, cut, wide=wide, results=tuple(results))
+    net.build(ids, results)
+    return net
+
+
+__all__ = ["ONE", "ZERO", "BitNetwork", "Bit", "ToolNetwork", "is_bitwise", "lut_count",
+           "lut_levels", "network", "neg_wiring", "negated", "significant_width", "tool_network"]

@@ -28,9 +28,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kera.diagnostics import KeraError
-from kera.hls.lutmap import is_bitwise, network
+from kera.hls.cutmap import leaf_arrivals, map_sites
+from kera.hls.lutmap import ToolNetwork, is_bitwise, tool_network
 from kera.hls.pipeline import Schedule
-from kera.hls.timing import AREA_KEYS, CostModel
+from kera.hls.timing import AREA_KEYS, MUL_OPS, CostModel
+
+#: Orderings, bitwise when against a constant.
+ORDERS = frozenset({"lt", "le", "gt", "ge"})
 
 #: Resource keys of an estimate, in report order.
 RESOURCE_KEYS: tuple[str, ...] = ("lut", "ff", "carry", "dsp", "bram")
@@ -86,10 +90,10 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
     costs = schedule_costs(schedule, costs, caps.get("dsp"))
     bound = schedule.bound()
     stage = schedule.stage
-    net = network(graph, costs.lut_k, cut=lambda u, v: stage[u] < stage[v],
-                  order=graph.topo_order(graph.regions[schedule.region]),
-                  wide=costs.lut_wide)
-    luts = net.luts_by_node()
+    net = tool_network(graph, costs.lut_k, cut=lambda u, v: stage[u] < stage[v],
+                       order=graph.topo_order(graph.regions[schedule.region]),
+                       wide=costs.lut_wide)
+    luts = _network_luts(schedule, costs, net)
     by_op: dict[str, dict[str, float]] = {}
     from kera.hls.memory import bram_reads
 
@@ -146,6 +150,39 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
             if k in caps and totals.get(k, 0) > int(caps[k])}
     return Resources(totals, ops, register_bits, valid_bits, registers, util, tuple(warnings),
                      notes, over, kept_bits)
+
+
+def _network_luts(schedule: Schedule, costs: CostModel, net: ToolNetwork) -> dict[bytes, int]:
+    """Return the LUT sites of the bit network by node: the 4-input cover's, or, where the
+    model has an abc9 LUT library with wide LUTs (ECP5), the delay-oriented mapping's
+    (``kera.hls.cutmap``), whose leaves arrive when the stage's timing says. Orderings
+    against a constant are not mapped: yosys makes them ``$alu`` carry chains (a box to
+    abc9), so they keep the cover's count and their outputs are the mapping's inputs."""
+    lib = getattr(costs.model, "lut_network", {}).get("library")
+    if not lib or len(lib["luts"]) <= costs.lut_k:
+        return net.luts_by_node()
+    graph, stage = schedule.graph, schedule.stage
+    arrival: dict[bytes, float] = {}
+    on_lut = costs.lut_multipliers(graph)
+    for nid in net.bits:
+        node = graph.nodes[nid]
+        if node.op in MUL_OPS and nid not in on_lut:
+            arrival[nid] = 0.0  # a DSP is no box to abc9: its outputs are inputs at time 0
+            continue
+        arrival[nid] = max((arrival[u] for u in node.inputs if u in arrival
+                            and stage.get(u) == stage.get(nid)), default=0.0) + costs.delay(
+            graph, node)
+    orders = {nid: 1000.0 * arrival[nid] for nid in net.bits
+              if graph.nodes[nid].op in ORDERS and is_bitwise(graph, graph.nodes[nid])}
+    out = map_sites(net, lib["luts"], float(lib["wire_ps"]), leaf_arrivals(net, arrival),
+                    boxed=orders)
+    cover = net.luts_by_node()
+    for nid in orders:  # yosys builds them as carry chains: the 4-input cover's count
+        if cover.get(nid):
+            out[nid] = cover[nid]
+    for nid, n in net.inverted_outputs().items():
+        out[nid] = out.get(nid, 0) + n
+    return out
 
 
 def _unit_rows(schedule: Schedule, costs: CostModel, by_op: dict[str, dict[str, float]]) -> None:

@@ -25,7 +25,14 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from kera.diagnostics import KeraError, SourceFile, Span
-from kera.hls.lutmap import BitNetwork, is_bitwise, network, significant_width
+from kera.hls.lutmap import (
+    BitNetwork,
+    is_bitwise,
+    neg_wiring,
+    negated,
+    significant_width,
+    tool_network,
+)
 from kera.hls.pipeline import Schedule
 from kera.ir.graph import Graph, Node
 from kera.ir.types import ArrayType, IntType
@@ -136,6 +143,7 @@ class CostModel:
         self._networks: dict[int, tuple[Graph, BitNetwork, dict[bytes, int]]] = {}
         self._lut_muls: dict[int, tuple[Graph, dict[bytes, Query | int]]] = {}
         self._merged: dict[int, tuple[Graph, dict[bytes, dict[str, float]]]] = {}
+        self._flops: dict[int, tuple[Graph, frozenset[int]]] = {}
 
     @property
     def lut_k(self) -> int:
@@ -159,8 +167,8 @@ class CostModel:
     def _network(self, graph: Graph) -> tuple[BitNetwork, dict[bytes, int]]:
         hit = self._networks.get(id(graph))
         if hit is None or hit[0] is not graph or len(hit[1].bits) != len(graph.nodes):
-            net = network(graph, self.lut_k, order=list(graph.nodes),  # insertion: topological
-                          wide=self.lut_wide)
+            net = tool_network(graph, self.lut_k, order=list(graph.nodes),  # topological
+                               wide=self.lut_wide)
             hit = self._networks[id(graph)] = (graph, net, net.luts_by_node())
         return hit[1], hit[2]
 
@@ -203,6 +211,8 @@ class CostModel:
         net = self.network(graph)
         eff = max(_significant(net.bits[i], graph.nodes[i].type) for i in node.inputs)
         extra = 1 if node.op in ("add", "sub", "neg") else 0
+        if node.op == "add":  # x + (2**w - k) is x - k: its top bits copy the borrow
+            eff = min(eff + extra, significant_width(net.bits[node.id], True)) - extra
         return (q[0], max(1, min(q[1], eff + extra)), q[2])
 
     def mul_query(self, graph: Graph, node: Node) -> Query | None:
@@ -343,6 +353,15 @@ class CostModel:
         clamp = 1 if n < 1 << b else 0
         return levels + clamp, live * per_bit
 
+    def is_replication(self, graph: Graph, node: Node) -> bool:
+        """Return whether ``node`` is a negation whose bits are wires (``0 - (c & 1)``), which
+        yosys folds to wiring (``kera.hls.lutmap.neg_wiring``)."""
+        bits = self.network(graph).bits
+        operand = negated(node, [bits[u] for u in node.inputs]) if node.op in (
+            "neg", "sub") else None
+        signed = isinstance(node.type, IntType) and node.type.signed
+        return operand is not None and neg_wiring(operand, signed) is not None
+
     def op_delay(self, q: Query) -> float:
         """Return the fitted delay of one model query ``(op, width, n)`` in ns (at least 0)."""
         return max(0.0, float(self._query_delay(q)))
@@ -361,7 +380,7 @@ class CostModel:
         if is_bitwise(graph, node):
             return self.network(graph).increment(node.id) * self.level_ns
         q = model_query(graph, node)
-        if q is None:
+        if q is None or self.is_replication(graph, node):
             return 0.0
         rom = self.rom_cost(graph, node)
         if rom is not None:
@@ -389,7 +408,7 @@ class CostModel:
         if is_bitwise(graph, node):
             return _area_dict({"lut": self._network(graph)[1].get(node.id, 0)})
         q = model_query(graph, node)
-        if q is None:
+        if q is None or self.is_replication(graph, node):
             return dict.fromkeys(AREA_KEYS, 0.0)
         merged = self.merged_area(graph).get(node.id)
         if merged is not None:
@@ -407,7 +426,44 @@ class CostModel:
         hit = self._area.get(q)
         if hit is None:
             hit = self._area[q] = self._sites(_area_dict(self._query_area(q)))
+        if node.op in ("sub", "neg") and q[0] == node.op:
+            return self._inverted_operand(graph, node, q, dict(hit))
         return dict(hit)
+
+    def _inverted_operand(self, graph: Graph, node: Node, q: Query, area: dict[str, float]
+                          ) -> dict[str, float]:
+        """Return the area of ``a - b`` (``-b``) whose ``b`` bits are partly LUT outputs.
+
+        Where the fitted subtraction takes more LUTs than the addition of its width (iCE40:
+        ``2w - 1`` against ``w``: SB_CARRY cannot invert, so each bit of ``b`` passes an
+        inverter LUT), those are inverters of operand bits that the measured design read from
+        flip-flops. A bit of ``b`` that a LUT makes has the inversion folded into that LUT
+        (a gate of the bit network, an adder's sum, a carry chain's borrow, which leaves the
+        chain through a LUT), and a constant bit is inverted for free: only the bits of ``b``
+        that flip-flops, ports or DSPs drive (``_flop_leaves``) keep theirs."""
+        add = self._query_area(("add", q[1], None))
+        extra = area["lut"] - self._sites(dict(add))["lut"]
+        if extra <= 0:
+            return area
+        bits = self.network(graph).bits[node.inputs[-1]][: q[1]]
+        flops = self._flop_leaves(graph)
+        leaves = sum(1 for b in bits if b[0] and b[2] < 0 and next(iter(b[0])) in flops)
+        area["lut"] -= extra * (1.0 - leaves / max(1, len(bits)))
+        return area
+
+    def _flop_leaves(self, graph: Graph) -> frozenset[int]:
+        """Return the leaf bits of the network that no LUT drives: those of parameters,
+        state reads and the multiplies on DSPs (cached per graph)."""
+        hit = self._flops.get(id(graph))
+        if hit is not None and hit[0] is graph:
+            return hit[1]
+        net, nodes, on_lut = self.network(graph), graph.nodes, self.lut_multipliers(graph)
+        out = frozenset(next(iter(b[0])) for nid, bits in net.bits.items()
+                        if nodes[nid].op in ("param", "state") or (
+                            nodes[nid].op in MUL_OPS and nid not in on_lut)
+                        for b in bits if b[2] < 0 and len(b[0]) == 1)
+        self._flops[id(graph)] = (graph, out)
+        return out
 
     def _sites(self, area: dict[str, float]) -> dict[str, float]:
         """Count LUT sites as nextpnr does: carry cells that fill LUT sites are added."""

@@ -1,0 +1,219 @@
+"""Delay-oriented LUT mapping of a bit network with a LUT library, as yosys's ``abc9`` does.
+
+``synth_ice40`` and ``synth_ecp5`` map the bitwise logic with ``abc9 -W <wire ps>``: a
+delay-optimal cut-based mapping (``&if``) followed by area recovery that keeps the delay. The
+LUT library comes from the cells' ``abc9_lut`` attributes and ``specify`` delays (yosys
+``techlibs``). On iCE40 it is one cell, SB_LUT4. On ECP5 it has wide LUTs built from LUT4s and
+the slice's muxes, ``$__ABC9_LUT5`` = 2 LUT4 + PFUMX (area 2), ``$__ABC9_LUT6`` = 2 LUT5 +
+L6MUX21 (area 4), ``$__ABC9_LUT7`` (area 8), each a little slower than a LUT4 but much faster
+than two LUT levels and the net between them. Where a path is critical abc9 takes them, and it
+duplicates logic rather than add a level: so ECP5 spends about 1.6x the LUT4 sites of iCE40 on
+the same xor network (crc32_word: 259 against 157 LUT4s), which a 4-input cover cannot see.
+
+:func:`map_sites` maps a :class:`~kera.hls.lutmap.BitNetwork`'s live gates the same way,
+coarsely: gates are split into 2-input nodes; every node keeps its ``CUTS`` best cuts of up to
+the library's widest LUT (by arrival, then area flow); the delay-optimal mapping fixes the
+required time (the latest output's arrival); area recovery then picks, from the outputs back,
+the cut of least area flow that meets each node's required time. The result is the LUT4 sites
+of the chosen LUTs, charged to the node of the gate each LUT's root belongs to.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+
+from kera.hls.lutmap import BitNetwork, is_bitwise
+
+#: Cuts kept per node (priority cuts).
+CUTS = 8
+#: A cut: the node numbers of its leaves.
+Cut = frozenset[int]
+
+
+def map_sites(net: BitNetwork, luts: Sequence[Sequence[float]], wire_ps: float,
+              leaf_ps: dict[int, float] | None = None, boxed: dict[bytes, float] | None = None
+              ) -> dict[bytes, int]:
+    """Return the LUT sites of an abc9-like mapping of ``net``'s live gates, by node.
+
+    ``luts[s - 1]`` is ``(area in LUT sites, delay in ps)`` of the library's ``s``-input LUT;
+    ``wire_ps`` is abc9's ``-W`` (the delay of the net after each LUT); ``leaf_ps`` the
+    arrival of leaf bits (by leaf number; 0 where absent, as for a register's output).
+    The gates of the ``boxed`` nodes are not mapped (yosys builds them otherwise, e.g. an
+    ordering against a constant as a carry chain): their outputs are leaves arriving at the
+    given ps, the gates they read are outputs, and they get no LUTs here.
+    """
+    boxed = boxed or {}
+    fanin, owner, outputs, leaves = _binary(net, set(boxed))
+    box_ps = {-g - 1: boxed[net._fanin[g][1]] for g in net._fanin if net._fanin[g][1] in boxed}
+    first = len(leaves)
+    kmax = len(luts)
+    n = len(fanin)
+    fanout = [0] * (first + n)
+    for ins in fanin:
+        for i in ins:
+            fanout[i] += 1
+    arrival = [box_ps[leaf] if leaf < 0 else (leaf_ps or {}).get(leaf, 0.0) for leaf in leaves
+               ] + [0.0] * n
+    flow = [0.0] * (first + n)
+    cuts: list[list[Cut]] = [[] for _ in range(n)]
+    trivial = [frozenset((i,)) for i in range(first + n)]
+
+    def cost(cut: Cut, refs: list[int]) -> tuple[float, float]:
+        size = len(cut)
+        area, delay = luts[size - 1]
+        arr = max(arrival[i] for i in cut) + delay + wire_ps
+        af = area + sum(flow[i] / max(1, refs[i]) for i in cut if i >= first)
+        return arr, af
+
+    for v, (a, b) in enumerate(fanin):
+        left = [trivial[a], *cuts[a - first]] if a >= first else [trivial[a]]
+        right = [trivial[b], *cuts[b - first]] if b >= first else [trivial[b]]
+        found: set[Cut] = set()
+        for x in left:
+            for y in right:
+                c = x | y
+                if len(c) <= kmax:
+                    found.add(c)
+        ranked = sorted(((*cost(c, fanout), len(c), sorted(c)), c) for c in found)
+        by_area = sorted(ranked, key=lambda r: (r[0][1], r[0][0], r[0][2], r[0][3]))
+        keep = [c for _, c in ranked[:CUTS]]
+        keep += [c for _, c in by_area[: CUTS // 2] if c not in keep]
+        cuts[v] = keep
+        arrival[first + v], flow[first + v] = ranked[0][0][0], ranked[0][0][1]
+    required = max((arrival[o] for o in outputs), default=0.0)
+    chosen = _select(fanin, cuts, outputs, first, required, luts, wire_ps, arrival, flow,
+                     fanout, delay_first=True)
+    refs = [0] * (first + n)  # area flow again, with the references of the delay mapping
+    for c in chosen.values():
+        for i in c:
+            refs[i] += 1
+    for v in range(n):
+        if cuts[v]:
+            flow[first + v] = min(cost(c, refs)[1] for c in cuts[v])
+    chosen = _select(fanin, cuts, outputs, first, required, luts, wire_ps, arrival, flow, refs,
+                     delay_first=False)
+    sites: dict[bytes, int] = {}
+    for v, c in chosen.items():
+        nid = owner[v - first]
+        sites[nid] = sites.get(nid, 0) + int(luts[len(c) - 1][0])
+    return sites
+
+
+def _select(fanin: list[tuple[int, int]], cuts: list[list[Cut]], outputs: set[int], first: int,
+            required: float, luts: Sequence[Sequence[float]], wire_ps: float,
+            arrival: list[float], flow: list[float], refs: list[int], delay_first: bool
+            ) -> dict[int, Cut]:
+    """Choose a cut for every node the mapping needs, from the outputs back: the earliest
+    (``delay_first``) or the one of least area flow whose arrival meets the node's required
+    time (the delay-optimal cut always does)."""
+    req = dict.fromkeys(outputs, required)
+    chosen: dict[int, Cut] = {}
+    for v in range(len(fanin) - 1, -1, -1):
+        node = first + v
+        if node not in req:
+            continue
+        best: tuple[tuple[float, ...], Cut] | None = None
+        for c in cuts[v]:
+            area, delay = luts[len(c) - 1]
+            arr = max(arrival[i] for i in c) + delay + wire_ps
+            if arr > req[node] + 1e-6:
+                continue
+            af = area + sum(flow[i] / max(1, refs[i]) for i in c if i >= first)
+            key = (arr, af) if delay_first else (af, arr)
+            if best is None or key < best[0]:
+                best = (key, c)
+        assert best is not None  # the delay-optimal cut meets every required time
+        c = best[1]
+        chosen[node] = c
+        slack = req[node] - luts[len(c) - 1][1] - wire_ps
+        for i in c:
+            if i >= first:
+                req[i] = min(req.get(i, slack), slack)
+    return chosen
+
+
+def _binary(net: BitNetwork, boxed: set[bytes]
+            ) -> tuple[list[tuple[int, int]], list[bytes], set[int], list[int]]:
+    """Return the live gates as 2-input nodes in topological order: (fanin, owning node,
+    output node numbers, the leaves read: leaf bit numbers, and ``-g - 1`` for the output of
+    a gate ``g`` of a ``boxed`` node). Leaf ``leaves[i]`` is node ``i``; the 2-input nodes
+    are numbered from ``len(leaves)``.
+
+    As abc balances before it maps, a gate read by exactly one gate (and not materialised)
+    is merged into its reader, and each merged cone is rebuilt as a tree of 2-input nodes
+    that pairs its two earliest signals first (the least depth over its inputs)."""
+    live = net._live()
+    boxes = {g for g in live if net._fanin[g][1] in boxed}
+    gates = [g for g in net._fanin if g in live and g not in boxes]  # topological order
+    readers: dict[int, int] = {}
+    for g in gates:
+        for h in {b[2] for b in net._fanin[g][0] if b[2] >= 0}:
+            readers[h] = readers.get(h, 0) + 1
+    feeds = {b[2] for g in boxes for b in net._fanin[g][0] if b[2] >= 0 and b[2] not in boxes}
+    merged = {g for g in gates if readers.get(g, 0) == 1 and g not in net.roots
+              and g not in feeds}
+    leaves: dict[int, int] = {}
+    for g in gates:
+        for b in net._fanin[g][0]:
+            if b[2] in boxes:
+                leaves.setdefault(-b[2] - 1, len(leaves))
+            elif b[2] < 0 and b[0]:
+                (leaf,) = b[0]
+                leaves.setdefault(leaf, len(leaves))
+    first = len(leaves)
+    fanin: list[tuple[int, int]] = []
+    owner: list[bytes] = []
+    depth: list[int] = []
+    top: dict[int, int] = {}
+
+    def signals(g: int) -> list[int]:
+        out: list[int] = []
+        stack = list(reversed(net._fanin[g][0]))
+        while stack:  # depth first, in input order (a merged cone may be a long chain)
+            b = stack.pop()
+            if b[2] in merged:
+                stack.extend(reversed(net._fanin[b[2]][0]))
+            elif b[2] in boxes:
+                out.append(leaves[-b[2] - 1])
+            elif b[2] >= 0:
+                out.append(top[b[2]])
+            elif b[0]:
+                out.append(leaves[next(iter(b[0]))])
+        return out
+
+    for g in gates:
+        if g in merged:
+            continue
+        nid = net._fanin[g][1]
+        heap = [(depth[i - first] if i >= first else 0, i)
+                for i in dict.fromkeys(signals(g))]
+        heapq.heapify(heap)
+        while len(heap) > 1:
+            (da, left), (db, right) = heapq.heappop(heap), heapq.heappop(heap)
+            fanin.append((left, right))
+            owner.append(nid)
+            depth.append(max(da, db) + 1)
+            heapq.heappush(heap, (depth[-1], first + len(fanin) - 1))
+        top[g] = heap[0][1]
+    outputs = {top[g] for g in (*net.roots, *feeds) if g in top and top[g] >= first}
+    return fanin, owner, outputs, list(leaves)
+
+
+def leaf_arrivals(net: BitNetwork, arrival_ns: dict[bytes, float]) -> dict[int, float]:
+    """Return the arrival (ps) of the leaf bits of ``net``: a leaf-producing node's bits arrive
+    when the node's output does (``arrival_ns``, e.g. a carry chain's end)."""
+    out: dict[int, float] = {}
+    graph = net.graph
+    for nid, bits in net.bits.items():
+        if is_bitwise(graph, graph.nodes[nid]) or nid not in arrival_ns:
+            continue
+        t = 1000.0 * arrival_ns[nid]
+        for b in bits:
+            if b[2] < 0 and len(b[0]) == 1:
+                (leaf,) = b[0]
+                out[leaf] = max(out.get(leaf, 0.0), t)
+    return out
+
+
+__all__ = ["CUTS", "leaf_arrivals", "map_sites"]

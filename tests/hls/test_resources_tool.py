@@ -1,0 +1,113 @@
+"""The bit network as yosys builds it (``kera.hls.lutmap.ToolNetwork``) and the ECP5 wide LUTs
+(``kera.hls.cutmap``): figures derived by hand from what yosys/abc9 make of small circuits."""
+
+from __future__ import annotations
+
+import pytest
+
+from kera.elaborate import build_program
+from kera.hls.lower import lower_for_hardware
+from kera.hls.lutmap import ONE, ZERO, neg_wiring
+from kera.hls.models import load_model
+from kera.hls.resources import estimate
+from kera.hls.schedule import schedule
+from kera.hls.timing import CostModel
+
+
+def _estimate(src: str, family: str = "ice40", clock: float = 12.0):
+    p = build_program("t.kera", src)
+    assert p.graph is not None and p.top is not None, p.diagnostics
+    g = lower_for_hardware(p.graph)
+    model = load_model(family)
+    s = schedule(g, p.top, family=family, clock_mhz=clock, model=model)
+    return s, estimate(s, CostModel(model))
+
+
+def test_negation_wires() -> None:
+    x0 = (frozenset({0}), 0, -1, 0)
+    x1 = (frozenset({1}), 0, -1, 0)
+    assert neg_wiring([x0, ZERO, ZERO], False) == [x0, x0, x0]  # 0 - x, x in {0, 1}
+    assert neg_wiring([x0, x0, x0], True) == [x0, ZERO, ZERO]  # x in {0, -1}: 0 or 1
+    assert neg_wiring([x0], True) == [x0]  # -x of an i1 wraps to x
+    assert neg_wiring([x0, x1], False) is None and neg_wiring([ONE, ZERO], False) is None
+
+
+def test_crc_step_mask_is_wiring_not_a_carry_chain() -> None:
+    # c >> 1 ^ (poly & -(c & 1)): each bit i < 31 is c[i + 1] ^ c[0] where the polynomial has
+    # a one (13 of bits 0..30 of 0xEDB88320: one 2-input LUT each), else a wire; bit 31 is
+    # c[0]. No carry cell (yosys folds the negation of a 0/1 value) and one LUT level.
+    src = ("#[top] pub fn f(c: u32) -> u32 { (c >> 1u32) ^ (0xEDB88320u32 & (0u32 - (c & 1u32))) }")
+    s, res = _estimate(src)
+    assert res.total["lut"] == 13 and res.total["carry"] == 0
+    assert max(s.finish_ns.values()) == CostModel(load_model("ice40")).level_ns
+
+
+def test_state_and_inverted_result_of_one_value_take_two_luts_per_bit() -> None:
+    # the state register holds s ^ x and the output register !(s ^ x): flip-flops do not
+    # invert, so each of the 8 xor gates is built in both polarities (yosys: 16 SB_LUT4)
+    src = """#[top] pub fn f(x: u8) -> u8 {
+        reg s: u8 = 0;
+        let n = s ^ x;
+        s = n;
+        !n
+    }"""
+    _, res = _estimate(src)
+    assert res.total["lut"] == 16
+    _, plain = _estimate(src.replace("!n", "n"))  # one polarity: 8 LUTs
+    assert plain.total["lut"] == 8
+
+
+def test_ice40_subtraction_inverts_lut_outputs_for_free() -> None:
+    # iCE40's fitted a - b takes 2w - 1 LUTs against a + b's w: the inverters of b's bits,
+    # which the characterisation read from flip-flops. Here b is an xor (a LUT per bit), so
+    # the inversion folds into it: the subtraction costs what an addition does.
+    ice40 = load_model("ice40")
+    p = build_program("t.kera", "#[top] pub fn f(a: u16, b: u16, c: u16) -> u16 { a - (b ^ c) }")
+    assert p.graph is not None
+    g = lower_for_hardware(p.graph)
+    sub = next(g.nodes[n] for n in g.nodes if g.nodes[n].op == "sub")
+    area = CostModel(ice40).area(g, sub)
+    assert area["lut"] == ice40.area("add", 16)["lut"] == 16
+    assert ice40.area("sub", 16)["lut"] == pytest.approx(31, abs=0.1)  # from flip-flops
+    ecp5 = load_model("ecp5")  # CCU2C inverts inside: no change
+    assert CostModel(ecp5).area(g, sub)["lut"] == 2 * ecp5.area("sub", 16)["carry"]
+    # an adder's sum leaves through a LUT too; a parameter (flip-flops) does not
+    for src, luts in (("a - (b + c)", 16), ("a - b", 31)):
+        p = build_program("t.kera", f"#[top] pub fn f(a: u16, b: u16, c: u16) -> u16 {{ {src} }}")
+        assert p.graph is not None
+        g = lower_for_hardware(p.graph)
+        sub = next(g.nodes[n] for n in g.nodes if g.nodes[n].op == "sub")
+        assert CostModel(ice40).area(g, sub)["lut"] == pytest.approx(luts, abs=0.1)
+
+
+@pytest.mark.parametrize("diff", ["r - 1u32", "r + 0xFFFFFFFFu32"])
+def test_isqrt_rows_are_as_wide_as_the_remainder(diff: str) -> None:
+    # rem >= k then rem - k (which the optimiser may write rem + (2**32 - k)): the
+    # taken difference has no borrow, so the select's top bits are known zeros and the next
+    # row stays narrow (r < 4 here: a 2 + 1-bit ALU), not a 32-bit adder.
+    src = """#[top] pub fn f(x: u32) -> u32 {
+        let r = x >> 30u32;
+        if r >= 1u32 { DIFF } else { r }
+    }""".replace("DIFF", diff)
+    p = build_program("t.kera", src)
+    assert p.graph is not None
+    g = lower_for_hardware(p.graph)
+    costs = CostModel(load_model("ice40"))
+    net = costs.network(g)
+    sel = next(n for n in g.nodes if g.nodes[n].op == "select")
+    assert all(b == ZERO for b in net.bits[sel][2:])
+    add = [g.nodes[n] for n in g.nodes if g.nodes[n].op in ("add", "sub")]
+    assert [costs.narrow_query(g, n)[1] for n in add] == [3]
+
+
+def test_ecp5_maps_a_critical_7_input_function_onto_one_wide_lut() -> None:
+    # the parity of 7 bits: two LUT4 levels (2 LUTs) or one $__ABC9_LUT7 (8 LUT4 sites and
+    # 3 muxes, 759 ps + 300 ps of net against 2 x (379 + 300) ps): abc9 maps the critical path
+    # for delay, so ECP5 spends 8 sites where iCE40, with LUT4s only, spends 2
+    shifts = " ^ ".join(f"(x >> {i}u8)" for i in range(1, 7))
+    src = f"#[top] pub fn f(x: u8) -> u8 {{ (x ^ {shifts}) & 1u8 }}"
+    assert _estimate(src, "ecp5", 25.0)[1].total["lut"] == 8
+    assert _estimate(src)[1].total["lut"] == 2
+    # with 4 inputs one LUT4 is as fast as any: 1 site on both
+    four = src.replace(" ^ (x >> 4u8) ^ (x >> 5u8) ^ (x >> 6u8)", "")
+    assert _estimate(four, "ecp5", 25.0)[1].total["lut"] == 1
