@@ -45,7 +45,7 @@ def map_sites(net: BitNetwork, luts: Sequence[Sequence[float]], wire_ps: float,
     """
     boxed = boxed or {}
     fanin, owner, outputs, leaves = _binary(net, set(boxed))
-    box_ps = {-g - 1: boxed[net._fanin[g][1]] for g in net._fanin if net._fanin[g][1] in boxed}
+    box_ps = {-g - 1: boxed[net._fanin[g][2]] for g in net._fanin if net._fanin[g][2] in boxed}
     first = len(leaves)
     kmax = len(luts)
     n = len(fanin)
@@ -144,23 +144,23 @@ def _binary(net: BitNetwork, boxed: set[bytes]
     is merged into its reader, and each merged cone is rebuilt as a tree of 2-input nodes
     that pairs its two earliest signals first (the least depth over its inputs)."""
     live = net._live()
-    boxes = {g for g in live if net._fanin[g][1] in boxed}
-    gates = [g for g in net._fanin if g in live and g not in boxes]  # topological order
+    fanin_of = net._fanin  # gate -> (its leaf bits as ~n, the distinct gates it reads, node)
+    boxes = {g for g in live if fanin_of[g][2] in boxed}
+    gates = [g for g in live if g not in boxes]  # topological order
     readers: dict[int, int] = {}
     for g in gates:
-        for h in {b[2] for b in net._fanin[g][0] if b[2] >= 0}:
+        for h in fanin_of[g][1]:
             readers[h] = readers.get(h, 0) + 1
-    feeds = {b[2] for g in boxes for b in net._fanin[g][0] if b[2] >= 0 and b[2] not in boxes}
+    feeds = {h for g in boxes for h in fanin_of[g][1] if h not in boxes}
     merged = {g for g in gates if readers.get(g, 0) == 1 and g not in net.roots
               and g not in feeds}
     leaves: dict[int, int] = {}
     for g in gates:
-        for b in net._fanin[g][0]:
-            if b[2] in boxes:
-                leaves.setdefault(-b[2] - 1, len(leaves))
-            elif b[2] < 0 and b[0]:
-                (leaf,) = b[0]
-                leaves.setdefault(leaf, len(leaves))
+        for n in fanin_of[g][0]:
+            leaves.setdefault(~n, len(leaves))
+        for h in fanin_of[g][1]:
+            if h in boxes:
+                leaves.setdefault(-h - 1, len(leaves))
     first = len(leaves)
     fanin: list[tuple[int, int]] = []
     owner: list[bytes] = []
@@ -169,23 +169,25 @@ def _binary(net: BitNetwork, boxed: set[bytes]
 
     def signals(g: int) -> list[int]:
         out: list[int] = []
-        stack = list(reversed(net._fanin[g][0]))
-        while stack:  # depth first, in input order (a merged cone may be a long chain)
-            b = stack.pop()
-            if b[2] in merged:
-                stack.extend(reversed(net._fanin[b[2]][0]))
-            elif b[2] in boxes:
-                out.append(leaves[-b[2] - 1])
-            elif b[2] >= 0:
-                out.append(top[b[2]])
-            elif b[0]:
-                out.append(leaves[next(iter(b[0]))])
+        stack = [g]
+        while stack:  # depth first: leaf bits, then gates (a merged cone may be a long chain)
+            ls, hs, _ = fanin_of[stack.pop()]
+            out.extend(leaves[~n] for n in ls)
+            folded = []
+            for h in hs:
+                if h in merged:
+                    folded.append(h)
+                elif h in boxes:
+                    out.append(leaves[-h - 1])
+                else:
+                    out.append(top[h])
+            stack.extend(reversed(folded))
         return out
 
     for g in gates:
         if g in merged:
             continue
-        nid = net._fanin[g][1]
+        nid = fanin_of[g][2]
         heap = [(depth[i - first] if i >= first else 0, i)
                 for i in dict.fromkeys(signals(g))]
         heapq.heapify(heap)
