@@ -136,8 +136,12 @@ def schedule(
     elif method == "auto":
         notes.append(f"{live} nodes (more than {LP_MAX_NODES}), so the list-scheduling "
                      "fallback was used")
-    chosen = "sdc" if stage is not None else "list"
     shared = problem.share is not None and bool(problem.share.groups)
+    if stage is not None and shared and not sharing.slots_hold(problem, _times(problem, stage)[0]):
+        notes.append("the LP's stages chain an operand after its unit's start time, so the "
+                     "ASAP stages were kept")
+        stage = None
+    chosen = "sdc" if stage is not None else "list"
     if stage is None and (problem.slots or shared):
         stage = list(asap)  # push_late knows no modulo or resource rows: ASAP meets them
     elif stage is None:
@@ -261,8 +265,20 @@ def list_schedule(problem: Problem, release: dict[int, int] | None = None
     least latency): a node bumped to stage ``S+1`` closes a path inside stage ``S`` that is too
     long, and every schedule keeps that path's nodes in stages ``>= S``. With shared ops, a
     second pass holds the ones with slack back to their ALAP stages (``sharing.release_late``)
-    and is kept when its latency is no longer.
+    and is kept when its latency is no longer. A unit starts at one time in every stage it
+    runs (``Plan.slot_ns``, from a first schedule without that rule), so that its operand
+    multiplexers' false paths (the union over the counter's residues) are no longer than the
+    stages the schedule costs.
     """
+    plan = problem.share
+    if plan is not None and plan.groups and plan.slot_ns is None:
+        from kera.hls.sharing import unit_slots
+
+        plan.slot_ns = unit_slots(problem, _list(problem, release)[1])
+    return _list(problem, release)
+
+
+def _list(problem: Problem, release: dict[int, int] | None) -> tuple[list[int], list[float]]:
     stage, finish = _asap(problem, release)
     if problem.share is not None and problem.share.groups and release is None:
         from kera.hls.sharing import release_late
@@ -281,6 +297,7 @@ def _asap(problem: Problem, release: dict[int, int] | None) -> tuple[list[int], 
     from kera.hls.sharing import Chains, residue_limits
 
     of, units = residue_limits(problem)
+    slots = problem.share.slot_ns if of else None
     busy = [[0] * problem.ii for _ in units]
     chains = Chains(n, len(units))  # units chained in one stage: kept free of loops
     after: dict[int, list[int]] = {}
@@ -301,9 +318,14 @@ def _asap(problem: Problem, release: dict[int, int] | None) -> tuple[list[int], 
             s, start = s + 1, 0.0
         g = of.get(v) if of else None
         if g is not None:  # a resource row: a free unit in the residue, no loop of units
+            at = slots[g] if slots is not None else None
+            if at is not None and start > at + EPS_NS:
+                s, start = s + 1, 0.0  # its operands come after the unit's start time
             while busy[g][s % problem.ii] >= units[g] or not chains.can(
                     g, chains.before(problem.inputs[v], s, stage, of)):
                 s, start = s + 1, 0.0
+            if at is not None:
+                start = at
             busy[g][s % problem.ii] += 1
             chains.add(g, chains.before(problem.inputs[v], s, stage, of))
         elif of:
@@ -569,6 +591,23 @@ def _try_push(problem: Problem, v: int, st: list[int], fin: list[float], last: l
 # ------------------------------------------------------------------------------ result
 
 
+def _times(problem: Problem, stage: list[int]) -> tuple[list[float], list[float]]:
+    """Return each node's start and finish time in its stage (a unit's ops at its slot)."""
+    n = problem.size
+    plan = problem.share
+    slots = plan.slot_ns if plan is not None else None
+    start, finish = [0.0] * n, [0.0] * n
+    for v in range(n):
+        if problem.const[v]:
+            continue
+        s = stage[v]
+        start[v] = max((finish[u] for u in problem.inputs[v] if stage[u] == s), default=0.0)
+        if slots is not None and v in plan.of:
+            start[v] = max(start[v], slots[plan.of[v]])
+        finish[v] = start[v] + problem.delay[v]
+    return start, finish
+
+
 def _finish(problem: Problem, stage: list[int], clock_mhz: float, ii: int, method: str,
             family: str, notes: tuple[str, ...], plan: StatePlan | None = None,
             units: tuple[Any, ...] = ()) -> Schedule:
@@ -577,15 +616,10 @@ def _finish(problem: Problem, stage: list[int], clock_mhz: float, ii: int, metho
     for v in range(n):
         if problem.const[v]:
             stage[v] = min((stage[w] for w in problem.users[v]), default=0)
-    start, finish = [0.0] * n, [0.0] * n
+    start, finish = _times(problem, stage)
     for v in range(n):
-        if problem.const[v]:
-            continue
-        s = stage[v]
-        start[v] = max((finish[u] for u in problem.inputs[v] if stage[u] == s), default=0.0)
-        finish[v] = start[v] + problem.delay[v]
         if finish[v] > problem.period + 1e-6:
-            raise AssertionError(f"scheduler bug: stage {s} runs {finish[v]:.3f} ns "
+            raise AssertionError(f"scheduler bug: stage {stage[v]} runs {finish[v]:.3f} ns "
                                  f"> {problem.period:.3f} ns")
     latency = max(stage, default=0) + 1
     ids = problem.ids

@@ -82,6 +82,7 @@ class Plan:
     groups: list[Group] = field(default_factory=list)
     of: dict[int, int] = field(default_factory=dict)
     declined: list[str] = field(default_factory=list)
+    slot_ns: list[float] | None = None  # each group's start time in a stage (``unit_slots``)
 
 
 def _scalar(t: Any) -> bool:
@@ -392,6 +393,27 @@ class Chains:
             self.succ[h].add(g)
 
 
+def unit_slots(problem: Problem, finish: list[float]) -> list[float]:
+    """Return each group's start time in a stage: the latest its ops start (``finish``).
+
+    A unit's operand multiplexer joins its ops' operands of every stage, so a static timing
+    analysis sees the latest of their arrivals followed by the unit and whatever it feeds, in
+    any stage: when every op of the unit starts at one time, the paths the schedule costs are
+    the ones the placed design has.
+    """
+    plan: Plan | None = problem.share
+    assert plan is not None
+    return [max(finish[m] - problem.delay[m] for m in g.members) for g in plan.groups]
+
+
+def slots_hold(problem: Problem, start: list[float]) -> bool:
+    """Whether no op of a unit has an operand later than its group's start time."""
+    plan: Plan | None = problem.share
+    if plan is None or plan.slot_ns is None:
+        return True
+    return all(start[m] <= plan.slot_ns[g] + EPS_NS for m, g in plan.of.items())
+
+
 def release_late(problem: Problem, stage: list[int]) -> dict[int, int]:
     """Return shared op -> a stage to hold it back to, for the classes no unit feeds.
 
@@ -475,4 +497,4 @@ def refine(schedule: Schedule, costs: CostModel) -> Schedule:
 
 
 __all__ = ["CANDIDATES", "Chains", "Group", "Plan", "bind", "configure", "port_cost", "refine",
-           "release_late", "residue_limits", "unit_sources"]
+           "release_late", "residue_limits", "slots_hold", "unit_sources", "unit_slots"]
