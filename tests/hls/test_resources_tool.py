@@ -100,6 +100,33 @@ def test_isqrt_rows_are_as_wide_as_the_remainder(diff: str) -> None:
     assert [costs.narrow_query(g, n)[1] for n in add] == [3]
 
 
+@pytest.mark.parametrize("diff", ["r - 1u32", "r + 0xFFFFFFFFu32"])
+def test_chain_delay_takes_the_width_yosys_sees_not_the_range(diff: str) -> None:
+    # the row after `if r >= 1 { r - 1 } else { r }` (r < 4): by range s < 4, so t = s * 4 + 3
+    # is 4 bits and `t >= (y & 15)` a 4-bit ALU for the area; but in the netlist s's top 30
+    # bits are the difference's borrow (`r - 1`) or carry (`r + 0xFFFFFFFF`), not constants,
+    # so the carry chain yosys builds for the compare is 32 cells and its delay is the fitted
+    # 32-bit one (isqrt32: 31-cell chains placed where the range gives 5 to 17 bits)
+    src = """#[top] pub fn f(x: u32, y: u32) -> bool {
+        let r = x >> 30u32;
+        let s = if r >= 1u32 { DIFF } else { r };
+        let t = (s << 2u32) | 3u32;
+        t >= (y & 15u32)
+    }""".replace("DIFF", diff)
+    p = build_program("t.kera", src)
+    assert p.graph is not None
+    g = lower_for_hardware(p.graph)
+    ice40 = load_model("ice40")
+    costs = CostModel(ice40)
+    ge = next(g.nodes[n] for n in g.nodes if g.nodes[n].op == "ge"
+              and g.nodes[g.nodes[n].inputs[1]].op != "const")
+    assert costs.narrow_query(g, ge)[1] == 4
+    chain = costs.chain_query(g, ge)
+    assert chain is not None and chain[1] == 32
+    assert costs.delay(g, ge) == pytest.approx(costs.op_delay(chain))
+    assert costs.delay(g, ge) > costs.op_delay(costs.narrow_query(g, ge) or chain)
+
+
 def test_ecp5_maps_a_critical_7_input_function_onto_one_wide_lut() -> None:
     # the parity of 7 bits: two LUT4 levels (2 LUTs) or one $__ABC9_LUT7 (8 LUT4 sites and
     # 3 muxes, 759 ps + 300 ps of net against 2 x (379 + 300) ps): abc9 maps the critical path
