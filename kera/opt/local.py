@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 
 from kera.ir.graph import Graph, node_id
 from kera.opt.fold import FOLDED, fold_rule
-from kera.opt.narrow import COMPARISONS, NARROWED, narrow_rules
+from kera.opt.narrow import LOOKED_AT, narrow_rules
 from kera.opt.rewrite import Rewriter, Rule, Term
 from kera.opt.simplify import SIMPLIFIED, simplify_rule, walk_dependent
 from kera.opt.strength import STRENGTHENED, strength_rules
@@ -30,7 +30,7 @@ LOCAL_RULES: dict[str, tuple[RuleMaker, frozenset[str]]] = {
     "fold": (lambda new: fold_rule, FOLDED),
     "simplify": (lambda new: simplify_rule, SIMPLIFIED),
     "strength": (strength_rules, STRENGTHENED),
-    "narrow": (narrow_rules, NARROWED | COMPARISONS),
+    "narrow": (narrow_rules, LOOKED_AT),
 }
 """Each local-rule pass: how to make its rule for a walk, and the opcodes the rule looks at."""
 

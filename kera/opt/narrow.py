@@ -9,17 +9,31 @@ op in T gives. T' is the narrowest type that holds the result: unsigned when it 
 negative, signed otherwise (``neg`` always signed). Narrowing adds casts, so it is done only
 where it saves at least an eighth of the width and at least two bits. The same intervals also
 decide comparisons they settle (``x < 300`` for an ``x`` known to be below 256 is ``true``).
+
+A guarded difference is narrowed too: in ``select(x >= k, x - k, y)`` (``x > k``, ``k <= x``,
+``k < x``, or the negated test with the arms swapped; ``x - k`` also written ``x + (2**w - k)``
+for a constant ``k``, as the optimiser writes it) the arm is only observed when ``x >= k``, so
+the value it gives there lies in ``[0, hi(x) - lo(k)]``: the select's arm becomes that
+subtraction in the narrow type, cast back. It is a new node: the wide ``x - k`` stays for any
+other user, and the select's value is unchanged on every input.
 """
 
 from __future__ import annotations
 
 from kera.ir.graph import Graph
-from kera.ir.types import MAX_WIDTH, IntType
-from kera.opt.ranges import Interval, Ranges
+from kera.ir.types import MAX_WIDTH, IntType, Type
+from kera.opt.ranges import Interval, Ranges, fits
 from kera.opt.rewrite import Rewriter, Rule, Term
 
 NARROWED = frozenset({"add", "sub", "mul", "neg", "shl"})
 COMPARISONS = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
+LOOKED_AT = NARROWED | COMPARISONS | {"select"}
+"""The opcodes the narrowing rule looks at."""
+
+# ``cmp(a, b)`` as ``(big, small, strict)``: ``big > small`` (strict) or ``big >= small`` holds
+# when the select's true arm is taken (``_HOLDS``) or its false arm (``_FAILS``).
+_HOLDS = {"ge": (0, 1, False), "gt": (0, 1, True), "le": (1, 0, False), "lt": (1, 0, True)}
+_FAILS = {"lt": (0, 1, False), "le": (0, 1, True), "gt": (1, 0, False), "ge": (1, 0, True)}
 
 
 def narrowest(r: Interval) -> IntType | None:
@@ -80,8 +94,78 @@ def decided(op: str, a: Interval, b: Interval) -> bool | None:
     return None
 
 
+def _low_of(rw: Rewriter, y: bytes, x: bytes, bits: int) -> bool:
+    """Return True when the low ``bits`` bits (no more than ``y`` has) of ``y`` are those of
+    ``x``: ``y`` is ``x``, a cast of ``x``, a cast of what ``x`` casts (two casts of one value
+    agree on the bits both have: truncations keep them, extensions fill them alike), or a
+    constant equal to ``x`` modulo ``2**bits``."""
+    if y == x:
+        return True
+    node, src = rw.node(y), rw.node(x)
+    if src.type.flat_width < bits:
+        return False
+    if node.op == "cast":
+        return node.inputs[0] == x or (src.op == "cast" and node.inputs[0] == src.inputs[0])
+    a, b = rw.const_value(y), rw.const_value(x)
+    return a is not None and b is not None and (a - b) % (1 << bits) == 0
+
+
+def _difference(rw: Rewriter, arm: bytes, big: bytes, small: bytes) -> Type | None:
+    """Return the type ``S`` when ``arm`` is ``big - small`` computed modulo ``2**|S|`` in ``S``
+    (``x - y`` or ``x + c`` with ``c == -y``) and cast to the arm's type (or not cast: ``S`` is
+    the arm's type); None when it is not such a difference."""
+    node = rw.node(arm)
+    if node.op == "cast":
+        node = rw.node(node.inputs[0])
+    s = node.type
+    if not isinstance(s, IntType) or node.op not in ("add", "sub"):
+        return None
+    x, y = node.inputs
+    if node.op == "sub":
+        return s if _low_of(rw, x, big, s.width) and _low_of(rw, y, small, s.width) else None
+    k = rw.const_value(small)
+    for a, c in ((x, y), (y, x)):
+        v = rw.const_value(c)
+        if k is not None and v is not None and (v + k) % (1 << s.width) == 0 and _low_of(
+                rw, a, big, s.width):
+            return s
+    return None
+
+
+def guarded_rule(ranges: Ranges, rw: Rewriter, t: Term) -> bytes | None:
+    """Return ``select(c, a, b)`` with an arm narrowed where ``c`` guards the difference the
+    arm computes (None when no arm is such a difference or narrowing does not pay)."""
+    if not isinstance(t.type, IntType):
+        return None
+    cond = rw.node(t.args[0])
+    args = list(t.args)
+    changed = False
+    for side, table in ((1, _HOLDS), (2, _FAILS)):
+        if cond.op not in table or not isinstance(rw.type(cond.inputs[0]), IntType):
+            continue
+        i, j, strict = table[cond.op]
+        big, small = cond.inputs[i], cond.inputs[j]
+        within = _difference(rw, t.args[side], big, small)
+        if within is None or rw.type(big) != rw.type(small):
+            continue
+        hi_big, lo_small = ranges(big)[1], ranges(small)[0]  # type: ignore[index]
+        taken = (1 if strict else 0, hi_big - lo_small)
+        if taken[1] < taken[0] or not (fits(taken, within) and fits(taken, t.type)):
+            continue  # never taken (other rules settle the compare), or the arm wraps
+        narrow_t = narrowest(taken)
+        if narrow_t is None or not worth_it(narrow_t, t.type) or (
+                rw.node(t.args[side]).op == "cast" and narrow_t.width >= within.flat_width):
+            continue
+        ops = (_truncate(rw, big, narrow_t), _truncate(rw, small, narrow_t))
+        diff = rw.emit("sub", narrow_t, ops)
+        args[side], changed = rw.emit("cast", t.type, (diff,)), True
+    return rw.emit("select", t.type, args, dict(t.attrs)) if changed else None
+
+
 def narrow_rule(ranges: Ranges, rw: Rewriter, t: Term) -> bytes | None:
     """Return the narrowed form of an arithmetic op (None when it needs its whole width)."""
+    if t.op == "select":
+        return guarded_rule(ranges, rw, t)
     if t.op in COMPARISONS and isinstance(rw.type(t.args[0]), IntType):
         known = decided(t.op, ranges(t.args[0]), ranges(t.args[1]))  # type: ignore[arg-type]
         return None if known is None else rw.const(t.type, known)
@@ -111,15 +195,17 @@ def narrow_rules(new: Graph) -> Rule:
 
 def narrow(graph: Graph) -> Graph:
     """Return ``graph`` with arithmetic computed no wider than its values need."""
-    rw = Rewriter(graph, lambda rw, t: None, NARROWED | COMPARISONS)
+    rw = Rewriter(graph, lambda rw, t: None, LOOKED_AT)
     rw.rule = narrow_rules(rw.new)
     return rw.run()
 
 
 __all__ = [
     "COMPARISONS",
+    "LOOKED_AT",
     "NARROWED",
     "decided",
+    "guarded_rule",
     "narrow",
     "narrow_rule",
     "narrow_rules",
