@@ -598,22 +598,6 @@ def negated(node: Node, ins: list[list[Bit]]) -> list[Bit] | None:
     return None
 
 
-def _constant_operand(graph: Graph, node: Node, op: str, value: int | None = None
-                      ) -> tuple[bytes, int] | None:
-    """Return ``(x, k)`` when ``node`` is ``op(x, k)`` with a constant ``k`` (equal to
-    ``value`` when given; either side for ``add``), else None."""
-    if node.op != op:
-        return None
-    pairs = [node.inputs] + ([node.inputs[::-1]] if op == "add" else [])
-    for x, c in pairs:
-        cn = graph.nodes[c]
-        if cn.op == "const" and graph.nodes[x].op != "const":
-            k = int(cn.attr("value")) % (1 << cn.type.flat_width)
-            if value is None or k == value:
-                return x, k
-    return None
-
-
 @dataclass
 class ToolNetwork(BitNetwork):
     """The bit network as yosys builds it, where it knows more than ``BitNetwork``:
@@ -671,27 +655,6 @@ class ToolNetwork(BitNetwork):
                 return bits
         return super()._leaf_bits(nid, node)
 
-
-    def _evaluate(self, nid: bytes, node: Node) -> list[Bit]:
-        """``if x >= k { x - k } else { ... }`` (the subtraction also written ``x + (2**w - k)``,
-        as the optimiser does): the difference taken has no borrow, so its top bits, copies of
-        the borrow, are 0 (``x >= k`` is a LUT of ``x``'s bits, not the ALU's borrow)."""
-        if node.op == "select":
-            nodes = self.graph.nodes
-            c, x, y = (nodes[u] for u in node.inputs)
-            k = _constant_operand(self.graph, c, "ge")
-            w = x.type.flat_width
-            if k is not None and k[1] > 0 and (
-                    _constant_operand(self.graph, x, "add", (1 << w) - k[1]) == (k[0], (
-                        1 << w) - k[1]) or _constant_operand(self.graph, x, "sub") == k):
-                ins = [self._input(u, nid) for u in node.inputs]
-                diff = ins[1]
-                n = max(significant_width(self._input(k[0], nid), False), k[1].bit_length()) + 1
-                if n < len(diff) and all(b == diff[n - 1] for b in diff[n - 1:]):
-                    ins[1] = diff[: n - 1] + [ZERO] * (len(diff) - n + 1)
-                    types = [nodes[u].type for u in node.inputs]
-                    return _RULES["select"](self, node, ins, types)
-        return super()._evaluate(nid, node)
 
     def _subtracted(self, nid: bytes, node: Node) -> list[Bit] | None:
         """Return the bits of ``x + c`` when the constant ``c`` is ``2**w - k`` for a ``k``

@@ -145,6 +145,7 @@ class CostModel:
         self._lut_muls: dict[int, tuple[Graph, dict[bytes, Query | int]]] = {}
         self._merged: dict[int, tuple[Graph, dict[bytes, dict[str, float]]]] = {}
         self._flops: dict[int, tuple[Graph, frozenset[int]]] = {}
+        self._absorbed: dict[int, tuple[Graph, dict[bytes, int]]] = {}
         self._structural: dict[int, tuple[Graph, BitNetwork]] = {}
 
     @property
@@ -215,10 +216,9 @@ class CostModel:
     def chain_query(self, graph: Graph, node: Node) -> Query | None:
         """Return the query that sets a carry-chain op's delay: its operands' significant width
         in the structural network. The carry chain yosys builds is as long as the operands'
-        bits that are not constant in the netlist; a range the model knows (``ToolNetwork``:
-        ``if x >= k { x - k }`` has zero top bits) shortens no chain once the value passes a
-        register or a variable select (isqrt32's rows after stage 0: 31-cell chains placed,
-        5 to 17 bits by range)."""
+        bits that are not constant in the netlist: the range of ``if x >= k { x - k }`` is
+        narrow only where the optimiser computes the difference narrow
+        (``kera.opt.narrow``'s guarded differences), not by what the model could know."""
         return self.narrow_query(graph, node, self.structural_network(graph))
 
     def narrow_query(self, graph: Graph, node: Node, net: BitNetwork | None = None
@@ -261,7 +261,8 @@ class CostModel:
     def merged_area(self, graph: Graph) -> dict[bytes, dict[str, float]]:
         """Return the area of carry-chain ops that yosys merges into an earlier one.
 
-        ``alumacc`` builds every comparison of two operands and their subtraction as one ALU:
+        ``alumacc`` builds every comparison of two operands and their subtraction as one ALU
+        (also a subtraction of their low bits, the optimiser's narrowed ``if x >= k { x - k }``):
         a comparison whose operands are also subtracted (or compared before) costs one LUT
         for its flag. The comparator of ``min(a, b)`` and ``max(a, b)`` is built once: the
         second costs only its multiplexer (``min`` minus ``lt``). First is canonical order.
@@ -272,6 +273,7 @@ class CostModel:
         nodes = graph.nodes
         order = graph.canonical_order()
         subs = {frozenset(nodes[n].inputs) for n in order if nodes[n].op == "sub"}
+        low = self._low_subtractions(graph, order)
         seen: set[tuple[str, frozenset[bytes]]] = set()
         out: dict[bytes, dict[str, float]] = {}
         for nid in order:
@@ -282,7 +284,7 @@ class CostModel:
             kind = "minmax" if node.op in ("min", "max") else "compare"
             q = self.narrow_query(graph, node)
             assert q is not None
-            if kind == "compare" and (pair in subs or (kind, pair) in seen):
+            if kind == "compare" and (pair in subs or (kind, pair) in seen or low(node)):
                 out[nid] = _area_dict({"lut": 1.0})
             elif kind == "minmax" and (kind, pair) in seen:
                 whole = self._query_area(q)
@@ -291,6 +293,29 @@ class CostModel:
             seen.add((kind, pair))
         self._merged[id(graph)] = (graph, out)
         return out
+
+    def _low_subtractions(self, graph: Graph, order: list[bytes]) -> Callable[[Node], bool]:
+        """Return a test of whether a comparison's operands are, bit for bit, those of a
+        subtraction of fewer bits, above which both are constants (the optimiser's narrowed
+        ``x - k`` beside ``x >= k``: ``wreduce`` makes them the same ALU)."""
+        bits = self.network(graph).bits
+        keys: dict[int, set[tuple[tuple[Any, ...], ...]]] = {}
+        for n in order:
+            node = graph.nodes[n]
+            if node.op == "sub":
+                w = node.type.flat_width
+                keys.setdefault(w, set()).add(tuple(tuple(bits[i][:w]) for i in node.inputs))
+
+        def test(node: Node) -> bool:
+            a, b = (bits[i] for i in node.inputs)
+            for w, pairs in keys.items():
+                if w <= len(a) and not any(x[0] for x in (*a[w:], *b[w:])) and (
+                        (tuple(a[:w]), tuple(b[:w])) in pairs
+                        or (tuple(b[:w]), tuple(a[:w])) in pairs):
+                    return True
+            return False
+
+        return test
 
     def _known(self, graph: Graph, nid: bytes) -> int | None:
         """Return the value of a node whose bits are all known constants (signed), or None."""
@@ -449,8 +474,54 @@ class CostModel:
         if hit is None:
             hit = self._area[q] = self._sites(_area_dict(self._query_area(q)))
         if node.op in ("sub", "neg") and q[0] == node.op:
-            return self._inverted_operand(graph, node, q, dict(hit))
+            out = self._inverted_operand(graph, node, q, dict(hit))
+            bits = self.absorbed_sums(graph).get(node.id)
+            if bits:  # the sum LUTs a select absorbs (none where the carry cell sums: ECP5)
+                out["lut"] -= min(float(bits), self._query_area(("add", q[1], None))["lut"])
+            return out
         return dict(hit)
+
+    def absorbed_sums(self, graph: Graph) -> dict[bytes, int]:
+        """Return, by subtraction, the sum bits that a select absorbs into its own LUTs.
+
+        In ``if x >= k { x - k } else { x }`` the compare and the subtraction are one ALU
+        (``merged_area``), and bit ``i`` of the select is a function of ``x[i]``, ``k[i]``, the
+        chain's carry into bit ``i`` and the compare's flag: four inputs, one LUT4, where the
+        sum bit on its own took one (iCE40: ``SB_CARRY`` does not sum) and the select another.
+        So it is wherever each bit of the other arm is ``x[i]``, ``k[i]`` (either polarity) or
+        a constant.
+        Operands are matched by their bits in the network: the difference may be the
+        optimiser's narrowed one (on the low bits of the compare's operands); it must have no
+        other reader. The select and its difference are taken to be in one
+        stage (a register between them would keep both LUTs)."""
+        hit = self._absorbed.get(id(graph))
+        if hit is not None and hit[0] is graph:
+            return hit[1]
+        nodes, bits = graph.nodes, self.network(graph).bits
+        readers: dict[bytes, int] = {}
+        for node in nodes.values():
+            for u in node.inputs:
+                readers[u] = readers.get(u, 0) + 1
+        out: dict[bytes, int] = {}
+        for node in nodes.values():
+            cond = nodes[node.inputs[0]] if node.op == "select" else None
+            if cond is None or cond.op not in ("lt", "le", "gt", "ge"):
+                continue
+            for arm, other in (node.inputs[1:], node.inputs[:0:-1]):
+                d = arm
+                if nodes[d].op == "cast" and readers.get(d) == 1:
+                    d = nodes[d].inputs[0]
+                diff = nodes[d]
+                if diff.op != "sub" or readers.get(d) != 1:
+                    continue
+                n = diff.type.flat_width
+                a, b, x, k = (bits[i][:n] for i in (*diff.inputs, *cond.inputs))
+                if ((a, b) == (x, k) or (a, b) == (k, x)) and all(
+                        not o[0] or o[:3] in (p[:3], q[:3])
+                        for o, p, q in zip(bits[other], a, b, strict=False)):
+                    out[d] = n
+        self._absorbed[id(graph)] = (graph, out)
+        return out
 
     def _inverted_operand(self, graph: Graph, node: Node, q: Query, area: dict[str, float]
                           ) -> dict[str, float]:
