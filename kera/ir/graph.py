@@ -278,6 +278,19 @@ class Graph:
             self.spans[nid] = span
         return nid
 
+    def add_like(self, node: Node, inputs: tuple[bytes, ...]) -> bytes:
+        """Intern ``node`` with other inputs (as many) and return the id: ``add(node.op,
+        node.type, inputs, node.attr_dict)`` without checking again what ``node``, a node of a
+        graph, already satisfies (opcode, arity, attributes); the type rule is checked.
+        """
+        op, t, items = node.op, node.type, node.attrs
+        nid = node_id(op, t, inputs, items)
+        nodes = self.nodes
+        if nid not in nodes:
+            self._check(op, t, inputs, items)
+            nodes[nid] = Node(op, t, inputs, items, nid)
+        return nid
+
     def _check(self, op: str, type: Type, inputs: tuple[bytes, ...], items: Attrs) -> None:
         """Raise ``ValueError`` unless the inputs exist and the opcode's type rule holds.
 
