@@ -356,6 +356,9 @@ def bits_walk(graph: Graph, known: Memo | None = None, kept: Kept | None = None,
     old_nodes = graph.nodes
 
     def rule(rw: Rewriter, t: Term) -> bytes | None:
+        if renamed:  # the last node kept with renamed inputs is in the graph now: its bits
+            old_id, k = renamed.pop()  # are those computed for its term (asked again soon)
+            known[rw.map[old_id]] = k
         nid = rw.current
         size = len(new.nodes), len(new.spans)
         if nid is None:  # a node the rule itself emits: every bit read
@@ -367,22 +370,28 @@ def bits_walk(graph: Graph, known: Memo | None = None, kept: Kept | None = None,
             return out
         wanted = demand.get(nid)
         d = full(t.type) if wanted is None else wanted  # unreached: taken whole
-        k = None
         if t.args == old_nodes[nid].inputs:  # the very node of the old graph
             if (nid, d) in kept:
                 return None
-            k = old_known(nid)
-        out = bits_rule(rw, t, d, k)
+            out = bits_rule(rw, t, d, old_known(nid))
+        elif width_of(t.type) is None:
+            out = None  # the rule keeps aggregates
+        else:
+            k = new_known.compute(t.op, t.type, t.args, dict(t.attrs) if t.attrs else {})
+            out = bits_rule(rw, t, d, k)
+            if out is None:  # added next as it is, under a new id
+                renamed.append((nid, k))
         if out is None and size == (len(new.nodes), len(new.spans)):
             quiet.append((nid, d))  # kept as it is: under its new id, known after the walk
         return out
 
+    renamed: list[tuple[bytes, Known | None]] = []
     quiet: list[tuple[bytes, int]] = []
     made_demand: list[int] = []
     rw = Rewriter(graph, rule, BITS)
     made = rw.kept
     new = rw.new
-    rw.memo["known"] = KnownBits(new, known)
+    rw.memo["known"] = new_known = KnownBits(new, known)
     out = rw.run()
     kept.update((rw.map[nid], d) for nid, d in quiet)
     kept.update(zip(made, made_demand, strict=True))  # type: ignore[arg-type]
