@@ -21,7 +21,18 @@ from kera.elaborate import tree as t
 from kera.elaborate.base import BuilderBase
 from kera.elaborate.items import FnItem
 from kera.elaborate.values import POISON, Lit, Val, Value
-from kera.ir.types import BOOL, UNIT, ArrayType, BoolType, FixedType, IntType, TupleType, Type, uint
+from kera.ir.types import (
+    BOOL,
+    UNIT,
+    ArrayType,
+    BoolType,
+    FixedType,
+    IntType,
+    TupleType,
+    Type,
+    int_type,
+    uint,
+)
 from kera.ir.values import decimal_text
 from kera.syntax import SyntaxKind as K
 from kera.syntax import SyntaxNode, parse_frac_literal, parse_int_literal
@@ -140,7 +151,7 @@ class ExprMixin(BuilderBase):
             lit = Lit(value, span)
             return self.materialize(lit, hint) if isinstance(hint, IntType) else lit
         signed, width = suffix
-        return self.materialize(Lit(value, span), IntType(width, signed))
+        return self.materialize(Lit(value, span), int_type(width, signed))
 
     def _expr_name_ref(self, node: SyntaxNode, hint: Type | None) -> Value:
         name = t.name(node) or ""

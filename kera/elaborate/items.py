@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from kera.diagnostics import Note, Span
 from kera.elaborate import tree as t
 from kera.elaborate.base import BuilderBase
-from kera.ir.types import BOOL, ArrayType, IntType, TupleType, Type, uint
+from kera.ir.types import BOOL, ArrayType, IntType, TupleType, Type, int_type, uint
 from kera.syntax import SyntaxKind as K
 from kera.syntax import SyntaxNode
 
@@ -115,7 +115,7 @@ class ItemsMixin(BuilderBase):
             if not 1 <= width <= 64:
                 self.error(f"integer width must be in 1..=64, not {width}", node.span)
                 return None
-            return IntType(width, name[0] == "i")
+            return int_type(width, name[0] == "i")
         alias = self.aliases.get(name)
         if alias is None:
             self.error(f"cannot find type `{name}` in this file", node.span)

@@ -278,6 +278,19 @@ class Graph:
             self.spans[nid] = span
         return nid
 
+    def add_like(self, node: Node, inputs: tuple[bytes, ...]) -> bytes:
+        """Intern ``node`` with other inputs (as many) and return the id: ``add(node.op,
+        node.type, inputs, node.attr_dict)`` without checking again what ``node``, a node of a
+        graph, already satisfies (opcode, arity, attributes); the type rule is checked.
+        """
+        op, t, items = node.op, node.type, node.attrs
+        nid = node_id(op, t, inputs, items)
+        nodes = self.nodes
+        if nid not in nodes:
+            self._check(op, t, inputs, items)
+            nodes[nid] = Node(op, t, inputs, items, nid)
+        return nid
+
     def _check(self, op: str, type: Type, inputs: tuple[bytes, ...], items: Attrs) -> None:
         """Raise ``ValueError`` unless the inputs exist and the opcode's type rule holds.
 
@@ -415,16 +428,46 @@ class Graph:
     def subgraph(self, names: Iterable[str] | None = None) -> Graph:
         """Return a graph with only the named regions (default all) and the nodes they reach."""
         wanted = list(self.regions) if names is None else list(names)
-        keep: set[bytes] = set()
-        for name in wanted:
-            keep |= self.reachable(self.regions[name])
+        dead = self._unreached(wanted)
         g = Graph(self.source_path)
-        g.nodes = _only(self.nodes, keep)
         g.regions = {name: self.regions[name] for name in wanted}
-        g.spans = _only(self.spans, keep)
+        if dead is None:  # not in topological order: a walk from the roots
+            keep: set[bytes] = set()
+            for name in wanted:
+                keep |= self.reachable(self.regions[name])
+            g.nodes = _only(self.nodes, keep)
+            g.spans = _only(self.spans, keep)
+            g.state_names = _only(self.state_names, keep)
+        else:
+            g.nodes = _without(self.nodes, dead)
+            g.spans = _without(self.spans, dead)
+            g.state_names = _without(self.state_names, dead)
+            if len(g.spans) > len(g.nodes) or not g.spans.keys() <= g.nodes.keys():
+                g.spans = {k: v for k, v in g.spans.items() if k in g.nodes}
+            if not g.state_names.keys() <= g.nodes.keys():
+                g.state_names = {k: v for k, v in g.state_names.items() if k in g.nodes}
         g.directives = {k: dict(v) for k, v in self.directives.items() if k in g.regions}
-        g.state_names = _only(self.state_names, keep)
         return g
+
+    def _unreached(self, names: list[str]) -> list[bytes] | None:
+        """Return the nodes no named region reaches, found in one sweep against insertion order
+        (users before their inputs); None when that order turns out not to be topological (an
+        input met after its user), which the sweep sees as a node both reached and passed."""
+        alive: set[bytes] = set()
+        for name in names:
+            alive.update(self.regions[name].roots())
+        more = alive.update
+        dead: list[bytes] = []
+        passed = dead.append
+        for nid, node in reversed(self.nodes.items()):
+            if nid in alive:
+                if node.inputs:
+                    more(node.inputs)
+            else:
+                passed(nid)
+        if len(alive) + len(dead) != len(self.nodes):
+            return None
+        return dead
 
 
 _V = TypeVar("_V")
@@ -438,6 +481,17 @@ def _only(table: dict[bytes, _V], keep: set[bytes]) -> dict[bytes, _V]:
     out = dict(table)  # most are kept: copy, then delete the few others (the order stays)
     for k in drop:
         del out[k]
+    return out
+
+
+def _without(table: dict[bytes, _V], drop: list[bytes]) -> dict[bytes, _V]:
+    """Return a copy of ``table`` without the entries whose keys are in ``drop``, in order."""
+    if len(drop) * 8 > len(table):
+        gone = set(drop)
+        return {k: v for k, v in table.items() if k not in gone}
+    out = dict(table)
+    for k in drop:
+        out.pop(k, None)
     return out
 
 

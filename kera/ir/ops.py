@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from kera.ir.types import ArrayType, BoolType, IntType, TupleType, Type
+from kera.ir.types import ArrayType, BoolType, IntType, TupleType, Type, int_type, uint
 from kera.ir.values import U64, Value, bits, full, renorm, select
 
 Attrs = Mapping[str, Any]  # attribute values are int or str
@@ -274,7 +274,7 @@ def _infer_concat(ins: Sequence[Type], attrs: Attrs) -> Type:
     if width > 64:
         raise OpTypeError(f"result would be {width} bits wide; the limit is 64", "width",
                           value=width, limit=64)
-    return IntType(width, False)
+    return uint(width)
 
 
 def _check_slice(ins: Sequence[Type], attrs: Attrs, out: Type) -> None:
@@ -300,7 +300,7 @@ def _infer_widening_mul(ins: Sequence[Type], attrs: Attrs) -> Type:
         raise OpTypeError(message, "operand", 0, INT)
     if a.width > 32:
         raise OpTypeError(message, "width", value=a.width, limit=32)
-    return IntType(2 * a.width, a.signed)
+    return int_type(2 * a.width, a.signed)
 
 
 def _infer_array(ins: Sequence[Type], attrs: Attrs) -> Type:

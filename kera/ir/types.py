@@ -215,14 +215,27 @@ BOOL = BoolType()
 UNIT = TupleType(())
 
 
+_UINT = [IntType(w, False) for w in range(1, MAX_WIDTH + 1)]
+_SINT = [IntType(w, True) for w in range(1, MAX_WIDTH + 1)]
+# One object per integer type made here: a dict or set finds a key that *is* the one it holds
+# without calling the dataclass's ``__eq__`` (the optimiser looks types up by the million).
+
+
+def int_type(width: int, signed: bool) -> IntType:
+    """Return ``iN`` (``signed``) or ``uN``: ``IntType(width, signed)``, one object per type."""
+    if 1 <= width <= MAX_WIDTH:
+        return (_SINT if signed else _UINT)[width - 1]
+    return IntType(width, signed)
+
+
 def uint(width: int) -> IntType:
     """Return ``uN``."""
-    return IntType(width, False)
+    return _UINT[width - 1] if 1 <= width <= MAX_WIDTH else IntType(width, False)
 
 
 def sint(width: int) -> IntType:
     """Return ``iN``."""
-    return IntType(width, True)
+    return _SINT[width - 1] if 1 <= width <= MAX_WIDTH else IntType(width, True)
 
 
 def decode_type(data: bytes, pos: int = 0) -> tuple[Type, int]:

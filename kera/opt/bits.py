@@ -26,9 +26,9 @@ changing (a rewrite can leave an operand less demanded), so it is idempotent.
 
 from __future__ import annotations
 
-from kera.ir.graph import Graph, node_id
+from kera.ir.graph import Graph
 from kera.ir.types import BOOL, BoolType, IntType, sint, uint
-from kera.opt.demanded import demanded, full
+from kera.opt.demanded import Wants, demanded, full
 from kera.opt.knownbits import Known, KnownBits, Memo, width_of
 from kera.opt.narrow import worth_it
 from kera.opt.rewrite import Rewriter, Term
@@ -330,13 +330,15 @@ Kept = set[tuple[bytes, int]]
 
 _KNOWN: Memo = {}
 _KEPT: Kept = set()
+_WANTS: Wants = {}
 _CACHE_LIMIT = 200_000
 """Both caches are of pure functions of node content (ids are content hashes), so they carry
 over from one ``bits`` run to the next (the fixpoint group runs it again on a graph that is
 mostly the same); they are emptied past this many entries to bound memory."""
 
 
-def bits_walk(graph: Graph, known: Memo | None = None, kept: Kept | None = None) -> Graph:
+def bits_walk(graph: Graph, known: Memo | None = None, kept: Kept | None = None,
+              wants: Wants | None = None) -> Graph:
     """Return ``graph`` after one walk of the bit-level rule (demand taken from ``graph``).
 
     ``known`` (known bits by node id) and ``kept`` may carry over from earlier walks: the rule's
@@ -344,43 +346,55 @@ def bits_walk(graph: Graph, known: Memo | None = None, kept: Kept | None = None)
     node in ``kept`` with the same demand is kept again without asking the rule. A node goes
     into ``kept`` only when the rule kept it without adding any node or span on the way, so
     skipping the rule leaves the new graph exactly as asking it would; so does a node the
-    rule emitted and then kept as it was (under its whole demand).
+    rule emitted and then kept as it was (under its whole demand). ``wants`` (each node's
+    demands on its operands, by id and demand) may carry over too.
     """
     known = {} if known is None else known
     kept = set() if kept is None else kept
     old_known = KnownBits(graph, known)
-    demand = demanded(graph, old_known)
+    demand = demanded(graph, old_known, wants)
     old_nodes = graph.nodes
 
     def rule(rw: Rewriter, t: Term) -> bytes | None:
+        if renamed:  # the last node kept with renamed inputs is in the graph now: its bits
+            old_id, k = renamed.pop()  # are those computed for its term (asked again soon)
+            known[rw.map[old_id]] = k
         nid = rw.current
         size = len(new.nodes), len(new.spans)
         if nid is None:  # a node the rule itself emits: every bit read
             d = full(t.type)
             out = bits_rule(rw, t, d)
             if out is None and size == (len(new.nodes), len(new.spans)):
-                made.append((t, d))  # added next, as it is
+                made.append(t)  # added next, as it is (emit puts its id here)
+                made_demand.append(d)
             return out
         wanted = demand.get(nid)
         d = full(t.type) if wanted is None else wanted  # unreached: taken whole
-        k = None
         if t.args == old_nodes[nid].inputs:  # the very node of the old graph
             if (nid, d) in kept:
                 return None
-            k = old_known(nid)
-        out = bits_rule(rw, t, d, k)
+            out = bits_rule(rw, t, d, old_known(nid))
+        elif width_of(t.type) is None:
+            out = None  # the rule keeps aggregates
+        else:
+            k = new_known.compute(t.op, t.type, t.args, dict(t.attrs) if t.attrs else {})
+            out = bits_rule(rw, t, d, k)
+            if out is None:  # added next as it is, under a new id
+                renamed.append((nid, k))
         if out is None and size == (len(new.nodes), len(new.spans)):
             quiet.append((nid, d))  # kept as it is: under its new id, known after the walk
         return out
 
+    renamed: list[tuple[bytes, Known | None]] = []
     quiet: list[tuple[bytes, int]] = []
-    made: list[tuple[Term, int]] = []
+    made_demand: list[int] = []
     rw = Rewriter(graph, rule, BITS)
+    made = rw.kept
     new = rw.new
-    rw.memo["known"] = KnownBits(new, known)
+    rw.memo["known"] = new_known = KnownBits(new, known)
     out = rw.run()
     kept.update((rw.map[nid], d) for nid, d in quiet)
-    kept.update((node_id(t.op, t.type, t.args, t.attrs), d) for t, d in made)
+    kept.update(zip(made, made_demand, strict=True))  # type: ignore[arg-type]
     return out
 
 
@@ -389,14 +403,15 @@ def clear_caches() -> None:
     correctness)."""
     _KNOWN.clear()
     _KEPT.clear()
+    _WANTS.clear()
 
 
 def bits(graph: Graph) -> Graph:
     """Return ``graph`` with every node computed on its live bits (walks until nothing changes)."""
-    if len(_KNOWN) > _CACHE_LIMIT or len(_KEPT) > _CACHE_LIMIT:
+    if len(_KNOWN) > _CACHE_LIMIT or len(_KEPT) > _CACHE_LIMIT or len(_WANTS) > _CACHE_LIMIT:
         clear_caches()
     for _ in range(MAX_WALKS):
-        out = bits_walk(graph, _KNOWN, _KEPT)
+        out = bits_walk(graph, _KNOWN, _KEPT, _WANTS)
         if out.fingerprint() == graph.fingerprint():
             return out
         graph = out

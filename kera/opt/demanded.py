@@ -16,7 +16,7 @@ from functools import partial
 from kera.ir.graph import Graph, Node
 from kera.ir.types import IntType, Type
 from kera.opt.knownbits import Known, KnownBits, amounts, width_of
-from kera.opt.rewrite import walk_order
+from kera.opt.rewrite import live
 
 
 def full(t: Type) -> int:
@@ -152,35 +152,57 @@ def _operand(known: KnownBits, inputs: tuple[bytes, ...], i: int) -> Known | Non
     return known(inputs[i])
 
 
-def demanded(graph: Graph, known: KnownBits | None = None) -> dict[bytes, int]:
-    """Return the demanded bits of every live node of ``graph`` (0: nothing reads it)."""
+Wants = dict[tuple[bytes, int], Sequence[int]]
+"""(node id, its demand) -> the demand on each operand. A function of the node's content and
+its demand only (the operands' known bits are a function of their ids), so one memo serves
+every graph that holds the node: ``bits`` keeps one over its walks."""
+
+
+def demanded(graph: Graph, known: KnownBits | None = None,
+             wants_memo: Wants | None = None) -> dict[bytes, int]:
+    """Return the demanded bits of every live node of ``graph`` (0: nothing reads it).
+
+    ``wants_memo`` (optional) keeps each node's demands on its operands between calls.
+    """
     known = KnownBits(graph) if known is None else known
-    order = walk_order(graph)
+    memo: Wants = {} if wants_memo is None else wants_memo
+    nodes = graph.nodes
+    alive = live(graph)
+    order = list(nodes) if len(alive) == len(nodes) else [n for n in nodes if n in alive]
     out = dict.fromkeys(order, 0)
     for region in graph.regions.values():
         for root in (region.result, *(slot.next for slot in region.states)):
-            out[root] = full(graph.nodes[root].type)
-    nodes = graph.nodes
+            out[root] = full(nodes[root].type)
     for nid in reversed(order):  # users before operands: each demand is whole when read
         d = out[nid]
         if not d:
             continue
         node = nodes[nid]
-        w = width_of(node.type)
+        t = node.type
+        w = t.width if type(t) is IntType else width_of(t)
         if w is not None:  # the users' demands are kept unmasked until here
             out[nid] = d = d & ((1 << w) - 1)
         inputs = node.inputs
         if not d or not inputs:
             continue
-        ins = [nodes[i].type for i in inputs]
-        rule = DEMAND.get(node.op) if w is not None else None
-        if rule is None or any(width_of(t) is None for t in ins):
-            wants: Sequence[int] = [full(t) for t in ins]
-        else:
-            wants = rule(d, node, ins, partial(_operand, known, inputs))
+        key = (nid, d)
+        wants = memo.get(key)
+        if wants is None:
+            wants = memo[key] = _wants(node, d, w, nodes, known)
         for i, want in zip(inputs, wants, strict=True):
             out[i] |= want
     return out
 
 
-__all__ = ["DEMAND", "Demand", "demanded", "full", "low_bits"]
+def _wants(node: Node, d: int, w: int | None, nodes: dict[bytes, Node],
+           known: KnownBits) -> Sequence[int]:
+    """Return the demand of ``node`` (demanded ``d``, width ``w``) on each of its operands."""
+    inputs = node.inputs
+    ins = [nodes[i].type for i in inputs]
+    rule = DEMAND.get(node.op) if w is not None else None
+    if rule is None or None in map(width_of, ins):
+        return [full(t) for t in ins]
+    return rule(d, node, ins, partial(_operand, known, inputs))
+
+
+__all__ = ["DEMAND", "Demand", "Wants", "demanded", "full", "low_bits"]

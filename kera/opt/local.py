@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from kera.ir.graph import Graph, node_id
+from kera.ir.graph import Graph
 from kera.opt.fold import FOLDED, fold_rule
 from kera.opt.narrow import LOOKED_AT, narrow_rules
 from kera.opt.rewrite import Rewriter, Rule, Term
@@ -61,7 +61,7 @@ def fused(names: Sequence[str], remember: bool = True) -> Callable[[Graph], Grap
         rules = [(make(rw.new), wanted) for make, wanted in parts]
         new, old_nodes = rw.new, graph.nodes
         quiet: list[bytes] = []  # old ids the rules left alone (new ids: through the map)
-        made: list[Term] = []  # nodes the rules emitted and then left alone
+        made = rw.kept  # nodes the rules emitted and then left alone (their ids, once added)
 
         def rule(rw: Rewriter, t: Term) -> bytes | None:
             nid = rw.current
@@ -90,7 +90,7 @@ def fused(names: Sequence[str], remember: bool = True) -> Callable[[Graph], Grap
             if len(kept) > _KEPT_LIMIT:
                 kept.clear()
             kept.update(rw.map[nid] for nid in quiet)
-            kept.update(node_id(t.op, t.type, t.args, t.attrs) for t in made)
+            kept.update(made)  # type: ignore[arg-type]
         return out
 
     return run

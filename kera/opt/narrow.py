@@ -21,7 +21,7 @@ other user, and the select's value is unchanged on every input.
 from __future__ import annotations
 
 from kera.ir.graph import Graph
-from kera.ir.types import MAX_WIDTH, IntType, Type
+from kera.ir.types import MAX_WIDTH, IntType, Type, int_type
 from kera.opt.ranges import Interval, Ranges, fits
 from kera.opt.rewrite import Rewriter, Rule, Term
 
@@ -43,7 +43,7 @@ def narrowest(r: Interval) -> IntType | None:
         width, signed = max(1, hi.bit_length()), False
     else:
         width, signed = max(_signed_bits(lo), _signed_bits(hi)), True
-    return IntType(width, signed) if width <= MAX_WIDTH else None
+    return int_type(width, signed) if width <= MAX_WIDTH else None
 
 
 def _signed_bits(v: int) -> int:
@@ -176,7 +176,7 @@ def narrow_rule(ranges: Ranges, rw: Rewriter, t: Term) -> bytes | None:
         return None  # only a known amount says how far the value moves (all of it: simplify's)
     small = narrowest(_exact(t.op, rs[0], rs[-1]))  # type: ignore[arg-type]
     if small is not None and t.op == "neg" and not small.signed:
-        small = IntType(small.width + 1, True) if small.width < MAX_WIDTH else None
+        small = int_type(small.width + 1, True) if small.width < MAX_WIDTH else None
     if small is None or not worth_it(small, t.type):
         return None
     args: tuple[bytes, ...]

@@ -55,7 +55,7 @@ class Rewriter:
     ``ops`` (optional) names the opcodes the rule looks at; other nodes skip the rule.
     """
 
-    __slots__ = ("_depth", "_span", "current", "map", "memo", "new", "old", "ops", "rule")
+    __slots__ = ("_depth", "_span", "current", "kept", "map", "memo", "new", "old", "ops", "rule")
 
     def __init__(self, old: Graph, rule: Rule, ops: Collection[str] | None = None) -> None:
         self.old = old
@@ -69,6 +69,9 @@ class Rewriter:
         """The old id of the node being visited, while the rule looks at that node itself."""
         self.memo: dict[object, object] = {}
         """Scratch space rules may keep for the length of one walk."""
+        self.kept: list[object] = []
+        """Where a rule that keeps an emitted term as it is may append that very term: ``emit``
+        replaces it with the term's id once added (the id the term hashes to)."""
 
     # --- building ---------------------------------------------------------------------------
 
@@ -92,6 +95,11 @@ class Rewriter:
                 self.current = current
             if out is not None:
                 return out
+            out = self.raw(term)
+            kept = self.kept
+            if kept and kept[-1] is term:
+                kept[-1] = out
+            return out
         return self.raw(term)
 
     def raw(self, term: Term) -> bytes:
@@ -143,7 +151,7 @@ class Rewriter:
         """Visit nodes in order (the hot loop of every pass, so everything is a local)."""
         old_nodes, old_spans = self.old.nodes, self.old.spans
         new = self.new
-        new_nodes, new_spans, add = new.nodes, new.spans, new.add
+        new_nodes, new_spans, add_like = new.nodes, new.spans, new.add_like
         m, rule, ops = self.map, self.rule, self.ops
         for nid in order:
             if skip and nid in skip:
@@ -166,7 +174,7 @@ class Rewriter:
                     if nid not in new_nodes:
                         new_nodes[nid] = node
                 else:
-                    out = add(op, node.type, args, dict(node.attrs) if node.attrs else None)
+                    out = add_like(node, args)
             if span is not None and out not in new_spans:
                 new_spans[out] = span
             m[nid] = out
@@ -209,10 +217,10 @@ def live(graph: Graph) -> set[bytes]:
     alive: set[bytes] = set()
     for region in graph.regions.values():
         alive.update(region.roots())
-    nodes = graph.nodes
-    for nid in reversed(nodes):
-        if nid in alive:
-            alive.update(nodes[nid].inputs)
+    more = alive.update
+    for nid, node in reversed(graph.nodes.items()):
+        if nid in alive and node.inputs:
+            more(node.inputs)
     return alive
 
 

@@ -223,3 +223,22 @@ def test_subgraph_of_a_graph_that_is_all_live_copies_every_table() -> None:
     g.add("mul", uint(8), (x, x), span=Span(4, 5))  # dead: left out with its span
     sub = g.subgraph(["f"])
     assert list(sub.nodes) == list(g.nodes)[:-1] and list(sub.spans) == [x, a]
+
+
+def test_subgraph_out_of_topological_order_and_stale_spans() -> None:
+    """A table not in topological order still keeps every reached node (the sweep falls back
+    to a walk), and spans or state names of ids that are not nodes are left out."""
+    g = Graph()
+    x = param(g, 0, "x", uint(8))
+    one = const(g, uint(8), 1)
+    a = g.add("add", uint(8), (x, one), span=Span(2, 3))
+    dead = g.add("mul", uint(8), (x, x), span=Span(4, 5))
+    g.add_region(Region("f", (x,), a))
+    g.nodes = {k: g.nodes[k] for k in (a, dead, x, one)}  # users before their inputs
+    g.spans[b"\x00" * 32] = Span(6, 7)  # of no node
+    g.state_names[b"\x01" * 32] = "gone"
+    sub = g.subgraph(["f"])
+    assert list(sub.nodes) == [a, x, one] and list(sub.spans) == [a] and not sub.state_names
+    g.nodes = {k: g.nodes[k] for k in (x, one, a, dead)}
+    sub = g.subgraph(["f"])
+    assert list(sub.nodes) == [x, one, a] and list(sub.spans) == [a] and not sub.state_names
