@@ -137,8 +137,9 @@ def _joined(rw: Rewriter, hi: bytes, lo: bytes) -> bytes | None:
         return bit_slice(rw, src_l, lo_l, wh + wl)
     if nh.op == "const" and nl.op == "const":
         return rw.const(uint(wh + wl), int(nh.attr("value")) << wl | int(nl.attr("value")))
-    if nh.op == "const" and nh.attr("value") == 0:  # lo is unsigned: a zero-extension
-        return rw.cast(lo, uint(wh + wl))
+    if nh.op == "const" and nh.attr("value") == 0 and not (
+            isinstance(nl.type, IntType) and nl.type.signed):  # a zero-extension of lo
+        return rw.cast(lo, uint(wh + wl))  # (a cast of a signed lo would sign-extend it)
     return None
 
 

@@ -289,3 +289,18 @@ def test_wire_runs_match_a_bit_by_bit_walk():
     for n in range(1, 6):
         for d, ma, mb in itertools.product(range(1 << n), repeat=3):
             assert wire_runs(n, d, ma, mb) == _runs_bit_by_bit(n, d, ma, mb), (n, d, ma, mb)
+
+
+@pytest.mark.parametrize("signed", [False, True])
+def test_zero_over_a_value_is_a_zero_extension_only_of_an_unsigned_one(signed: bool) -> None:
+    # `concat(0u1, x) as u3` of an i1 x is 0 or 1; a cast of x itself would sign-extend -1 to 3
+    # (found by tests/opt/test_state_passes.py's hypothesis run)
+    t = IntType(1, signed)
+    b = B()
+    x = b.param("x", t)
+    wide = b.op("concat", b.c(uint(1), 0), x, t=uint(2))
+    g = b.finish(b.op("cast", wide, t=uint(3)))
+    after = bits(g)
+    inputs = {"x": values.stack([t.min, t.max], t)}
+    assert results(after, "f", inputs, 2) == results(g, "f", inputs, 2) == (
+        [1, 0] if signed else [0, 1])
