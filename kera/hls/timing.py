@@ -30,7 +30,6 @@ from kera.hls.lutmap import (
     is_bitwise,
     neg_wiring,
     negated,
-    network,
     significant_width,
     tool_network,
 )
@@ -146,7 +145,6 @@ class CostModel:
         self._merged: dict[int, tuple[Graph, dict[bytes, dict[str, float]]]] = {}
         self._flops: dict[int, tuple[Graph, frozenset[int]]] = {}
         self._absorbed: dict[int, tuple[Graph, dict[bytes, int]]] = {}
-        self._structural: dict[int, tuple[Graph, BitNetwork]] = {}
 
     @property
     def lut_k(self) -> int:
@@ -204,33 +202,17 @@ class CostModel:
         self._lut_muls[id(graph)] = (graph, out)
         return out
 
-    def structural_network(self, graph: Graph) -> BitNetwork:
-        """Return (and cache) the bit network with only what yosys sees in the netlist's
-        structure: constant bits, no ranges (``BitNetwork``, not ``ToolNetwork``'s rules)."""
-        hit = self._structural.get(id(graph))
-        if hit is None or hit[0] is not graph or len(hit[1].bits) != len(graph.nodes):
-            net = network(graph, self.lut_k, order=list(graph.nodes), wide=self.lut_wide)
-            hit = self._structural[id(graph)] = (graph, net)
-        return hit[1]
-
-    def chain_query(self, graph: Graph, node: Node) -> Query | None:
-        """Return the query that sets a carry-chain op's delay: its operands' significant width
-        in the structural network. The carry chain yosys builds is as long as the operands'
-        bits that are not constant in the netlist: the range of ``if x >= k { x - k }`` is
-        narrow only where the optimiser computes the difference narrow
-        (``kera.opt.narrow``'s guarded differences), not by what the model could know."""
-        return self.narrow_query(graph, node, self.structural_network(graph))
-
-    def narrow_query(self, graph: Graph, node: Node, net: BitNetwork | None = None
-                     ) -> Query | None:
+    def narrow_query(self, graph: Graph, node: Node) -> Query | None:
         """Return the model query of a carry-chain op at its operands' significant width:
         yosys's ``wreduce`` builds ``a + b`` of 8-bit values held in u32 as a 9-bit adder
-        (``net``: the network whose bits say which are constant; the tool network by default)."""
+        (both the area and the delay of the chain: since ``kera.opt.narrow`` computes a guarded
+        difference narrow in the graph itself, what the bit network knows is what the netlist
+        has, so one network serves both)."""
         q = model_query(graph, node)
         if q is None or node.op not in _NARROWED or not isinstance(
                 graph.nodes[node.inputs[0]].type, IntType):
             return q
-        net = net if net is not None else self.network(graph)
+        net = self.network(graph)
         eff = max(_significant(net.bits[i], graph.nodes[i].type) for i in node.inputs)
         extra = 1 if node.op in ("add", "sub", "neg") else 0
         if node.op == "add":  # x + (2**w - k) is x - k: its top bits copy the borrow
@@ -440,7 +422,7 @@ class CostModel:
                 return self.dsp_delay(graph, node)
             q = lut  # a LUT multiplier: its own fitted curve
         else:
-            q = self.chain_query(graph, node) or q
+            q = self.narrow_query(graph, node) or q
         hit = self._delay.get(q)
         if hit is None:
             hit = self._delay[q] = max(0.0, float(self._query_delay(q)))

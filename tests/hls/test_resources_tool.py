@@ -104,8 +104,8 @@ def test_isqrt_rows_are_as_wide_as_the_remainder_once_the_optimiser_narrows_them
         assert all(b == ZERO for b in costs.network(g).bits[sel][2:]) == (level == 2)
         ge = next(g.nodes[n] for n in g.nodes if g.nodes[n].op == "ge"
                   and g.nodes[g.nodes[n].inputs[1]].op != "const")
-        chain = costs.chain_query(g, ge)
-        assert chain is not None and costs.narrow_query(g, ge) == chain  # area and delay agree
+        chain = costs.narrow_query(g, ge)  # the chain's width, for its area and its delay
+        assert chain is not None
         widths[level] = chain[1]
     assert widths == {0: 32, 2: 4}  # s * 4 + 3 < 16 once s < 4 is in the netlist
 
