@@ -31,6 +31,7 @@ class BuilderBase:
         self.source = source
         self.graph = Graph()
         self.graph.source_path = source.path
+        self.graph.track_sinks()  # only `add` and the loop replay add nodes to it
         self._diags: dict[tuple[int, int, str], Diagnostic] = {}
         self.fns: dict[str, FnItem] = {}
         self.consts: dict[str, ConstItem] = {}

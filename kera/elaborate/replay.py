@@ -148,13 +148,15 @@ class Template:
         checked this template added the same opcodes over the same types and attributes, and
         every input is a node of the graph.
         """
-        nodes, spans = graph.nodes, graph.spans
+        nodes, spans, sinks = graph.nodes, graph.spans, graph.sinks
         vals = self.base.copy()
         if self.iter_span is not None:
             value: Attrs = (("value", i),)  # lo <= i < hi, both of the loop variable's type
             nid = self._iter_id(iter_type, i)
             if nid not in nodes:
                 nodes[nid] = Node("const", iter_type, (), value, nid)
+                if sinks is not None:
+                    sinks.add(nid)
             if nid not in spans:
                 spans[nid] = self.iter_span
             vals[ITER] = nid
@@ -166,6 +168,9 @@ class Template:
             nid = sha3(join((head, *inputs, tail))).digest()
             if nid not in nodes:
                 nodes[nid] = Node(op, ty, inputs, items, nid)
+                if sinks is not None:  # as `Graph.add` keeps them
+                    sinks.difference_update(inputs)
+                    sinks.add(nid)
             if span is not None:
                 keep_span(nid, span)
             vals[out] = nid

@@ -219,7 +219,7 @@ def canonical_attrs(op: str, attrs: Mapping[str, AttrValue] | None) -> Attrs:
 class Graph:
     """Interned nodes in topological insertion order, named regions, and a span side table."""
 
-    __slots__ = ("directives", "nodes", "regions", "source_path", "spans", "state_names")
+    __slots__ = ("directives", "nodes", "regions", "sinks", "source_path", "spans", "state_names")
 
     def __init__(self, source_path: str | None = None) -> None:
         self.nodes: dict[bytes, Node] = {}
@@ -232,6 +232,19 @@ class Graph:
         # The instance path of each state element (`biquad[2]/x1`), keyed by its `state` node:
         # what reports call it, outside the fingerprint (STATE.md).
         self.state_names: dict[bytes, str] = {}
+        # The nodes no other node uses, kept up to date by ``add`` and ``add_like`` once set
+        # (``track_sinks``); None when not kept. See ``track_sinks`` for what it promises.
+        self.sinks: set[bytes] | None = None
+
+    def track_sinks(self) -> None:
+        """Keep ``sinks`` from now on, so that ``subgraph`` need not sweep the whole graph.
+
+        Only for a graph whose nodes are all added through ``add``/``add_like`` or by a caller
+        that updates ``sinks`` as they do (the loop replay), never deleted or replaced, and
+        whose spans are only of its nodes: the elaborator's graph. Copies do not keep it.
+        """
+        users = {i for node in self.nodes.values() for i in node.inputs}
+        self.sinks = {nid for nid in self.nodes if nid not in users}
 
     def __len__(self) -> int:
         return len(self.nodes)
@@ -274,6 +287,10 @@ class Graph:
         if nid not in nodes:  # a hit has the content, so the checks, of a node already added
             self._check(op, type, inputs, items)
             nodes[nid] = Node(op, type, inputs, items, nid)
+            sinks = self.sinks
+            if sinks is not None:
+                sinks.difference_update(inputs)
+                sinks.add(nid)
         if span is not None and nid not in self.spans:
             self.spans[nid] = span
         return nid
@@ -289,6 +306,10 @@ class Graph:
         if nid not in nodes:
             self._check(op, t, inputs, items)
             nodes[nid] = Node(op, t, inputs, items, nid)
+            sinks = self.sinks
+            if sinks is not None:
+                sinks.difference_update(inputs)
+                sinks.add(nid)
         return nid
 
     def _check(self, op: str, type: Type, inputs: tuple[bytes, ...], items: Attrs) -> None:
@@ -442,7 +463,9 @@ class Graph:
             g.nodes = _without(self.nodes, dead)
             g.spans = _without(self.spans, dead)
             g.state_names = _without(self.state_names, dead)
-            if len(g.spans) > len(g.nodes) or not g.spans.keys() <= g.nodes.keys():
+            spans_ok = self.sinks is not None  # such a graph has spans only of its nodes
+            if not spans_ok and (len(g.spans) > len(g.nodes)
+                                 or not g.spans.keys() <= g.nodes.keys()):
                 g.spans = {k: v for k, v in g.spans.items() if k in g.nodes}
             if not g.state_names.keys() <= g.nodes.keys():
                 g.state_names = {k: v for k, v in g.state_names.items() if k in g.nodes}
@@ -452,10 +475,20 @@ class Graph:
     def _unreached(self, names: list[str]) -> list[bytes] | None:
         """Return the nodes no named region reaches, found in one sweep against insertion order
         (users before their inputs); None when that order turns out not to be topological (an
-        input met after its user), which the sweep sees as a node both reached and passed."""
+        input met after its user), which the sweep sees as a node both reached and passed.
+
+        A graph that keeps ``sinks`` needs no sweep when every sink that is not a root has no
+        inputs: those few are then all that is unreached (in a DAG, every node is used, through
+        a chain of users, by some sink; here every sink that uses anything is a root).
+        """
         alive: set[bytes] = set()
         for name in names:
             alive.update(self.regions[name].roots())
+        if self.sinks is not None:
+            nodes = self.nodes
+            unused = [nid for nid in self.sinks if nid not in alive]
+            if not any(nodes[nid].inputs for nid in unused):
+                return unused
         more = alive.update
         dead: list[bytes] = []
         passed = dead.append

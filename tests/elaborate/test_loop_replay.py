@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from kera.elaborate import build_program, replay, stmts
+from kera.ir.graph import Graph
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.kera"))
 
@@ -103,6 +104,34 @@ def test_replay_builds_what_walking_builds(name: str, monkeypatch: pytest.Monkey
     source = PROGRAMS[name] if name in PROGRAMS else next(
         p for p in EXAMPLES if p.name == name).read_text()
     assert _built(source) == _walked(source, monkeypatch)
+
+
+@pytest.mark.parametrize("name", [*PROGRAMS, *(p.name for p in EXAMPLES)])
+def test_builder_graph_keeps_its_sinks(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The elaborator's graph (walked and replayed nodes) keeps exactly its unused nodes, so
+    its subgraph, which skips the sweep, is the one the sweep gives."""
+    source = PROGRAMS[name] if name in PROGRAMS else next(
+        p for p in EXAMPLES if p.name == name).read_text()
+    seen: list[Graph] = []
+    real = Graph.subgraph
+
+    def subgraph(self: Graph, names: list[str] | None = None) -> Graph:
+        seen.append(self)
+        return real(self, names)
+
+    monkeypatch.setattr(Graph, "subgraph", subgraph)
+    program = build_program("t.kera", source, need_top=False)
+    if program.graph is None:
+        return
+    (g,) = seen
+    used = {i for node in g.nodes.values() for i in node.inputs}
+    assert g.sinks == g.nodes.keys() - used
+    untracked = g.copy()
+    assert untracked.sinks is None
+    theirs = real(untracked, list(program.graph.regions))
+    assert list(program.graph.nodes) == list(theirs.nodes)
+    assert list(program.graph.spans.items()) == list(theirs.spans.items())
+    assert program.graph.state_names == theirs.state_names
 
 
 def test_long_loop_is_replayed(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -242,3 +242,39 @@ def test_subgraph_out_of_topological_order_and_stale_spans() -> None:
     g.nodes = {k: g.nodes[k] for k in (x, one, a, dead)}
     sub = g.subgraph(["f"])
     assert list(sub.nodes) == [x, one, a] and list(sub.spans) == [a] and not sub.state_names
+
+
+@settings(max_examples=40, deadline=None)
+@given(graphs(), st.integers(0, 2))
+def test_tracked_sinks_give_the_subgraph_of_the_sweep(g: Graph, region: int) -> None:
+    """A graph that keeps its sinks (rebuilt through `add`) names exactly the unused nodes and
+    gives every region's subgraph the untracked graph gives."""
+    tracked = Graph(g.source_path)
+    tracked.track_sinks()
+    for nid, node in g.nodes.items():
+        tracked.add(node.op, node.type, node.inputs, dict(node.attrs), span=g.spans.get(nid))
+    tracked.regions = dict(g.regions)
+    assert tracked.nodes == g.nodes
+    used = {i for node in g.nodes.values() for i in node.inputs}
+    assert tracked.sinks == g.nodes.keys() - used
+    for names in ([list(g.regions)[region % len(g.regions)]], None):
+        mine, theirs = tracked.subgraph(names), g.subgraph(names)
+        assert list(mine.nodes) == list(theirs.nodes)
+        assert list(mine.spans.items()) == list(theirs.spans.items())
+        assert mine.sinks is None and mine.fingerprint() == theirs.fingerprint()
+
+
+def test_tracked_sinks_with_dead_users_fall_back_to_the_sweep() -> None:
+    g = Graph()
+    g.track_sinks()
+    x = param(g, 0, "x", uint(8))
+    one = const(g, uint(8), 1)
+    two = const(g, uint(8), 2)  # unused and without inputs: unreached, no sweep needed
+    a = g.add("add", uint(8), (x, one))
+    g.add_region(Region("f", (x,), x))
+    assert g.sinks == {two, a}
+    assert list(g.subgraph(["f"]).nodes) == [x]  # `one` is only used by the dead `a`
+    g.add_region(Region("f", (x,), a), replace=True)
+    assert list(g.subgraph(["f"]).nodes) == [x, one, a]
+    b = g.add_like(g.nodes[a], (a, one))
+    assert g.sinks == {two, b}
