@@ -93,6 +93,8 @@ class Template:
         # The steps as ``replay`` runs them: the inputs gathered by one C-level call.
         self.plan = [(op, ty, _gather(refs), items, span, slot, head, tail)
                      for op, ty, refs, items, span, slot, head, tail in self.steps]
+        # Every slot a replayed node reads, to keep the graph's sinks once per iteration.
+        self.inputs_of = _gather(tuple(dict.fromkeys(r for step in self.steps for r in step[2])))
 
     def _slot(self, where: dict[bytes, int], node_id: bytes) -> int:
         slot = where.get(node_id)
@@ -149,31 +151,37 @@ class Template:
         every input is a node of the graph.
         """
         nodes, spans, sinks = graph.nodes, graph.spans, graph.sinks
+        assert sinks is not None, "replayed into a graph that does not keep its sinks"
         vals = self.base.copy()
+        made: list[bytes] = []  # the ids of the nodes new to the graph
         if self.iter_span is not None:
             value: Attrs = (("value", i),)  # lo <= i < hi, both of the loop variable's type
             nid = self._iter_id(iter_type, i)
             if nid not in nodes:
                 nodes[nid] = Node("const", iter_type, (), value, nid)
-                if sinks is not None:
-                    sinks.add(nid)
+                made.append(nid)
             if nid not in spans:
                 spans[nid] = self.iter_span
             vals[ITER] = nid
         for j, b in enumerate(bindings, 1):
             vals[j] = b.value.id
-        sha3, join, keep_span = _sha3, b"".join, spans.setdefault
+        sha3, join, keep_span, new = _sha3, b"".join, spans.setdefault, made.append
         for op, ty, gather, items, span, out, head, tail in self.plan:
             inputs = gather(vals)
             nid = sha3(join((head, *inputs, tail))).digest()
-            if nid not in nodes:
+            if nid in nodes:
+                if span is not None:
+                    keep_span(nid, span)
+            else:
                 nodes[nid] = Node(op, ty, inputs, items, nid)
-                if sinks is not None:  # as `Graph.add` keeps them
-                    sinks.difference_update(inputs)
-                    sinks.add(nid)
-            if span is not None:
-                keep_span(nid, span)
+                new(nid)
+                if span is not None:  # a graph that keeps its sinks has spans only of nodes
+                    spans[nid] = span
             vals[out] = nid
+        # The sinks as `Graph.add` keeps them: the new nodes, less every input of this
+        # iteration's nodes (those of nodes met again were used already).
+        sinks.update(made)
+        sinks.difference_update(self.inputs_of(vals))
         for binding, ref, exit_type in zip(bindings, self.exit, self.exit_types, strict=True):
             binding.value = Val(vals[ref], exit_type)
 
