@@ -136,7 +136,7 @@ def _build(path: str, data: bytes | str, top: str | None, need_top: bool) -> Pro
     region = regions.get(top_name) if top_name is not None else None
     if top_name is not None and region is not None:
         builder.graph.add_region(region)
-        graph = builder.graph.subgraph([top_name])
+        graph = builder.graph.subgraph([top_name], consume=True)  # the builder is done
         requested = builder.fns[top_name].ii  # None without `#[pipeline(ii = N)]`
         if requested is not None:
             graph.directives[top_name] = {"ii": requested}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import TypeVar
 
 from kera.diagnostics import KeraError, Span
@@ -140,7 +141,7 @@ class Node:
 
 STATE_DOMAIN = b"keg/state/v1\x00"
 INIT_OPS = frozenset({"const", "array", "tuple"})  # what a state's initial value is built of
-_LEAF_OPS = frozenset({"param", "state"})
+_OP_OF = attrgetter("op")
 
 
 @dataclass(frozen=True, slots=True)
@@ -446,8 +447,12 @@ class Graph:
         g.state_names = dict(self.state_names)
         return g
 
-    def subgraph(self, names: Iterable[str] | None = None) -> Graph:
-        """Return a graph with only the named regions (default all) and the nodes they reach."""
+    def subgraph(self, names: Iterable[str] | None = None, consume: bool = False) -> Graph:
+        """Return a graph with only the named regions (default all) and the nodes they reach.
+
+        With ``consume`` this graph is not used again: its tables become the subgraph's
+        (without copying them) and it is left empty.
+        """
         wanted = list(self.regions) if names is None else list(names)
         dead = self._unreached(wanted)
         g = Graph(self.source_path)
@@ -460,9 +465,9 @@ class Graph:
             g.spans = _only(self.spans, keep)
             g.state_names = _only(self.state_names, keep)
         else:
-            g.nodes = _without(self.nodes, dead)
-            g.spans = _without(self.spans, dead)
-            g.state_names = _without(self.state_names, dead)
+            g.nodes = _without(self.nodes, dead, consume)
+            g.spans = _without(self.spans, dead, consume)
+            g.state_names = _without(self.state_names, dead, consume)
             spans_ok = self.sinks is not None  # such a graph has spans only of its nodes
             if not spans_ok and (len(g.spans) > len(g.nodes)
                                  or not g.spans.keys() <= g.nodes.keys()):
@@ -470,6 +475,9 @@ class Graph:
             if not g.state_names.keys() <= g.nodes.keys():
                 g.state_names = {k: v for k, v in g.state_names.items() if k in g.nodes}
         g.directives = {k: dict(v) for k, v in self.directives.items() if k in g.regions}
+        if consume:
+            self.nodes, self.spans, self.state_names, self.regions = {}, {}, {}, {}
+            self.sinks = set() if self.sinks is not None else None
         return g
 
     def _unreached(self, names: list[str]) -> list[bytes] | None:
@@ -517,12 +525,14 @@ def _only(table: dict[bytes, _V], keep: set[bytes]) -> dict[bytes, _V]:
     return out
 
 
-def _without(table: dict[bytes, _V], drop: list[bytes]) -> dict[bytes, _V]:
-    """Return a copy of ``table`` without the entries whose keys are in ``drop``, in order."""
+def _without(table: dict[bytes, _V], drop: list[bytes], in_place: bool = False
+             ) -> dict[bytes, _V]:
+    """Return a copy of ``table`` without the entries whose keys are in ``drop``, in order
+    (``table`` itself, those deleted, when ``in_place`` and they are few)."""
     if len(drop) * 8 > len(table):
         gone = set(drop)
         return {k: v for k, v in table.items() if k not in gone}
-    out = dict(table)
+    out = table if in_place else dict(table)
     for k in drop:
         out.pop(k, None)
     return out
@@ -564,8 +574,8 @@ def region_problem(graph: Graph, region: Region) -> str | None:
         return problem
     params = set(region.params)
     reads = {slot.read for slot in region.states}
-    if not any(n.op == "param" and k not in params or n.op == "state" and k not in reads
-               for k, n in graph.nodes.items() if n.op in _LEAF_OPS):
+    ops = list(map(_OP_OF, graph.nodes.values()))  # counted in C: a graph has 100k's of nodes
+    if ops.count("param") == len(params) and ops.count("state") == len(reads):
         return None  # no other region's param or state in the graph: none can be reached
     seen: set[bytes] = set()
     stack = [region.result, *(slot.next for slot in region.states)]

@@ -112,26 +112,26 @@ def test_builder_graph_keeps_its_sinks(name: str, monkeypatch: pytest.MonkeyPatc
     its subgraph, which skips the sweep, is the one the sweep gives."""
     source = PROGRAMS[name] if name in PROGRAMS else next(
         p for p in EXAMPLES if p.name == name).read_text()
-    seen: list[Graph] = []
+    seen: list[tuple[Graph, set[bytes] | None]] = []
     real = Graph.subgraph
 
-    def subgraph(self: Graph, names: list[str] | None = None) -> Graph:
-        seen.append(self)
-        return real(self, names)
+    def subgraph(self: Graph, names: list[str] | None = None, consume: bool = False) -> Graph:
+        seen.append((self.copy(), None if self.sinks is None else set(self.sinks)))
+        return real(self, names, consume)
 
     monkeypatch.setattr(Graph, "subgraph", subgraph)
     program = build_program("t.kera", source, need_top=False)
     if program.graph is None:
         return
-    (g,) = seen
-    used = {i for node in g.nodes.values() for i in node.inputs}
-    assert g.sinks == g.nodes.keys() - used
-    untracked = g.copy()
+    ((untracked, sinks),) = seen
+    used = {i for node in untracked.nodes.values() for i in node.inputs}
+    assert sinks == untracked.nodes.keys() - used
     assert untracked.sinks is None
     theirs = real(untracked, list(program.graph.regions))
     assert list(program.graph.nodes) == list(theirs.nodes)
     assert list(program.graph.spans.items()) == list(theirs.spans.items())
     assert program.graph.state_names == theirs.state_names
+    assert program.graph.fingerprint() == theirs.fingerprint()
 
 
 def test_long_loop_is_replayed(monkeypatch: pytest.MonkeyPatch) -> None:

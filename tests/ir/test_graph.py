@@ -251,10 +251,10 @@ def test_tracked_sinks_give_the_subgraph_of_the_sweep(g: Graph, region: int) -> 
     gives every region's subgraph the untracked graph gives."""
     tracked = Graph(g.source_path)
     tracked.track_sinks()
-    for nid, node in g.nodes.items():
-        tracked.add(node.op, node.type, node.inputs, dict(node.attrs), span=g.spans.get(nid))
-    tracked.regions = dict(g.regions)
-    assert tracked.nodes == g.nodes
+    for node in g.nodes.values():
+        tracked.add(node.op, node.type, node.inputs, dict(node.attrs))
+    tracked.regions, tracked.spans = dict(g.regions), dict(g.spans)  # spans only of nodes
+    assert tracked.nodes == g.nodes and tracked.spans.keys() <= tracked.nodes.keys()
     used = {i for node in g.nodes.values() for i in node.inputs}
     assert tracked.sinks == g.nodes.keys() - used
     for names in ([list(g.regions)[region % len(g.regions)]], None):
@@ -278,3 +278,20 @@ def test_tracked_sinks_with_dead_users_fall_back_to_the_sweep() -> None:
     assert list(g.subgraph(["f"]).nodes) == [x, one, a]
     b = g.add_like(g.nodes[a], (a, one))
     assert g.sinks == {two, b}
+
+
+def test_consuming_subgraph_takes_the_tables_and_empties_the_graph() -> None:
+    g = Graph()
+    x = param(g, 0, "x", uint(8), Span(0, 1))
+    a = g.add("add", uint(8), (x, const(g, uint(8), 1)), span=Span(2, 3))
+    g.add("mul", uint(8), (x, x), span=Span(4, 5))  # dead
+    for _ in range(10):
+        a = g.add("add", uint(8), (a, a), span=Span(6, 7))
+    g.add_region(Region("f", (x,), a))
+    want = g.subgraph(["f"])
+    assert len(want.nodes) == len(g.nodes) - 1
+    nodes = g.nodes
+    sub = g.subgraph(["f"], consume=True)
+    assert sub.nodes is nodes and list(sub.nodes) == list(want.nodes)
+    assert list(sub.spans.items()) == list(want.spans.items())
+    assert not g.nodes and not g.spans and not g.regions
