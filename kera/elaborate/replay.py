@@ -143,47 +143,57 @@ class Template:
             parts = self._const_parts = (t, pre)
         return _sha3(parts[1] + i.to_bytes(16, "big", signed=True)).digest()
 
-    def replay(self, graph: Graph, iter_type: Type, i: int, bindings: list[Binding]) -> None:
-        """Add iteration ``i``'s nodes and move ``bindings`` to their values on exit.
+    def replay(self, graph: Graph, iter_type: Type, lo: int, hi: int, bindings: list[Binding],
+               advance: Callable[[int], None]) -> None:
+        """Add the nodes of iterations ``lo..hi`` and move ``bindings`` to their values on exit.
 
         Nodes are interned as ``Graph.add`` does, without its checks: the walks that made and
         checked this template added the same opcodes over the same types and attributes, and
-        every input is a node of the graph.
+        every input is a node of the graph. The variables go from one iteration to the next as
+        ids (their types do not change); ``advance(n)`` counts iterations done, every 1,024.
         """
         nodes, spans, sinks = graph.nodes, graph.spans, graph.sinks
         assert sinks is not None, "replayed into a graph that does not keep its sinks"
-        vals = self.base.copy()
-        made: list[bytes] = []  # the ids of the nodes new to the graph
-        if self.iter_span is not None:
-            value: Attrs = (("value", i),)  # lo <= i < hi, both of the loop variable's type
-            nid = self._iter_id(iter_type, i)
-            if nid not in nodes:
-                nodes[nid] = Node("const", iter_type, (), value, nid)
-                made.append(nid)
-            if nid not in spans:
-                spans[nid] = self.iter_span
-            vals[ITER] = nid
-        for j, b in enumerate(bindings, 1):
-            vals[j] = b.value.id
-        sha3, join, keep_span, new = _sha3, b"".join, spans.setdefault, made.append
-        for op, ty, gather, items, span, out, head, tail in self.plan:
-            inputs = gather(vals)
-            nid = sha3(join((head, *inputs, tail))).digest()
-            if nid in nodes:
-                if span is not None:
-                    keep_span(nid, span)
-            else:
-                nodes[nid] = Node(op, ty, inputs, items, nid)
-                new(nid)
-                if span is not None:  # a graph that keeps its sinks has spans only of nodes
-                    spans[nid] = span
-            vals[out] = nid
-        # The sinks as `Graph.add` keeps them: the new nodes, less every input of this
-        # iteration's nodes (those of nodes met again were used already).
-        sinks.update(made)
-        sinks.difference_update(self.inputs_of(vals))
-        for binding, ref, exit_type in zip(bindings, self.exit, self.exit_types, strict=True):
-            binding.value = Val(vals[ref], exit_type)
+        base, plan, inputs_of, iter_span = self.base, self.plan, self.inputs_of, self.iter_span
+        exits = _gather(tuple(self.exit))
+        entry: tuple[bytes | None, ...] = tuple([b.value.id for b in bindings])
+        first, after = 1, 1 + len(entry)  # the slots of the variables' values on entry
+        sha3, join, keep_span = _sha3, b"".join, spans.setdefault
+        for i in range(lo, hi):
+            vals = base.copy()
+            made: list[bytes] = []  # the ids of the nodes new to the graph
+            new = made.append
+            if iter_span is not None:
+                nid = self._iter_id(iter_type, i)  # lo <= i < hi, of the loop variable's type
+                if nid not in nodes:
+                    nodes[nid] = Node("const", iter_type, (), (("value", i),), nid)
+                    new(nid)
+                if nid not in spans:
+                    spans[nid] = iter_span
+                vals[ITER] = nid
+            vals[first:after] = entry
+            for op, ty, gather, items, span, out, head, tail in plan:
+                inputs = gather(vals)
+                nid = sha3(join((head, *inputs, tail))).digest()
+                if nid in nodes:
+                    if span is not None:
+                        keep_span(nid, span)
+                else:
+                    nodes[nid] = Node(op, ty, inputs, items, nid)
+                    new(nid)
+                    if span is not None:  # a graph that keeps its sinks has spans only of nodes
+                        spans[nid] = span
+                vals[out] = nid
+            # The sinks as `Graph.add` keeps them: the new nodes, less every input of this
+            # iteration's nodes (those of nodes met again were used already).
+            sinks.update(made)
+            sinks.difference_update(inputs_of(vals))
+            entry = exits(vals)
+            if (i - lo) & 1023 == 1023:
+                advance(1024)
+        advance((hi - lo) & 1023)
+        for binding, vid, exit_type in zip(bindings, entry, self.exit_types, strict=True):
+            binding.value = Val(vid, exit_type)
 
 
 def _gather(refs: tuple[int, ...]) -> Callable[[list[bytes | None]], tuple[bytes, ...]]:

@@ -418,11 +418,8 @@ class StmtMixin(BuilderBase):
                 if len(traces) >= 2:
                     template = self._template(traces[-2], traces[-1], pat)
         if template is not None:
-            graph = self.graph
             with paused_gc():  # nodes, ids and tuples by the hundred thousand, none freed
-                for i in range(start, hi):
-                    template.replay(graph, ty, i, bindings)
-                    bar.advance()
+                template.replay(self.graph, ty, start, hi, bindings, bar.advance)
             return
         for i in range(start, hi):
             self._iteration(pat, ty, body, i, None)
