@@ -274,3 +274,29 @@ def test_a_stateful_accumulator_is_segmented_and_keeps_its_state(tmp_path: Path)
     want = evaluate(loaded.graph, loaded.top, {"x": x})
     got = evaluate(s.graph, s.region, {"x": x})
     assert np.array_equal(np.asarray(want), np.asarray(got))
+
+
+@pytest.mark.parametrize("low", ["cast", "slice"])
+@pytest.mark.parametrize("order", ["ge", "le"])
+def test_a_narrowed_difference_is_the_low_bits_of_its_compares_chain(low: str, order: str
+                                                                     ) -> None:
+    """``if x >= k { (x as u7 - k as u7) as u8 } else { x }`` (kera.opt.narrow's form) on u8.
+
+    With SimpleModel (0.8 + 0.05 w ns) and 1.16 ns usable, the 8-bit compare (1.2 ns) is too
+    slow and the 7-bit difference (1.15 ns) fits; the widest subtraction that fits has 7 bits,
+    so a segment holds 5, and the 8 compared bits are two segments of 4 (a 5- and a 6-bit
+    subtraction). The difference is the low 7 bits of the same chain: 2 subtractions in all,
+    not 3 (two chains on the same bits, which yosys places side by side)."""
+    t, n = uint(8), uint(7)
+    g = Graph("g.kera")
+    x, k = param(g, 0, "x", t), param(g, 1, "k", t)
+    test = g.add("ge", BOOL, (x, k)) if order == "ge" else g.add("le", BOOL, (k, x))
+    lows = [g.add("cast", n, (v,)) if low == "cast" else g.add("slice", n, (v,), {"lo": 0})
+            for v in (x, k)]
+    diff = g.add("cast", t, (g.add("sub", n, tuple(lows)),))
+    g.add_region(Region("f", (x, k), g.add("select", t, (test, diff, x))))
+    h = decompose_for_timing(g, CostModel(MODEL), 1.16)
+    subs = sorted(nd.type.flat_width for nd in h.nodes.values() if nd.op == "sub")
+    assert subs == [5, 6] and not set(ORDERS) & set(_ops(h))
+    a, b = (v.ravel() for v in np.meshgrid(_values(t), _values(t)))
+    _same_one(g, h, {"x": a, "k": b})
