@@ -13,8 +13,9 @@ scheduler can put in successive stages:
   carry in rides on the low bit and the carry out is the top bit. A comparison is the borrow of
   the same chain (a signed one corrects it with both sign bits), so ``a >= b`` and ``a - b``
   share one chain; so does a subtraction of their low bits (``kera.opt.narrow``'s arm of
-  ``if x >= k { x - k }``), which is the chain's low bits (``borrow_pairs``). Operand bits known to be zero on top (``kera.opt.knownbits``) are not
-  segmented: the result's top bits are the carry, or copies of the borrow. An addition is first
+  ``if x >= k { x - k }``), which is the chain's low bits (``borrow_pairs``). Operand bits
+  known to be zero on top (``kera.opt.knownbits``) are not segmented: the result's top bits
+  are the carry, or copies of the borrow. An addition is first
   cut where its known bits prove that no carry crosses (SWAR field sums): independent adders.
 * **multiplies by a constant** become shift-and-add sums narrowed to the demanded bits
   (``kera.opt.demanded``): terms below the lowest demanded bit ``L`` are dropped when their
