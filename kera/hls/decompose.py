@@ -197,11 +197,13 @@ class _Splitter:
     # --- carry chains ------------------------------------------------------------------------
 
     def _max_width(self, op: str) -> int:
-        """The widest ``op`` adder that fits the usable period (0: none)."""
+        """The widest ``op`` adder that fits the usable period (0: none); a segment's carry
+        out leaves its chain through a net (``CostModel.carry_out``)."""
         if op not in self._widest:
             best = 0
             for w in range(1, 65):
-                if self.costs.op_delay((op, w, None)) > self.usable + EPS_NS:
+                if self.costs.op_delay((op, w, None)) + self.costs.carry_out_ns(w) > \
+                        self.usable + EPS_NS:
                     break
                 best = w
             self._widest[op] = best
@@ -229,7 +231,9 @@ class _Splitter:
         assert isinstance(t, IntType)
         eff = self._eff(t, a, b)
         need = eff + (1 if op == "add" and eff < t.width else 0)
-        if not force and self.costs.op_delay((op, max(1, need), None)) <= self.usable + EPS_NS:
+        w = max(1, need)
+        out = self.costs.carry_out_ns(w) if eff < t.width and not t.signed else 0.0
+        if not force and self.costs.op_delay((op, w, None)) + out <= self.usable + EPS_NS:
             return add(op, t, a, b)
         if op == "add":
             pieces = self._carry_free(t, a, b, eff)

@@ -426,7 +426,37 @@ class CostModel:
         hit = self._delay.get(q)
         if hit is None:
             hit = self._delay[q] = max(0.0, float(self._query_delay(q)))
-        return hit
+        return hit + (self.carry_out_ns(q[1]) if self.carry_out(graph, node) else 0.0)
+
+    @property
+    def net_ns(self) -> float:
+        """Delay of one net between logic cells, in ns (``model.lut_network["net_ns"]``)."""
+        return float(getattr(self.model, "lut_network", {}).get("net_ns", 0.0))
+
+    def carry_out(self, graph: Graph, node: Node) -> bool:
+        """Return whether an unsigned ``add``/``sub`` has a result bit above its operands'
+        significant width: the carry (borrow) out of its chain, as the decomposition's
+        segments and a zero-extended sum have.
+
+        Where the family's sums are LUTs beside carry cells that do not sum (iCE40's SB_CARRY:
+        the fitted ``add`` takes LUTs), the fitted curves measure a sum whose top bit is a LUT
+        beside the flip-flop it feeds, in one logic cell; a carry out leaves the chain through
+        a pass-through cell and a net (nextpnr's worst paths of isqrt32 at 55 MHz: borrow ->
+        pass-through -> 1.76 ns net -> flip-flop; popcount64: three byte sums chained through
+        their carry outs), so it costs one net more (``net_ns``). ECP5's CCU2C sums in the
+        carry cell, the carry out too (its ``add`` takes no LUTs): nothing more."""
+        t = node.type
+        if node.op not in ("add", "sub") or not isinstance(t, IntType) or t.signed:
+            return False
+        q = self.narrow_query(graph, node)
+        bits = self.network(graph).bits
+        eff = max(_significant(bits[i], graph.nodes[i].type) for i in node.inputs)
+        return q is not None and q[1] > eff
+
+    def carry_out_ns(self, width: int) -> float:
+        """The delay a carry out of a ``width``-bit chain adds (``carry_out``): ``net_ns``
+        where the family's sums are LUTs (the fitted ``add`` takes LUTs), else 0."""
+        return self.net_ns if self._query_area(("add", width, None))["lut"] > 0 else 0.0
 
     def area(self, graph: Graph, node: Node) -> dict[str, float]:
         """Return ``{lut, ff, carry, dsp}`` for ``node`` (all 0 for wiring).
