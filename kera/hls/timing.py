@@ -404,7 +404,11 @@ class CostModel:
     def delay(self, graph: Graph, node: Node) -> float:
         """Return the combinational delay of ``node`` in ns (0 for wiring).
 
-        A bitwise node costs the LUT levels it adds to its deepest bitwise input.
+        A bitwise node costs the LUT levels it adds to its deepest bitwise input. A sum costs
+        at least one level (``level_ns``): iCE40's fitted ``add`` of 1 to 4 bits is under a
+        level, since the LUT before the measured flip-flop is in the register overhead, and
+        chained (popcount64's field sums) each is a LUT and a net. A carry out adds its net
+        (``carry_out``).
         """
         if is_bitwise(graph, node):
             return self.network(graph).increment(node.id) * self.level_ns
@@ -426,6 +430,8 @@ class CostModel:
         hit = self._delay.get(q)
         if hit is None:
             hit = self._delay[q] = max(0.0, float(self._query_delay(q)))
+        if node.op in ("add", "sub"):  # at least its sum LUT and the net after it
+            hit = max(hit, self.level_ns)
         return hit + (self.carry_out_ns(q[1]) if self.carry_out(graph, node) else 0.0)
 
     @property
