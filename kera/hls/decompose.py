@@ -178,6 +178,10 @@ class _Splitter:
             return self._const_mul(nid, node, ins, span)
         if nid in self._low_sub:
             return self._low_difference(nid, node, span)
+        if op == "sub" and isinstance(t, IntType):
+            pairs = self._pair_counts(t, ins, span)
+            if pairs is not None:
+                return pairs
         if op in ("add", "sub") and isinstance(t, IntType):
             return self.arith(op, ins[0], ins[1], span, force=True)
         if op == "neg" and isinstance(t, IntType):
@@ -281,6 +285,32 @@ class _Splitter:
             if (ka.maybe & low) + (kb.maybe & low) < 1 << p:
                 cuts.append(p)
         return [*cuts, top]
+
+    def _pair_counts(self, t: IntType, ins: tuple[bytes, ...], span: Span | None
+                     ) -> bytes | None:
+        """Return ``x - ((x >> 1) & m)`` as ``(x & m) + ((x >> 1) & m)`` for an unsigned ``x``
+        and ``m = 0b..0101`` (``m`` and ``m << 1`` disjoint, together every bit), since ``x``
+        is ``(x & m) + 2 ((x >> 1) & m)``: a SWAR popcount's first step, whose borrow chain
+        runs the whole width, as a sum whose 2-bit fields never carry (cut into independent
+        adders by ``arith``). None for any other subtraction."""
+        g = self.g
+        x, b = ins
+        masked = g.nodes[b]
+        if t.signed or masked.op != "and":
+            return None
+        ones = t.mask
+        for s, m in (masked.inputs, masked.inputs[::-1]):
+            shift, k = g.nodes[s], self.known(m)
+            if shift.op != "shr" or shift.inputs[0] != x or k is None or not k.is_const():
+                continue
+            amount = self.known(shift.inputs[1])
+            mask = k.one & ones
+            if amount is None or not amount.is_const() or amount.one != 1:
+                continue
+            if mask & (mask << 1) & ones == 0 and (mask | (mask << 1)) & ones == ones:
+                low = adder(g, span)("and", t, x, m)
+                return self.arith("add", low, b, span, force=True)
+        return None
 
     def less(self, a: bytes, b: bytes, span: Span | None) -> bytes | None:
         """Return the one-bit ``a < b`` (the borrow of ``a - b``; signed for signed operands)."""

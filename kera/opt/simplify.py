@@ -102,27 +102,6 @@ def _sub(rw: Rewriter, t: Term) -> bytes | None:
         return rw.const(t.type, 0)
     if is_const(rw, a, 0) and _signed(t.type):
         return rw.emit("neg", t.type, (b,))
-    return _pair_counts(rw, t)
-
-
-def _pair_counts(rw: Rewriter, t: Term) -> bytes | None:
-    """``x - ((x >> 1) & m)`` is ``(x & m) + ((x >> 1) & m)`` for an unsigned ``x`` and
-    ``m = 0b..0101`` (``m`` and ``m << 1`` disjoint, together every bit): ``x`` is
-    ``(x & m) + 2 ((x >> 1) & m)``. The first step of a SWAR popcount: each 2-bit field's
-    count, a sum whose fields never carry into each other (``kera.hls.decompose`` cuts it
-    into independent adders), where the subtraction's borrow chain runs the whole width."""
-    x, b = t.args
-    if not isinstance(t.type, IntType) or t.type.signed or rw.node(b).op != "and":
-        return None
-    ones = t.type.mask
-    for s, m in (rw.node(b).inputs, rw.node(b).inputs[::-1]):
-        mask, shift = rw.const_value(m), rw.node(s)
-        if mask is None or shift.op != "shr" or shift.inputs[0] != x or rw.const_value(
-                shift.inputs[1]) != 1:
-            continue
-        mask &= ones
-        if mask & (mask << 1) & ones == 0 and (mask | (mask << 1)) & ones == ones:
-            return rw.emit("add", t.type, (rw.emit("and", t.type, (x, m)), b))
     return None
 
 

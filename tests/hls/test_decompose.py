@@ -303,3 +303,26 @@ def test_a_narrowed_difference_is_the_low_bits_of_its_compares_chain(low: str, o
     assert subs == [5, 6] and not set(ORDERS) & set(_ops(h))
     a, b = (v.ravel() for v in np.meshgrid(_values(t), _values(t)))
     _same_one(g, h, {"x": a, "k": b})
+
+
+@pytest.mark.parametrize(("width", "mask", "rewritten"), [
+    (8, 0x55, True), (7, 0x55, True), (6, 0x15, True), (8, 0x15, False), (8, 0xAA, False)])
+def test_pair_counts_of_a_swar_popcount_are_independent_sums(width: int, mask: int,
+                                                             rewritten: bool) -> None:
+    """x - ((x >> 1) & m), too slow as one chain (SimpleModel: sub of w bits 0.8 + 0.05 w ns,
+    1.0 ns usable), is (x & m) + ((x >> 1) & m) when m = 0b..0101 covers, with m << 1, every
+    bit (u8 0x55, u7 0x55, u6 0x15): fields of two bits that never carry, one 2-bit sum per
+    field (u7's top field is one bit), no subtraction. With 0x15 on u8 (bits 6, 7 left out) or
+    0xAA it stays a (segmented) subtraction. Exact on every x."""
+    t = uint(width)
+    g = Graph("p.kera")
+    x = param(g, 0, "x", t)
+    pairs = g.add("and", t, (g.add("shr", t, (x, const(g, uint(32), 1))), const(g, t, mask)))
+    g.add_region(Region("f", (x,), g.add("sub", t, (x, pairs))))
+    h = decompose_for_timing(g, CostModel(MODEL), 1.0)
+    sums = [n.type.flat_width for n in h.nodes.values() if n.op == "add"]
+    if rewritten:
+        assert "sub" not in _ops(h) and sums == [2] * (width // 2) + [1] * (width % 2)
+    else:
+        assert "sub" in _ops(h)
+    _same_one(g, h, {"x": np.arange(1 << width, dtype=np.uint64)})

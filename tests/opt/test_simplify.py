@@ -175,23 +175,3 @@ def test_cast_chain_rule_is_exact_for_every_small_type_triple():
         single = run_unary(src, lambda g, x, d=dst: g.op("cast", x, t=d))
         assert cast_chain_is_single(src, mid, dst) == (chain == single), (src, mid, dst)
 
-
-@pytest.mark.parametrize(("width", "mask", "rewritten"), [
-    (8, 0x55, True), (7, 0x55, True), (6, 0x15, True), (8, 0x15, False), (8, 0xAA, False)])
-def test_pair_counts_of_a_swar_popcount_are_a_sum(width: int, mask: int, rewritten: bool):
-    """x - ((x >> 1) & m) is (x & m) + ((x >> 1) & m) when m = 0b..0101 covers, with m << 1,
-    every bit (u8 0x55, u7 0x55, u6 0x15); with 0x15 on u8 (bits 6, 7 left out) or 0xAA it
-    stays. Both forms agree on every value of x (the identity: x = (x & m) + 2 ((x >> 1) & m))."""
-    t = uint(width)
-
-    def build(g, p):
-        return g.op("sub", p[0], g.op("and", g.op("shr", p[0], g.c(uint(32), 1)), g.c(t, mask)))
-
-    def summed(g, p):
-        return g.op("add", g.op("and", p[0], g.c(t, mask)),
-                    g.op("and", g.op("shr", p[0], g.c(uint(32), 1)), g.c(t, mask)))
-
-    _, res = result_after(simplify, [("x", t)], build)
-    assert (res == expected([("x", t)], summed)) is rewritten
-    if rewritten:
-        assert run_unary(t, lambda b, x: build(b, [x])) == run_unary(t, lambda b, x: summed(b, [x]))
