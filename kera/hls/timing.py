@@ -444,13 +444,13 @@ class CostModel:
         significant width: the carry (borrow) out of its chain, as the decomposition's
         segments and a zero-extended sum have.
 
-        Where the family's sums are LUTs beside carry cells that do not sum (iCE40's SB_CARRY:
-        the fitted ``add`` takes LUTs), the fitted curves measure a sum whose top bit is a LUT
+        Where the family's sums are LUTs beside carry cells that do not sum (iCE40's SB_CARRY,
+        ``carry_out_ns``), the fitted curves measure a sum whose top bit is a LUT
         beside the flip-flop it feeds, in one logic cell; a carry out leaves the chain through
         a pass-through cell and a net (nextpnr's worst paths of isqrt32 at 55 MHz: borrow ->
         pass-through -> 1.76 ns net -> flip-flop; popcount64: three byte sums chained through
         their carry outs), so it costs one net more (``net_ns``). ECP5's CCU2C sums in the
-        carry cell, the carry out too (its ``add`` takes no LUTs): nothing more."""
+        carry cell, the carry out too: nothing more."""
         t = node.type
         if node.op not in ("add", "sub") or not isinstance(t, IntType) or t.signed:
             return False
@@ -461,8 +461,12 @@ class CostModel:
 
     def carry_out_ns(self, width: int) -> float:
         """The delay a carry out of a ``width``-bit chain adds (``carry_out``): ``net_ns``
-        where the family's sums are LUTs (the fitted ``add`` takes LUTs), else 0."""
-        return self.net_ns if self._query_area(("add", width, None))["lut"] > 0 else 0.0
+        where the family's carry cells do not sum (no ``carry_lut_sites``: iCE40's SB_CARRY
+        shares a LUT's cell, the LUT sums), else 0 (ECP5's CCU2C, a slice of two full adders
+        that fills two LUT4 sites, sums its carry out too). ``width`` is the chain's."""
+        del width  # the same for every width of the families measured
+        sums_in_cell = float(getattr(self.model, "carry_lut_sites", 0.0)) > 0
+        return 0.0 if sums_in_cell else self.net_ns
 
     def area(self, graph: Graph, node: Node) -> dict[str, float]:
         """Return ``{lut, ff, carry, dsp}`` for ``node`` (all 0 for wiring).
