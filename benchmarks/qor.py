@@ -38,6 +38,7 @@ from kera.hls.boards import load_board
 from kera.hls.report import build_report
 from kera.hls.synth import plan_schedule
 from kera.rtl import emit_verilog
+from kera.rtl.emit import chained_sums
 
 ROOT = Path(__file__).resolve().parents[1]
 BOARDS = {"ice40": "icebreaker", "ecp5": "ulx3s"}
@@ -124,12 +125,20 @@ def schedule_key(sched: Any) -> str:
     """Return a digest of what the hardware is: the graph and each node's stage.
 
     Two schedules with the same stages are the same circuit even when their op order (and so
-    the Verilog's wire names) differ, so the cache keys measurements by this.
+    the Verilog's wire names) differ, so the cache keys measurements by this. The sums the
+    Verilog keeps from yosys's ``$macc`` (``kera.rtl.emit.chained_sums``) are part of the
+    circuit: where there are any, they are hashed too (the keys of designs without are as
+    before, so their measurements stay valid).
     """
     h = hashlib.sha256(sched.graph.fingerprint().encode())
     h.update(sched.region.encode())
     for nid in sorted(sched.stage):
         h.update(nid + sched.stage[nid].to_bytes(4, "big"))
+    kept = chained_sums(sched)
+    if kept:
+        h.update(b"keep")
+        for nid in sorted(kept):
+            h.update(nid)
     return h.hexdigest()
 
 

@@ -12,8 +12,10 @@ scheduler can put in successive stages:
   ``{a_j, 1} + {b_j, c_j}`` (subtracts ``{a_j, 0} - {b_j, c_j}``) on ``k + 2`` bits, so the
   carry in rides on the low bit and the carry out is the top bit. A comparison is the borrow of
   the same chain (a signed one corrects it with both sign bits), so ``a >= b`` and ``a - b``
-  share one chain. Operand bits known to be zero on top (``kera.opt.knownbits``) are not
-  segmented: the result's top bits are the carry, or copies of the borrow. An addition is first
+  share one chain; so does a subtraction of their low bits (``kera.opt.narrow``'s arm of
+  ``if x >= k { x - k }``), which is the chain's low bits (``borrow_pairs``). Operand bits
+  known to be zero on top (``kera.opt.knownbits``) are not segmented: the result's top bits
+  are the carry, or copies of the borrow. An addition is first
   cut where its known bits prove that no carry crosses (SWAR field sums): independent adders.
 * **multiplies by a constant** become shift-and-add sums narrowed to the demanded bits
   (``kera.opt.demanded``): terms below the lowest demanded bit ``L`` are dropped when their
@@ -60,10 +62,14 @@ def decompose_for_timing(graph: Graph, costs: CostModel, usable_ns: float) -> Gr
     if not slow:
         return graph
     todo = set(slow)
+    pairs = borrow_pairs(graph)
+    for members in pairs.values():
+        if todo & members:
+            todo |= members  # one chain for all of them, or yosys builds two
     out = Graph(graph.source_path)
     out.directives = {k: dict(v) for k, v in graph.directives.items()}
-    split = _Splitter(out, costs, usable_ns, graph)
     new_id: dict[bytes, bytes] = {}
+    split = _Splitter(out, costs, usable_ns, graph, pairs, new_id)
     for nid in graph.canonical_order():
         node = graph.nodes[nid]
         span = graph.spans.get(nid)
@@ -75,6 +81,61 @@ def decompose_for_timing(graph: Graph, costs: CostModel, usable_ns: float) -> Gr
         out.add_region(graph.regions[name].remap(new_id))
     out.state_names = {new_id[k]: v for k, v in graph.state_names.items() if k in new_id}
     return out.subgraph()
+
+
+def _operands(node: Node) -> tuple[bytes, bytes] | None:
+    """``(a, b)`` of a comparison that is the borrow of ``a - b`` (None for other ops)."""
+    if node.op not in ("lt", "le", "gt", "ge"):
+        return None
+    a, b = node.inputs
+    return (b, a) if node.op in ("gt", "le") else (a, b)
+
+
+def _low_of(graph: Graph, y: bytes, x: bytes) -> bool:
+    """Whether ``y``'s bits are the low bits of ``x``: ``y`` is ``x``, a cast of ``x``, a
+    cast of what ``x`` casts, or a slice of ``x`` from bit 0 (what ``kera.opt.narrow``
+    writes for the narrowed arm of ``if x >= k { x - k }``)."""
+    if y == x:
+        return True
+    node, src = graph.nodes[y], graph.nodes[x]
+    if node.type.flat_width > src.type.flat_width or not node.inputs:
+        return False
+    if node.op == "slice":
+        return node.inputs[0] == x and node.attr("lo") == 0
+    return node.op == "cast" and (node.inputs[0] == x or (
+        src.op == "cast" and node.inputs[0] == src.inputs[0]))
+
+
+def borrow_pairs(graph: Graph) -> dict[tuple[bytes, bytes], frozenset[bytes]]:
+    """Return, by operands ``(a, b)``, the comparisons that are the borrow of ``a - b`` and the
+    subtractions of ``a``'s and ``b``'s low bits (integer operands), where there are both.
+
+    yosys's ``alumacc`` builds such a comparison and subtraction as one ALU; the segments of
+    ``_Splitter`` must do the same, or a narrowed difference beside a segmented compare is a
+    second carry chain on the same bits (isqrt32's rows at 55 MHz)."""
+    nodes = graph.nodes
+    compares: dict[tuple[bytes, bytes], set[bytes]] = {}
+    by_low: dict[bytes, set[tuple[bytes, bytes]]] = {}  # a, or what a casts -> operands
+    for nid, node in nodes.items():
+        ab = _operands(node)
+        if ab is None or not isinstance(nodes[ab[0]].type, IntType):
+            continue
+        compares.setdefault(ab, set()).add(nid)
+        a = nodes[ab[0]]
+        for key in (ab[0], *(a.inputs if a.op == "cast" else ())):
+            by_low.setdefault(key, set()).add(ab)
+    out: dict[tuple[bytes, bytes], frozenset[bytes]] = {}
+    for nid, node in nodes.items():
+        if node.op != "sub" or not isinstance(node.type, IntType):
+            continue
+        y, z = node.inputs
+        cands = set(by_low.get(y, ()))
+        for i in nodes[y].inputs if nodes[y].op in ("cast", "slice") else ():
+            cands |= by_low.get(i, set())
+        for ab in sorted(cands):
+            if _low_of(graph, y, ab[0]) and _low_of(graph, z, ab[1]):
+                out[ab] = out.get(ab, frozenset(compares[ab])) | {nid}
+    return out
 
 
 def _wants(graph: Graph, node: Node, costs: CostModel, usable_ns: float) -> bool:
@@ -89,12 +150,18 @@ def _wants(graph: Graph, node: Node, costs: CostModel, usable_ns: float) -> bool
 class _Splitter:
     """Builds the pieces in the output graph, checking each new adder against the period."""
 
-    def __init__(self, g: Graph, costs: CostModel, usable_ns: float, src: Graph) -> None:
+    def __init__(self, g: Graph, costs: CostModel, usable_ns: float, src: Graph,
+                 pairs: dict[tuple[bytes, bytes], frozenset[bytes]] | None = None,
+                 new_id: dict[bytes, bytes] | None = None) -> None:
         self.g = g
         self.costs = costs
         self.usable = usable_ns
         self.known = KnownBits(g)
         self.src = src
+        self.new_id = new_id if new_id is not None else {}
+        #: a source subtraction of low bits -> the operands of its comparison
+        self._low_sub = {m: ab for ab, members in (pairs or {}).items() for m in members
+                         if src.nodes[m].op == "sub"}
         self._demand: dict[bytes, int] | None = None
         self._widest: dict[str, int] = {}
 
@@ -109,6 +176,12 @@ class _Splitter:
             return self._lookup(node, ins, span)
         if op == "mul":
             return self._const_mul(nid, node, ins, span)
+        if nid in self._low_sub:
+            return self._low_difference(nid, node, span)
+        if op == "sub" and isinstance(t, IntType):
+            pairs = self._pair_counts(t, ins, span)
+            if pairs is not None:
+                return pairs
         if op in ("add", "sub") and isinstance(t, IntType):
             return self.arith(op, ins[0], ins[1], span, force=True)
         if op == "neg" and isinstance(t, IntType):
@@ -128,11 +201,13 @@ class _Splitter:
     # --- carry chains ------------------------------------------------------------------------
 
     def _max_width(self, op: str) -> int:
-        """The widest ``op`` adder that fits the usable period (0: none)."""
+        """The widest ``op`` adder that fits the usable period (0: none); a segment's carry
+        out leaves its chain through a net (``CostModel.carry_out``)."""
         if op not in self._widest:
             best = 0
             for w in range(1, 65):
-                if self.costs.op_delay((op, w, None)) > self.usable + EPS_NS:
+                if self.costs.op_delay((op, w, None)) + self.costs.carry_out_ns(w) > \
+                        self.usable + EPS_NS:
                     break
                 best = w
             self._widest[op] = best
@@ -160,7 +235,9 @@ class _Splitter:
         assert isinstance(t, IntType)
         eff = self._eff(t, a, b)
         need = eff + (1 if op == "add" and eff < t.width else 0)
-        if not force and self.costs.op_delay((op, max(1, need), None)) <= self.usable + EPS_NS:
+        w = max(1, need)
+        out = self.costs.carry_out_ns(w) if eff < t.width and not t.signed else 0.0
+        if not force and self.costs.op_delay((op, w, None)) + out <= self.usable + EPS_NS:
             return add(op, t, a, b)
         if op == "add":
             pieces = self._carry_free(t, a, b, eff)
@@ -209,6 +286,32 @@ class _Splitter:
                 cuts.append(p)
         return [*cuts, top]
 
+    def _pair_counts(self, t: IntType, ins: tuple[bytes, ...], span: Span | None
+                     ) -> bytes | None:
+        """Return ``x - ((x >> 1) & m)`` as ``(x & m) + ((x >> 1) & m)`` for an unsigned ``x``
+        and ``m = 0b..0101`` (``m`` and ``m << 1`` disjoint, together every bit), since ``x``
+        is ``(x & m) + 2 ((x >> 1) & m)``: a SWAR popcount's first step, whose borrow chain
+        runs the whole width, as a sum whose 2-bit fields never carry (cut into independent
+        adders by ``arith``). None for any other subtraction."""
+        g = self.g
+        x, b = ins
+        masked = g.nodes[b]
+        if t.signed or masked.op != "and":
+            return None
+        ones = t.mask
+        for s, m in (masked.inputs, masked.inputs[::-1]):
+            shift, k = g.nodes[s], self.known(m)
+            if shift.op != "shr" or shift.inputs[0] != x or k is None or not k.is_const():
+                continue
+            amount = self.known(shift.inputs[1])
+            mask = k.one & ones
+            if amount is None or not amount.is_const() or amount.one != 1:
+                continue
+            if mask & (mask << 1) & ones == 0 and (mask | (mask << 1)) & ones == ones:
+                low = adder(g, span)("and", t, x, m)
+                return self.arith("add", low, b, span, force=True)
+        return None
+
     def less(self, a: bytes, b: bytes, span: Span | None) -> bytes | None:
         """Return the one-bit ``a < b`` (the borrow of ``a - b``; signed for signed operands)."""
         g = self.g
@@ -225,6 +328,23 @@ class _Splitter:
             sb = add("slice", uint(1), b, attrs=msb)
             borrow = add("xor", uint(1), borrow, add("xor", uint(1), sa, sb))
         return borrow
+
+    def _low_difference(self, nid: bytes, node: Node, span: Span | None) -> bytes:
+        """Return a subtraction of ``a``'s and ``b``'s low bits as the low bits of the chain
+        whose borrow is ``a < b`` (``borrow_pairs``): the graph interns the segments that
+        ``less`` builds, so both are one chain. The chain is as wide as the comparison's
+        operands are significant; a difference wider than that is left to ``arith``."""
+        a, b = (self.new_id[x] for x in self._low_sub[nid])
+        y, z = (self.new_id[i] for i in node.inputs)
+        t = self.g.nodes[a].type
+        assert isinstance(t, IntType)
+        width, n = self._eff(t, a, b), node.type.flat_width
+        chain = self._chain("sub", a, b, width, span) if n <= width else None
+        if chain is None:
+            return self.arith("sub", y, z, span)
+        add = adder(self.g, span)
+        low = add("slice", uint(n), chain[0], attrs={"lo": 0}) if n < width else chain[0]
+        return low if self.g.nodes[low].type == node.type else add("cast", node.type, low)
 
     def _chain(self, op: str, a: bytes, b: bytes, width: int, span: Span | None
                ) -> tuple[bytes, bytes] | None:

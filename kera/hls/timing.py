@@ -404,7 +404,11 @@ class CostModel:
     def delay(self, graph: Graph, node: Node) -> float:
         """Return the combinational delay of ``node`` in ns (0 for wiring).
 
-        A bitwise node costs the LUT levels it adds to its deepest bitwise input.
+        A bitwise node costs the LUT levels it adds to its deepest bitwise input. A sum costs
+        at least one level (``level_ns``): iCE40's fitted ``add`` of 1 to 4 bits is under a
+        level, since the LUT before the measured flip-flop is in the register overhead, and
+        chained (popcount64's field sums) each is a LUT and a net. A carry out adds its net
+        (``carry_out``).
         """
         if is_bitwise(graph, node):
             return self.network(graph).increment(node.id) * self.level_ns
@@ -426,7 +430,43 @@ class CostModel:
         hit = self._delay.get(q)
         if hit is None:
             hit = self._delay[q] = max(0.0, float(self._query_delay(q)))
-        return hit
+        if node.op in ("add", "sub"):  # at least its sum LUT and the net after it
+            hit = max(hit, self.level_ns)
+        return hit + (self.carry_out_ns(q[1]) if self.carry_out(graph, node) else 0.0)
+
+    @property
+    def net_ns(self) -> float:
+        """Delay of one net between logic cells, in ns (``model.lut_network["net_ns"]``)."""
+        return float(getattr(self.model, "lut_network", {}).get("net_ns", 0.0))
+
+    def carry_out(self, graph: Graph, node: Node) -> bool:
+        """Return whether an unsigned ``add``/``sub`` has a result bit above its operands'
+        significant width: the carry (borrow) out of its chain, as the decomposition's
+        segments and a zero-extended sum have.
+
+        Where the family's sums are LUTs beside carry cells that do not sum (iCE40's SB_CARRY,
+        ``carry_out_ns``), the fitted curves measure a sum whose top bit is a LUT
+        beside the flip-flop it feeds, in one logic cell; a carry out leaves the chain through
+        a pass-through cell and a net (nextpnr's worst paths of isqrt32 at 55 MHz: borrow ->
+        pass-through -> 1.76 ns net -> flip-flop; popcount64: three byte sums chained through
+        their carry outs), so it costs one net more (``net_ns``). ECP5's CCU2C sums in the
+        carry cell, the carry out too: nothing more."""
+        t = node.type
+        if node.op not in ("add", "sub") or not isinstance(t, IntType) or t.signed:
+            return False
+        q = self.narrow_query(graph, node)
+        bits = self.network(graph).bits
+        eff = max(_significant(bits[i], graph.nodes[i].type) for i in node.inputs)
+        return q is not None and q[1] > eff
+
+    def carry_out_ns(self, width: int) -> float:
+        """The delay a carry out of a ``width``-bit chain adds (``carry_out``): ``net_ns``
+        where the family's carry cells do not sum (no ``carry_lut_sites``: iCE40's SB_CARRY
+        shares a LUT's cell, the LUT sums), else 0 (ECP5's CCU2C, a slice of two full adders
+        that fills two LUT4 sites, sums its carry out too). ``width`` is the chain's."""
+        del width  # the same for every width of the families measured
+        sums_in_cell = float(getattr(self.model, "carry_lut_sites", 0.0)) > 0
+        return 0.0 if sums_in_cell else self.net_ns
 
     def area(self, graph: Graph, node: Node) -> dict[str, float]:
         """Return ``{lut, ff, carry, dsp}`` for ``node`` (all 0 for wiring).

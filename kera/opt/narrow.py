@@ -162,8 +162,27 @@ def guarded_rule(ranges: Ranges, rw: Rewriter, t: Term) -> bytes | None:
     return rw.emit("select", t.type, args, dict(t.attrs)) if changed else None
 
 
+def negated_operand(rw: Rewriter, t: Term) -> bytes | None:
+    """Return ``a - b`` for ``a + (-b)`` or ``(-b) + a``, and ``a + b`` for ``a - (-b)``, the
+    negation of the op's own type (wrapping: the same bits). One carry chain where there were
+    two: a negation is a subtraction from 0. Here, not in ``simplify``: narrowing runs after
+    ``balance``, which re-associates chains of ``add`` only, so a sum of products such as
+    fir8's (taps -2) is balanced first and its negated leaves are folded into the tree."""
+    a, b = t.args
+    na, nb = rw.node(a), rw.node(b)
+    if nb.op == "neg" and nb.type == t.type:
+        return rw.emit("sub" if t.op == "add" else "add", t.type, (a, nb.inputs[0]))
+    if t.op == "add" and na.op == "neg" and na.type == t.type:
+        return rw.emit("sub", t.type, (b, na.inputs[0]))
+    return None
+
+
 def narrow_rule(ranges: Ranges, rw: Rewriter, t: Term) -> bytes | None:
     """Return the narrowed form of an arithmetic op (None when it needs its whole width)."""
+    if t.op in ("add", "sub") and len(t.args) == 2:
+        folded = negated_operand(rw, t)
+        if folded is not None:
+            return folded
     if t.op == "select":
         return guarded_rule(ranges, rw, t)
     if t.op in COMPARISONS and isinstance(rw.type(t.args[0]), IntType):
@@ -210,5 +229,6 @@ __all__ = [
     "narrow_rule",
     "narrow_rules",
     "narrowest",
+    "negated_operand",
     "worth_it",
 ]

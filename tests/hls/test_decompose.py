@@ -263,14 +263,66 @@ def test_constant_table_is_costed_as_a_rom_not_a_mux_of_variables() -> None:
 
 
 def test_a_stateful_accumulator_is_segmented_and_keeps_its_state(tmp_path: Path) -> None:
-    """`s = s + x` on u64 at 55 MHz: refused before; now two segments, II 2 (the recurrence)."""
+    """`s = s + x` on u64 at 55 MHz: refused before; now segments, II their count (the
+    recurrence runs through each segment's carry): 3, since each segment's carry out costs a
+    net (``CostModel.carry_out``; 2 before)."""
     src = tmp_path / "acc.kera"
     src.write_text("#[top]\npub fn acc(x: u64) -> u64 {\n    reg s: u64 = 0;\n    s = s + x;\n"
                    "    s\n}\n", encoding="utf-8")
     loaded = load(src)
     s = plan_schedule(loaded.graph, loaded.top, board="icebreaker", clock_mhz=55.0)[0]
-    assert s.ii == 2 and _widest(s.graph, "add") < 64
+    segments = sum(1 for n in s.graph.nodes.values() if n.op == "add" and n.type.flat_width > 1)
+    assert s.ii == segments == 3 and _widest(s.graph, "add") < 64
     x = np.array([2**64 - 1, 1, 5, 2**32 - 1, 2**32 + 1, 2**63], dtype=np.uint64)
     want = evaluate(loaded.graph, loaded.top, {"x": x})
     got = evaluate(s.graph, s.region, {"x": x})
     assert np.array_equal(np.asarray(want), np.asarray(got))
+
+
+@pytest.mark.parametrize("low", ["cast", "slice"])
+@pytest.mark.parametrize("order", ["ge", "le"])
+def test_a_narrowed_difference_is_the_low_bits_of_its_compares_chain(low: str, order: str
+                                                                     ) -> None:
+    """``if x >= k { (x as u7 - k as u7) as u8 } else { x }`` (kera.opt.narrow's form) on u8.
+
+    With SimpleModel (0.8 + 0.05 w ns) and 1.16 ns usable, the 8-bit compare (1.2 ns) is too
+    slow and the 7-bit difference (1.15 ns) fits; the widest subtraction that fits has 7 bits,
+    so a segment holds 5, and the 8 compared bits are two segments of 4 (a 5- and a 6-bit
+    subtraction). The difference is the low 7 bits of the same chain: 2 subtractions in all,
+    not 3 (two chains on the same bits, which yosys places side by side)."""
+    t, n = uint(8), uint(7)
+    g = Graph("g.kera")
+    x, k = param(g, 0, "x", t), param(g, 1, "k", t)
+    test = g.add("ge", BOOL, (x, k)) if order == "ge" else g.add("le", BOOL, (k, x))
+    lows = [g.add("cast", n, (v,)) if low == "cast" else g.add("slice", n, (v,), {"lo": 0})
+            for v in (x, k)]
+    diff = g.add("cast", t, (g.add("sub", n, tuple(lows)),))
+    g.add_region(Region("f", (x, k), g.add("select", t, (test, diff, x))))
+    h = decompose_for_timing(g, CostModel(MODEL), 1.16)
+    subs = sorted(nd.type.flat_width for nd in h.nodes.values() if nd.op == "sub")
+    assert subs == [5, 6] and not set(ORDERS) & set(_ops(h))
+    a, b = (v.ravel() for v in np.meshgrid(_values(t), _values(t)))
+    _same_one(g, h, {"x": a, "k": b})
+
+
+@pytest.mark.parametrize(("width", "mask", "rewritten"), [
+    (8, 0x55, True), (7, 0x55, True), (6, 0x15, True), (8, 0x15, False), (8, 0xAA, False)])
+def test_pair_counts_of_a_swar_popcount_are_independent_sums(width: int, mask: int,
+                                                             rewritten: bool) -> None:
+    """x - ((x >> 1) & m), too slow as one chain (SimpleModel: sub of w bits 0.8 + 0.05 w ns,
+    1.0 ns usable), is (x & m) + ((x >> 1) & m) when m = 0b..0101 covers, with m << 1, every
+    bit (u8 0x55, u7 0x55, u6 0x15): fields of two bits that never carry, one 2-bit sum per
+    field (u7's top field is one bit), no subtraction. With 0x15 on u8 (bits 6, 7 left out) or
+    0xAA it stays a (segmented) subtraction. Exact on every x."""
+    t = uint(width)
+    g = Graph("p.kera")
+    x = param(g, 0, "x", t)
+    pairs = g.add("and", t, (g.add("shr", t, (x, const(g, uint(32), 1))), const(g, t, mask)))
+    g.add_region(Region("f", (x,), g.add("sub", t, (x, pairs))))
+    h = decompose_for_timing(g, CostModel(MODEL), 1.0)
+    sums = [n.type.flat_width for n in h.nodes.values() if n.op == "add"]
+    if rewritten:
+        assert "sub" not in _ops(h) and sums == [2] * (width // 2) + [1] * (width % 2)
+    else:
+        assert "sub" in _ops(h)
+    _same_one(g, h, {"x": np.arange(1 << width, dtype=np.uint64)})

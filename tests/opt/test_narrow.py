@@ -147,3 +147,30 @@ def test_negating_a_value_that_needs_all_64_bits_stays():
     build = lambda g, p: g.op("neg", g.op("min", p[0], g.c(sint(64), 0)))  # noqa: E731
     _, res = result_after(narrow, params, build)
     assert res == expected(params, build)
+
+
+def test_a_sum_with_a_negated_operand_is_one_subtraction():
+    """a + (-b), (-b) + a and a - (-b) on i18 (wider than any range narrows them): a - b, a - b,
+    a + b; result_after checks the bits on edge and random inputs."""
+    params = [("a", I18), ("b", I18)]
+    forms = [("add", lambda g, p: (p[0], g.op("neg", p[1])), "sub"),
+             ("add", lambda g, p: (g.op("neg", p[1]), p[0]), "sub"),
+             ("sub", lambda g, p: (p[0], g.op("neg", p[1])), "add")]
+    for op, args, want_op in forms:
+        _, res = result_after(lambda g: narrow(g), params,
+                              lambda g, p, op=op, args=args: g.op(op, *args(g, p)))
+        assert res == expected(params, lambda g, p, w=want_op: g.op(w, p[0], p[1]))
+
+
+def test_fir8_sums_its_negative_taps_with_subtractions():
+    """fir8 (taps 1, -2, 3, 4, 4, 3, -2, 1) at -O2: eight terms balanced into 7 sums, of which
+    the two that take a -2 tap (a leaf pair x0 - 2 x1, x7 - 2 x6) are subtractions; the two
+    x * 3 stay products (the hardware lowering makes them x + (x << 1)). No negation: before,
+    the -2 taps were two `neg` chains beside 7 adds."""
+    from pathlib import Path
+
+    from kera import load
+
+    g = load(Path(__file__).resolve().parents[3] / "shared/kernels/peers/fir8.kera").graph
+    ops = [n.op for n in g.nodes.values()]
+    assert ops.count("neg") == 0 and ops.count("sub") == 2 and ops.count("add") == 5

@@ -174,3 +174,4 @@ def test_cast_chain_rule_is_exact_for_every_small_type_triple():
         chain = run_unary(src, lambda g, x, m=mid, d=dst: g.op("cast", g.op("cast", x, t=m), t=d))
         single = run_unary(src, lambda g, x, d=dst: g.op("cast", x, t=d))
         assert cast_chain_is_single(src, mid, dst) == (chain == single), (src, mid, dst)
+

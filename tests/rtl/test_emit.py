@@ -173,3 +173,25 @@ def test_zero_width_port_is_an_error() -> None:
         "const", uint(1), (), {"value": 1})])))
     with pytest.raises(KeraError, match="parameter `a`"):
         _emit(single_stage(g, "f"))
+
+
+def test_sums_read_by_sums_of_the_same_stage_are_kept_from_alumacc() -> None:
+    """fir8 on ulx3s at 150 MHz, 2 stages: stage 0 sums x0 - 2 x1, 3 x2 + 4 x3, 4 x4 + 3 x5,
+    x7 - 2 x6 (registered), stage 1 adds them pairwise and then the two halves. The sums
+    another sum of two variables reads in the same stage are 3 x2 = x2 + (x2 << 1), 3 x5, and
+    stage 1's two pair sums: 4 kept wires (yosys would otherwise merge each tree into a
+    3- or 4-operand $macc, a carry-save network of LUTs). fir8 on icebreaker at 55 MHz has one
+    adder level per stage: none."""
+    from kera import load
+    from kera.hls.synth import plan_schedule
+    from kera.rtl.emit import chained_sums
+
+    loaded = load(Path(__file__).resolve().parents[3] / "shared/kernels/peers/fir8.kera")
+    wide = plan_schedule(loaded.graph, loaded.top, board="ulx3s", clock_mhz=150.0)[0]
+    assert wide.latency == 2
+    text = emit_verilog(wide, board="ulx3s", version="0.1.0")
+    kept = [line for line in text.splitlines() if "(* keep *)" in line]
+    assert len(kept) == 4 and all(" + " in line for line in kept)
+    assert sorted(wide.stage[n] for n in chained_sums(wide)) == [0, 0, 1, 1]
+    narrow = plan_schedule(loaded.graph, loaded.top, board="icebreaker", clock_mhz=55.0)[0]
+    assert chained_sums(narrow) == set()

@@ -101,7 +101,7 @@ module mac (
     wire [15:0] n31 = s0_n5 * s0_n12;
     wire [15:0] acc_32 = 16'd0 + n31;
     wire [15:0] n33 = s0_n15 * s0_n17;
-    wire [15:0] acc_34 = acc_32 + n33;
+    (* keep *) wire [15:0] acc_34 = acc_32 + n33;
     wire [15:0] n35 = s0_n20 * s0_n22;
     wire [15:0] acc_36 = acc_34 + n35;
     wire [15:0] n37 = s0_n25 * s0_n27;
