@@ -288,7 +288,7 @@ def _list(problem: Problem, release: dict[int, int] | None) -> tuple[list[int], 
             stage2, finish2 = _asap(problem, late)
             if max(stage2, default=0) <= max(stage, default=0):
                 stage, finish = stage2, finish2
-        late = release_all(problem, stage)
+        late = release_all(problem, stage, finish)
         if late:
             stage2, finish2 = _asap(problem, late)
             if (max(stage2, default=0) <= max(stage, default=0)

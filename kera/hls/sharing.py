@@ -34,7 +34,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kera.hls.lutmap import significant_width
+from kera.hls.lutmap import is_bitwise, significant_width
 from kera.hls.pipeline import Schedule, Unit
 from kera.hls.timing import EPS_NS, MUL_OPS, CostModel
 from kera.ir.types import BoolType, IntType
@@ -50,6 +50,9 @@ CANDIDATES: frozenset[str] = frozenset({
     "and", "or", "xor", "not", "select", "eq", "ne", "lt", "le", "gt", "ge",
     "shl", "shr", "rotl", "rotr"})
 _SHIFTS = frozenset({"shl", "shr", "rotl", "rotr"})
+#: The LUTs per bit of a private bitwise op (and, xor, not, ...): merged with its neighbours
+#: into LUT4 cones (about two 2-input ops per LUT); a shared one is a LUT per bit of its own.
+BITWISE_MERGED = 0.5
 #: Fixpoint rounds of ``configure`` at most (each drops at least one class; at the limit the
 #: classes still worth it in the last round are kept).
 _ROUNDS = 64
@@ -279,13 +282,19 @@ def configure(problem: Problem, exclude: set[int]) -> Plan:
     free = CostModel(costs.model, None)
     none = CostModel(costs.model, 0)
     sel = costs._query_area(("select", 8, None))["lut"] / 8.0
-    op_cost: list[float] = []
+    op_cost: list[float] = []  # one private op
+    unit_cost: list[float] = []  # one unit
     for cl in classes:
         node = graph.nodes[problem.ids[cl.members[0]]]
         area = free.area(graph, node)
         dsp = area["dsp"]
         value = none.area(graph, node)["lut"] / dsp if node.op in MUL_OPS and dsp > 0 else 0.0
-        op_cost.append(area["lut"] + dsp * value)
+        if is_bitwise(graph, node):  # a LUT per bit alone; merged into its cone when private
+            op_cost.append(BITWISE_MERGED * node.type.flat_width)
+            unit_cost.append(float(node.type.flat_width))
+        else:
+            op_cost.append(area["lut"] + dsp * value)
+            unit_cost.append(op_cost[-1])
     alive = set(range(len(classes)))
     why: dict[int, str] = {}
     for _ in range(_ROUNDS):
@@ -305,7 +314,7 @@ def configure(problem: Problem, exclude: set[int]) -> Plan:
                 ports.append(port_cost(srcs, consts, cl.widths[j], sel, per_unit))
             port_info[c] = ports
             mux = sum(p[0] for p in ports)
-            saved = (len(cl.members) - cl.units) * op_cost[c] - cl.units * mux
+            saved = len(cl.members) * op_cost[c] - cl.units * (unit_cost[c] + mux)
             if saved < 0 or (saved == 0 and mux > 0):
                 drop.add(c)
                 why[c] = "a multiplexer costs more than the op"
@@ -350,7 +359,7 @@ def configure(problem: Problem, exclude: set[int]) -> Plan:
             if dsp_units and left is not None:
                 left += int(dsp_units * dsp)
             continue
-        saved = (len(cl.members) - cl.units) * op_cost[c] - cl.units * mux_lut
+        saved = len(cl.members) * op_cost[c] - cl.units * (unit_cost[c] + mux_lut)
         cut = tuple(w if p[1] > 1 else graph.nodes[i].type.flat_width
                     for w, p, i in zip(cl.widths, ports, node.inputs, strict=True))
         g = Group(node.op, cl.members, cl.units, cut, cl.signed, node.type.flat_width,
@@ -571,25 +580,25 @@ def release_late(problem: Problem, stage: list[int]) -> dict[int, int]:
     return out
 
 
-def release_all(problem: Problem, stage: list[int]) -> dict[int, int]:
+def release_all(problem: Problem, stage: list[int], finish: list[float]) -> dict[int, int]:
     """Return node -> a stage to hold it back to: every op as late as its users allow.
 
-    In reverse topological order each op goes to the stage before its users' earliest
-    (held-back) stage, or to that stage for a user chained after it in its own stage; a shared
-    op to the latest residue there or before with a free unit. So a folded loop's side
-    chain (SHA-256's message schedule) is computed just before the round that reads it instead
-    of at the start: its values cross fewer banks (its units' delay lines are shorter).
+    A reverse list schedule of the ASAP one (``stage``, ``finish``): in reverse topological
+    order each op gets the latest (stage, finish) that ends before every user starts -- in the
+    user's stage when it fits before the user's start (a shared op starts at its unit's time,
+    ``Plan.slot_ns``), else at the end of the stage before -- a shared op at the latest
+    residue there or before with a free unit (the others' residues: ASAP, or where this pass
+    moved them). So a folded loop's side chain (SHA-256's message schedule) is computed near
+    the round that reads it: its values cross fewer banks (shorter delay lines).
     """
     plan: Plan | None = problem.share
     if plan is None or problem.slots or problem.gaps:  # state: the modulo constraints rule
         return {}
-    ii = problem.ii
+    ii, period, slots = problem.ii, problem.period, plan.slot_ns
     busy = [[0] * ii for _ in plan.groups]
-    for v in range(problem.size):
-        g = plan.of.get(v)
-        if g is not None:
-            busy[g][stage[v] % ii] += 1
-    late = list(stage)
+    for m, h in plan.of.items():
+        busy[h][stage[m] % ii] += 1
+    late, late_start = list(stage), [f - d for f, d in zip(finish, problem.delay, strict=True)]
     out: dict[int, int] = {}
     for v in reversed(range(problem.size)):
         if problem.const[v] or problem.param[v] or v in problem.virtual or v == problem.result:
@@ -597,16 +606,20 @@ def release_all(problem: Problem, stage: list[int]) -> dict[int, int]:
         users = [w for w in problem.users[v] if not problem.const[w]]
         if not users:
             continue
-        t = min(late[w] - (stage[w] > stage[v]) for w in users)  # chained ones stay chained
+        t, f = min((late[w], late_start[w]) for w in users)
         g = plan.of.get(v)
+        start = slots[g] if g is not None and slots is not None else None
+        d = problem.delay[v]
+        if (start if start is not None else f - d) + d > f + EPS_NS or f - d < -EPS_NS:
+            t, f = t - 1, period
         if g is not None and t > stage[v]:
-            units = plan.groups[g].units
             busy[g][stage[v] % ii] -= 1
-            while t > stage[v] and busy[g][t % ii] >= units:
-                t -= 1
+            while t > stage[v] and busy[g][t % ii] >= plan.groups[g].units:
+                t, f = t - 1, period
             busy[g][t % ii] += 1
         if t > stage[v]:
             late[v] = out[v] = t
+            late_start[v] = start if start is not None else f - d
     return out
 
 
