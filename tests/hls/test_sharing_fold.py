@@ -121,6 +121,9 @@ def test_a_delay_line_gives_each_iteration_one_tap(tmp_path: Path) -> None:
     assert s.register_binding.registers == lined.registers  # the cheaper: 96 < 112 bits
     assert [max(row) + 1 for row in unit_sources(s, unit)] == [3, 2]
     _replay(s, lines=True)
+    from kera.hls.fit import flop_cells
+
+    assert flop_cells(s) == 16  # tap 2 is loaded from tap 1: an iCE40 cell with no LUT
 
 
 def test_every_bank_copy_is_bound_to_a_register_of_its_width() -> None:
