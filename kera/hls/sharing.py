@@ -23,7 +23,10 @@ shared, so that its users see one source). The list scheduler obeys the resource
 another shared op only through a port with one source (no multiplexer on that path).
 ``bind`` turns the final stages into ``Unit`` objects and ``refine`` recounts each unit's
 multiplexers from the sources the register binding really gives (``kera.hls.regbind``).
-Ops on a state recurrence are never shared.
+Ops on a state recurrence are never shared. A class that needs several units is split by
+role (``_role``) and bound so that each unit keeps its role across iterations (``_assign``);
+the values of a unit are then read from its delay line (``kera.hls.regbind``), one tap per
+iteration distance, and ``release_all`` computes side chains just before their users.
 """
 
 from __future__ import annotations
