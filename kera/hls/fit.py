@@ -48,10 +48,23 @@ def _over(sched: Schedule, board: Any, model: Any) -> str | None:
     """Return what ``sched`` needs beyond the board's capacities (None when it fits)."""
     res = estimate(sched, CostModel(model, board.capacities.dsp), board.capacities)
     over = [f"{k.upper()} {need} > {cap}" for k, (need, cap) in res.overfull.items()]
+    cells = res.total["lut"] + flop_cells(sched) if board.family == "ice40" else 0
+    if "lut" not in res.overfull and cells > board.capacities.lut:
+        over.append(f"LUT {cells} > {board.capacities.lut} (logic cells: the LUTs and the "
+                    "delay-line flip-flops fed by flip-flops, which pack with no LUT)")
     need, cap = dsp_circuits(sched, model), int(board.capacities.dsp)
     if need > cap and _every_mul_on_dsp(model) and "dsp" not in res.overfull:
         over.append(f"DSP {need} > {cap} (yosys maps every multiplier to a DSP block)")
     return ", ".join(over) or None
+
+
+def flop_cells(sched: Schedule) -> int:
+    """Return the flip-flops that take an iCE40 logic cell of their own: delay-line taps after
+    the first (``kera.hls.regbind``: each is loaded from the tap before, no LUT to pack with)."""
+    binding = sched.register_binding if sched.aligned else None
+    if binding is None:
+        return 0
+    return sum(r.width for r in binding.registers if r.tap is not None and r.tap[1] > 1)
 
 
 def _every_mul_on_dsp(model: Any) -> bool:
@@ -133,4 +146,4 @@ def hint_ii(plan: Planner) -> int | None:
         return None
 
 
-__all__ = ["MAX_FIT_II", "dsp_circuits", "fit_schedule", "hint_ii", "search"]
+__all__ = ["MAX_FIT_II", "dsp_circuits", "fit_schedule", "flop_cells", "hint_ii", "search"]

@@ -137,9 +137,9 @@ class Schedule:
         """The pipeline registers on the modulo circle (``kera.hls.regbind``); None at ii 1."""
         if self.ii <= 1:
             return None
-        from kera.hls.regbind import bind_registers, unregistered
+        from kera.hls.regbind import bind, unregistered
 
-        return bind_registers(self, unregistered(self), mix=self.register_mux)
+        return bind(self, unregistered(self), mix=self.register_mux)
 
     def bound(self) -> dict[bytes, Unit]:
         """Return op -> the shared unit (two ops or more) that computes it."""

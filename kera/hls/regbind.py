@@ -46,10 +46,13 @@ class Register:
 
     width: int
     copies: tuple[Copy, ...]
+    tap: tuple[str, int] | None = None  # (unit, k): tap k of the unit's delay line
 
     @property
     def sources(self) -> tuple[Source, ...]:
         """The distinct sources its input selects from, in order of first load."""
+        if self.tap is not None:
+            return (("tap", self.tap),)
         return tuple(dict.fromkeys(c.source for c in self.copies))
 
 
@@ -161,11 +164,15 @@ def _arc(first: int, last: int, ii: int) -> int:
 
 
 def bind_registers(schedule: Schedule, skip: frozenset[bytes] = frozenset(),
-                   mix: bool = True) -> RegisterBinding:
+                   mix: bool = True, lines: bool = False) -> RegisterBinding:
     """Bind the pipeline registers of ``schedule`` (its ``crossing()``) to physical registers.
 
     ``skip`` are values the RTL never registers (constant tables read through their ROM);
-    without ``mix`` a register only holds copies of one source (no input multiplexer).
+    without ``mix`` a register only holds copies of one source (no input multiplexer). With
+    ``lines`` every value a shared unit computes is held in the unit's delay line instead: a
+    chain of registers after its output, loaded at every enabled cycle, so that a value made in
+    stage ``m`` is at tap ``s - m + 1`` in bank ``s`` -- the same register for every value the
+    unit makes, whichever transfer or iteration it belongs to.
     """
     graph, ii = schedule.graph, schedule.ii
     banks = schedule.crossing()
@@ -176,20 +183,39 @@ def bind_registers(schedule: Schedule, skip: frozenset[bytes] = frozenset(),
                 held.setdefault(nid, []).append(s)
     position = {nid: k for k, nid in enumerate(schedule.order)}
     spans: list[tuple[int, int, int, bytes]] = []
+    at: dict[tuple[int, bytes], int] = {}
+    units = {nid: u for u in schedule.units if len(u.ops) > 1 for nid in u.ops} if lines else {}
+    taps: dict[tuple[str, int], list[Copy]] = {}
     for nid, where in held.items():
+        unit = units.get(nid)
+        if unit is None:
+            continue
+        made = schedule.stage[nid]
+        for s in where:
+            tap = (unit.name, s - made + 1)
+            taps.setdefault(tap, []).append(Copy(nid, s, s, ("tap", tap)))
+    line_regs = [Register(units[c[0].nid].width, tuple(c), tap)
+                 for tap, c in sorted(taps.items(), key=lambda t: (position[
+                     units[t[1][0].nid].ops[0]], t[0][1]))]
+    for r, reg in enumerate(line_regs):
+        for c in reg.copies:
+            at[(c.first, c.nid)] = r
+    for nid, where in held.items():
+        if nid in units:
+            continue
         lo, hi = where[0], where[-1]
         for first in range(lo, hi + 1, ii):
             spans.append((first, min(first + ii - 1, hi), position[nid], nid))
     spans.sort(key=lambda t: (t[0], -(t[1] - t[0]), t[2]))
     full = (1 << ii) - 1
-    occupied: list[int] = []
-    widths: list[int] = []
-    sources: list[set[Source]] = []
-    copies: list[list[Copy]] = []
-    at: dict[tuple[int, bytes], int] = {}
+    base = len(line_regs)
+    occupied: list[int] = [0] * base
+    widths: list[int] = [r.width for r in line_regs]
+    sources: list[set[Source]] = [set(r.sources) for r in line_regs]
+    copies: list[list[Copy]] = [list(r.copies) for r in line_regs]
     signals = Signals(schedule, at)
     by_width: dict[int, list[int]] = {}
-    unfolded = 0
+    unfolded = sum(r.width * len(r.copies) for r in line_regs)
     for first, last, _, nid in spans:
         width = graph.nodes[nid].type.flat_width
         unfolded += width
@@ -218,9 +244,42 @@ def bind_registers(schedule: Schedule, skip: frozenset[bytes] = frozenset(),
         copies[best].append(Copy(nid, first, last, source))
         for s in range(first, last + 1):
             at[(s, nid)] = best
-    regs = tuple(Register(w, tuple(c)) for w, c in zip(widths, copies, strict=True))
+    regs = tuple(line_regs) + tuple(Register(w, tuple(c)) for w, c in
+                                    zip(widths[base:], copies[base:], strict=True))
     plain = sum(graph.nodes[n].type.flat_width * len(w) for n, w in held.items())
     return RegisterBinding(ii, regs, at, unfolded, plain, signals)
+
+
+def bind(schedule: Schedule, skip: frozenset[bytes] = frozenset(),
+         mix: bool = True) -> RegisterBinding:
+    """Return the cheaper of the bindings with and without delay lines (``bind_registers``).
+
+    The cost is the register bits plus the multiplexer bits of the registers' inputs and of
+    the shared units' operands (``port_bits``); on a tie, no delay lines.
+    """
+    plain = bind_registers(schedule, skip, mix)
+    if not any(len(u.ops) > 1 for u in schedule.units):
+        return plain
+    lined = bind_registers(schedule, skip, mix, lines=True)
+    costs = [b.bits + b.mux_bits() + port_bits(schedule, b) for b in (plain, lined)]
+    return lined if costs[1] < costs[0] else plain
+
+
+def port_bits(schedule: Schedule, binding: RegisterBinding) -> int:
+    """Return the multiplexer bits of the shared units' operands: ``width * (sources - 1)``.
+
+    Distinct constants count as one source (a ROM on the counter).
+    """
+    graph = schedule.graph
+    total = 0
+    for u in schedule.units:
+        if len(u.ops) < 2:
+            continue
+        for j, width in enumerate(u.in_widths):
+            keys = {binding.signal(graph.nodes[n].inputs[j], schedule.stage[n]) for n in u.ops}
+            consts = {k for k in keys if binding.constant(k) is not None}
+            total += width * (len(keys) - len(consts) + (1 if consts else 0) - 1)
+    return total
 
 
 def unregistered(schedule: Schedule) -> frozenset[bytes]:
@@ -232,4 +291,5 @@ def unregistered(schedule: Schedule) -> frozenset[bytes]:
     return frozenset(constant_tables(graph, schedule.order, result)[1])
 
 
-__all__ = ["Copy", "Signals", "Register", "RegisterBinding", "bind_registers", "unregistered"]
+__all__ = ["Copy", "Register", "RegisterBinding", "Signals", "bind", "bind_registers", "port_bits",
+           "unregistered"]

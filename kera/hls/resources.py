@@ -90,7 +90,8 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
     costs = schedule_costs(schedule, costs, caps.get("dsp"))
     bound = schedule.bound()
     stage = schedule.stage
-    net = tool_network(graph, costs.lut_k, cut=lambda u, v: stage[u] < stage[v],
+    net = tool_network(graph, costs.lut_k,  # a shared unit is a cone of its own
+                       cut=lambda u, v: stage[u] < stage[v] or u in bound or v in bound,
                        order=graph.topo_order(graph.regions[schedule.region]),
                        wide=costs.lut_wide)
     luts = _network_luts(schedule, costs, net)
@@ -113,7 +114,7 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
         for k in AREA_KEYS:
             row[k] += area[k]
     if bound:
-        _unit_rows(schedule, costs, by_op)
+        _unit_rows(schedule, costs, by_op, luts)
     banks = schedule.crossing()
     binding = schedule.register_binding if schedule.aligned else None
     if binding is not None:  # registers shared on the modulo circle (kera.hls.regbind)
@@ -185,8 +186,10 @@ def _network_luts(schedule: Schedule, costs: CostModel, net: ToolNetwork) -> dic
     return out
 
 
-def _unit_rows(schedule: Schedule, costs: CostModel, by_op: dict[str, dict[str, float]]) -> None:
-    """Add one op per shared unit (on a DSP, or the LUT multiplier) and the multiplexers."""
+def _unit_rows(schedule: Schedule, costs: CostModel, by_op: dict[str, dict[str, float]],
+               luts: dict[bytes, int]) -> None:
+    """Add one op per shared unit (on a DSP, or the LUT multiplier; a bitwise one: the LUTs of
+    its largest op's cone) and the multiplexers."""
     graph = schedule.graph
     on, off = CostModel(costs.model, None), CostModel(costs.model, 0)
     for u in schedule.units:
@@ -194,6 +197,8 @@ def _unit_rows(schedule: Schedule, costs: CostModel, by_op: dict[str, dict[str, 
             continue
         node = graph.nodes[u.ops[0]]
         area = (on if u.on_dsp else off).area(graph, node)
+        if is_bitwise(graph, node):
+            area = {**area, "lut": float(max(luts.get(n, 0) for n in u.ops))}
         row = by_op.setdefault(node.op, {"count": 0, **dict.fromkeys(AREA_KEYS, 0.0)})
         row["count"] += 1
         for k in AREA_KEYS:

@@ -281,14 +281,31 @@ def list_schedule(problem: Problem, release: dict[int, int] | None = None
 def _list(problem: Problem, release: dict[int, int] | None) -> tuple[list[int], list[float]]:
     stage, finish = _asap(problem, release)
     if problem.share is not None and problem.share.groups and release is None:
-        from kera.hls.sharing import release_late
+        from kera.hls.sharing import release_all, release_late
 
         late = release_late(problem, stage)
         if late:
             stage2, finish2 = _asap(problem, late)
             if max(stage2, default=0) <= max(stage, default=0):
+                stage, finish = stage2, finish2
+        late = release_all(problem, stage, finish)
+        if late:
+            stage2, finish2 = _asap(problem, late)
+            if (max(stage2, default=0) <= max(stage, default=0)
+                    and pressure(problem, stage2) < pressure(problem, stage)):
                 return stage2, finish2
     return stage, finish
+
+
+def pressure(problem: Problem, stage: list[int]) -> int:
+    """Return the register bits of ``stage``: each value's width times the banks it crosses."""
+    total = 0
+    for v in range(problem.size):
+        if problem.const[v] or not problem.users[v]:
+            continue
+        last = max(stage[w] for w in problem.users[v])
+        total += problem.width[v] * max(0, last - stage[v])
+    return total
 
 
 def _asap(problem: Problem, release: dict[int, int] | None) -> tuple[list[int], list[float]]:

@@ -23,7 +23,10 @@ shared, so that its users see one source). The list scheduler obeys the resource
 another shared op only through a port with one source (no multiplexer on that path).
 ``bind`` turns the final stages into ``Unit`` objects and ``refine`` recounts each unit's
 multiplexers from the sources the register binding really gives (``kera.hls.regbind``).
-Ops on a state recurrence are never shared.
+Ops on a state recurrence are never shared. A class that needs several units is split by
+role (``_role``) and bound so that each unit keeps its role across iterations (``_assign``);
+the values of a unit are then read from its delay line (``kera.hls.regbind``), one tap per
+iteration distance, and ``release_all`` computes side chains just before their users.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kera.hls.lutmap import significant_width
+from kera.hls.lutmap import is_bitwise, significant_width
 from kera.hls.pipeline import Schedule, Unit
 from kera.hls.timing import EPS_NS, MUL_OPS, CostModel
 from kera.ir.types import BoolType, IntType
@@ -50,6 +53,9 @@ CANDIDATES: frozenset[str] = frozenset({
     "and", "or", "xor", "not", "select", "eq", "ne", "lt", "le", "gt", "ge",
     "shl", "shr", "rotl", "rotr"})
 _SHIFTS = frozenset({"shl", "shr", "rotl", "rotr"})
+#: The LUTs per bit of a private bitwise op (and, xor, not, ...): merged with its neighbours
+#: into LUT4 cones (about two 2-input ops per LUT); a shared one is a LUT per bit of its own.
+BITWISE_MERGED = 0.5
 #: Fixpoint rounds of ``configure`` at most (each drops at least one class; at the limit the
 #: classes still worth it in the last round are kept).
 _ROUNDS = 64
@@ -104,6 +110,43 @@ def _key(problem: Problem, v: int) -> tuple[Any, ...] | None:
     return (node.op, str(node.type), tuple(str(t) for t in ins), node.attrs, where)
 
 
+def _role(problem: Problem, v: int) -> tuple[Any, ...]:
+    """Return the role of ``v`` in its loop body: per operand, the class of the op it reads
+    (``_key``), or its kind (a parameter, a constant, the op of wiring). A member reading a
+    parameter (an early iteration) takes the most common role that agrees on the other ports.
+
+    A class of the ops one source expression gives that needs several units (SHA-256's
+    reassociated ``t1`` adds: four per round) is split by role, so that each role folds onto
+    one unit and reads one source.
+    """
+    graph = problem.graph
+    fixed: dict[bytes, bool] = problem.__dict__.setdefault("_fixed", {})
+
+    def inputs_only(nid: bytes) -> bool:  # a parameter, or wiring of parameters and constants
+        if nid not in fixed:
+            node = graph.nodes[nid]
+            fixed[nid] = node.op == "param" or (node.op in _PURE and _key_of(problem, nid) is None
+                                                and all(inputs_only(i) for i in node.inputs))
+        return fixed[nid]
+
+    out: list[Any] = []
+    for i in graph.nodes[problem.ids[v]].inputs:
+        node = graph.nodes[i]
+        if node.op == "const":
+            out.append(node.op)
+            continue
+        if inputs_only(i):
+            out.append("param")
+            continue
+        out.append(_key_of(problem, i) or node.op)
+    return tuple(out)
+
+
+def _key_of(problem: Problem, nid: bytes) -> tuple[Any, ...] | None:
+    index = problem.__dict__.setdefault("_index", {n: k for k, n in enumerate(problem.ids)})
+    return _key(problem, index[nid])
+
+
 @dataclass
 class _Class:
     members: list[int]
@@ -113,17 +156,26 @@ class _Class:
 
 
 def _source_keys(problem: Problem, index: dict[bytes, int], cls_of: dict[int, int],
-                 one_unit: set[int]) -> tuple[list[int], dict[int, int]]:
+                 one_unit: set[int], units: dict[int, int] | None = None
+                 ) -> tuple[list[int], dict[int, int]]:
     """Return each node's source key (interned) and key -> constant value for constants.
 
-    A member of a class shared on one unit is that class; a constant its value; a parameter,
-    state read or member of a class on several units itself; any other node its op over its
-    inputs' keys (so wiring of one shared output is one source).
+    A member of a class shared on one unit is that class; of a class on ``units[c]`` units,
+    that class and its rank modulo the units (one source per unit: the binding keeps a unit's
+    role, ``_assign``, and its values are read from its delay line); a constant its value; a
+    parameter or state read itself; any other node its op over its inputs' keys (so wiring of
+    one shared output is one source).
     """
     graph = problem.graph
     intern: dict[tuple[Any, ...], int] = {}
     consts: dict[int, int] = {}
     keys = [0] * problem.size
+    rank: dict[int, dict[int, int]] = {}
+    if units:
+        for m, cl in sorted(cls_of.items()):
+            if cl not in one_unit:
+                r = rank.setdefault(cl, {})
+                r[m] = len(r) % units[cl]
 
     def get(t: tuple[Any, ...]) -> int:
         k = intern.get(t)
@@ -141,6 +193,8 @@ def _source_keys(problem: Problem, index: dict[bytes, int], cls_of: dict[int, in
                 consts[keys[v]] = value
         elif c is not None and c in one_unit:
             keys[v] = get(("k", c))
+        elif c is not None and c in rank:  # several units: at most one source per unit
+            keys[v] = get(("k", c, rank[c][v]))
         elif (c is not None or node.op in ("param", "state") or v in problem.virtual
               or node.op not in _PURE):
             keys[v] = get(("n", v))
@@ -189,10 +243,23 @@ def configure(problem: Problem, exclude: set[int]) -> Plan:
         k = _key(problem, v)
         if k is not None:
             by_key.setdefault(k, []).append(v)
+    for k, members in list(by_key.items()):  # several units: one class per role
+        if len(members) > ii:
+            del by_key[k]
+            roles = {m: _role(problem, m) for m in members}
+            full = Counter(r for r in roles.values() if "param" not in r)
+            for m in members:
+                r = roles[m]
+                if "param" in r:  # an early iteration reading inputs: the role it matches
+                    fits = [q for q in full if all(a == "param" or a == b
+                                                   for a, b in zip(r, q, strict=True))]
+                    if fits:
+                        r = max(fits, key=lambda q: (full[q], repr(q)))
+                by_key.setdefault(k + (r,), []).append(m)
     pooled: dict[tuple[Any, ...], list[int]] = {}  # classes too small alone: by signature
     for k, members in list(by_key.items()):
         if math.ceil(len(members) / math.ceil(len(members) / ii)) < 2:
-            pooled.setdefault(k[:-1] + (None,), []).extend(by_key.pop(k))
+            pooled.setdefault(k[:4] + (None,), []).extend(by_key.pop(k))
     for k, members in pooled.items():
         by_key.setdefault(k, []).extend(members)
         by_key[k].sort()
@@ -218,19 +285,26 @@ def configure(problem: Problem, exclude: set[int]) -> Plan:
     free = CostModel(costs.model, None)
     none = CostModel(costs.model, 0)
     sel = costs._query_area(("select", 8, None))["lut"] / 8.0
-    op_cost: list[float] = []
+    op_cost: list[float] = []  # one private op
+    unit_cost: list[float] = []  # one unit
     for cl in classes:
         node = graph.nodes[problem.ids[cl.members[0]]]
         area = free.area(graph, node)
         dsp = area["dsp"]
         value = none.area(graph, node)["lut"] / dsp if node.op in MUL_OPS and dsp > 0 else 0.0
-        op_cost.append(area["lut"] + dsp * value)
+        if is_bitwise(graph, node):  # a LUT per bit alone; merged into its cone when private
+            op_cost.append(BITWISE_MERGED * node.type.flat_width)
+            unit_cost.append(float(node.type.flat_width))
+        else:
+            op_cost.append(area["lut"] + dsp * value)
+            unit_cost.append(op_cost[-1])
     alive = set(range(len(classes)))
     why: dict[int, str] = {}
     for _ in range(_ROUNDS):
         one = {c for c in alive if classes[c].units == 1}
         keys, consts = _source_keys(problem, index, {m: c for m, c in cls_of.items()
-                                                     if c in alive}, one)
+                                                     if c in alive}, one,
+                                    {c: classes[c].units for c in alive})
         drop = set()
         port_info: dict[int, list[tuple[float, int]]] = {}
         for c in sorted(alive):
@@ -243,7 +317,7 @@ def configure(problem: Problem, exclude: set[int]) -> Plan:
                 ports.append(port_cost(srcs, consts, cl.widths[j], sel, per_unit))
             port_info[c] = ports
             mux = sum(p[0] for p in ports)
-            saved = (len(cl.members) - cl.units) * op_cost[c] - cl.units * mux
+            saved = len(cl.members) * op_cost[c] - cl.units * (unit_cost[c] + mux)
             if saved < 0 or (saved == 0 and mux > 0):
                 drop.add(c)
                 why[c] = "a multiplexer costs more than the op"
@@ -288,7 +362,7 @@ def configure(problem: Problem, exclude: set[int]) -> Plan:
             if dsp_units and left is not None:
                 left += int(dsp_units * dsp)
             continue
-        saved = (len(cl.members) - cl.units) * op_cost[c] - cl.units * mux_lut
+        saved = len(cl.members) * op_cost[c] - cl.units * (unit_cost[c] + mux_lut)
         cut = tuple(w if p[1] > 1 else graph.nodes[i].type.flat_width
                     for w, p, i in zip(cl.widths, ports, node.inputs, strict=True))
         g = Group(node.op, cl.members, cl.units, cut, cl.signed, node.type.flat_width,
@@ -319,14 +393,17 @@ def bind(problem: Problem, stage: list[int]) -> tuple[Unit, ...]:
     ii = problem.ii
     out: list[Unit] = []
     count: dict[str, int] = {}
-    for g in plan.groups:
+    unit_of: dict[int, int] = {}
+    for gi in sorted(range(len(plan.groups)), key=lambda gi: plan.groups[gi].members[0]):
+        g = plan.groups[gi]
         per: list[list[int]] = [[] for _ in range(ii)]
         for m in g.members:
             per[stage[m] % ii].append(m)
         if max(len(p) for p in per) > g.units:
             raise AssertionError(f"scheduler bug: a `{g.kind}` residue holds more ops than units")
+        lists = _assign(problem, plan, g, stage, unit_of) if g.units > 1 else [g.members]
         for k in range(g.units):
-            ops = sorted((p[k] for p in per if len(p) > k), key=lambda m: (stage[m], m))
+            ops = sorted(lists[k], key=lambda m: (stage[m], m))
             if not ops:
                 continue
             n = count.get(g.kind, 0)
@@ -337,6 +414,64 @@ def bind(problem: Problem, stage: list[int]) -> tuple[Unit, ...]:
                             tuple(stage[m] % ii for m in ops), g.in_widths, g.in_signed,
                             lut, round(g.mux_ns, 3), k < g.dsp_units, g.sources))
     return tuple(out)
+
+
+def _assign(problem: Problem, plan: Plan, g: Group, stage: list[int],
+            unit_of: dict[int, int]) -> list[list[int]]:
+    """Return the ops of each of ``g``'s units: sources kept consistent across iterations.
+
+    The ops are taken stage by stage; those of one stage go to the units free at its residue
+    by the assignment that best repeats each unit's earlier *patterns* (per operand: the
+    class of the op it reads, the unit of that op and the stages between, or the kind of
+    input), so that a unit serves one role of the loop body in every iteration and reads the
+    same delay-line taps (``kera.hls.regbind``).
+    """
+    from itertools import permutations
+
+    graph, ii = problem.graph, problem.ii
+    index = {nid: k for k, nid in enumerate(problem.ids)}
+
+    def pattern(m: int, with_unit: bool) -> tuple[Any, ...]:
+        out: list[Any] = []
+        for i in graph.nodes[problem.ids[m]].inputs:
+            u = index[i]
+            h = plan.of.get(u)
+            if h is not None:
+                out.append((h, unit_of.get(u) if with_unit else None, stage[m] - stage[u]))
+            elif problem.const[u] or problem.param[u]:
+                out.append(problem.const[u])
+            else:
+                ins = tuple(plan.of.get(index[x], -1) for x in graph.nodes[i].inputs)
+                out.append((graph.nodes[i].op, graph.nodes[i].attrs, ins))
+        return tuple(out)
+
+    seen: list[Counter[tuple[Any, ...]]] = [Counter() for _ in range(g.units)]
+    loose: list[Counter[tuple[Any, ...]]] = [Counter() for _ in range(g.units)]
+    busy = [[False] * g.units for _ in range(ii)]
+    lists: list[list[int]] = [[] for _ in range(g.units)]
+    by_stage: dict[int, list[int]] = {}
+    for m in g.members:
+        by_stage.setdefault(stage[m], []).append(m)
+    for s in sorted(by_stage):
+        ops = sorted(by_stage[s])
+        free = [k for k in range(g.units) if not busy[s % ii][k]]
+        pats = [(pattern(m, True), pattern(m, False)) for m in ops]
+
+        def score(choice: tuple[int, ...], pats: list[Any] = pats) -> float:
+            return sum(seen[k][p] + 0.5 * loose[k][q]
+                       for k, (p, q) in zip(choice, pats, strict=False))
+
+        if len(free) <= 6:
+            best = max(permutations(free, len(ops)), key=score)
+        else:
+            best = tuple(free[:len(ops)])
+        for m, k, (p, q) in zip(ops, best, pats, strict=True):
+            busy[s % ii][k] = True
+            seen[k][p] += 1
+            loose[k][q] += 1
+            lists[k].append(m)
+            unit_of[m] = k
+    return lists
 
 
 def residue_limits(problem: Problem) -> tuple[dict[int, int], list[int]]:
@@ -448,6 +583,49 @@ def release_late(problem: Problem, stage: list[int]) -> dict[int, int]:
     return out
 
 
+def release_all(problem: Problem, stage: list[int], finish: list[float]) -> dict[int, int]:
+    """Return node -> a stage to hold it back to: every op as late as its users allow.
+
+    A reverse list schedule of the ASAP one (``stage``, ``finish``): in reverse topological
+    order each op gets the latest (stage, finish) that ends before every user starts -- in the
+    user's stage when it fits before the user's start (a shared op starts at its unit's time,
+    ``Plan.slot_ns``), else at the end of the stage before -- a shared op at the latest
+    residue there or before with a free unit (the others' residues: ASAP, or where this pass
+    moved them). So a folded loop's side chain (SHA-256's message schedule) is computed near
+    the round that reads it: its values cross fewer banks (shorter delay lines).
+    """
+    plan: Plan | None = problem.share
+    if plan is None or problem.slots or problem.gaps:  # state: the modulo constraints rule
+        return {}
+    ii, period, slots = problem.ii, problem.period, plan.slot_ns
+    busy = [[0] * ii for _ in plan.groups]
+    for m, h in plan.of.items():
+        busy[h][stage[m] % ii] += 1
+    late, late_start = list(stage), [f - d for f, d in zip(finish, problem.delay, strict=True)]
+    out: dict[int, int] = {}
+    for v in reversed(range(problem.size)):
+        if problem.const[v] or problem.param[v] or v in problem.virtual or v == problem.result:
+            continue
+        users = [w for w in problem.users[v] if not problem.const[w]]
+        if not users:
+            continue
+        t, f = min((late[w], late_start[w]) for w in users)
+        g = plan.of.get(v)
+        start = slots[g] if g is not None and slots is not None else None
+        d = problem.delay[v]
+        if (start if start is not None else f - d) + d > f + EPS_NS or f - d < -EPS_NS:
+            t, f = t - 1, period
+        if g is not None and t > stage[v]:
+            busy[g][stage[v] % ii] -= 1
+            while t > stage[v] and busy[g][t % ii] >= plan.groups[g].units:
+                t, f = t - 1, period
+            busy[g][t % ii] += 1
+        if t > stage[v]:
+            late[v] = out[v] = t
+            late_start[v] = start if start is not None else f - d
+    return out
+
+
 def unit_sources(schedule: Schedule, unit: Unit) -> list[list[int]]:
     """Return, per operand port of ``unit``, each op's source number (0, 1, ... by first use).
 
@@ -497,4 +675,5 @@ def refine(schedule: Schedule, costs: CostModel) -> Schedule:
 
 
 __all__ = ["CANDIDATES", "Chains", "Group", "Plan", "bind", "configure", "port_cost", "refine",
-           "release_late", "residue_limits", "slots_hold", "unit_sources", "unit_slots"]
+           "release_all", "release_late", "residue_limits", "slots_hold", "unit_sources",
+           "unit_slots"]

@@ -6,7 +6,8 @@ stages, each register gets one ``always`` block: loaded when the pipeline moves 
 modulo counter is at one of its copies' first residues, from that copy's source (the value's
 wire, or the register of the bank before; copies whose wires are the same signal,
 ``kera.hls.regbind.Signals``, load from the first one's). One source is a plain enable;
-several are a ``case`` on the counter.
+several are a ``case`` on the counter. A shared unit's delay line (``Register.tap``) shifts at
+every enabled cycle: tap 1 from the unit's output, tap ``k`` from tap ``k - 1``.
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ def bank_lines(module: Any, s: int) -> list[str]:
 
 
 def _name(module: Any, register: Any) -> str:
+    if register.tap is not None:  # a shared unit's delay line
+        unit, k = register.tap
+        return str(module.names.fresh(f"{unit}_d{k}"))
     first = register.copies[0]
     node = module.g.nodes[first.nid]
     k = module.position[first.nid]
@@ -50,7 +54,15 @@ def load_lines(module: Any) -> list[str]:
     en, phase, ii = module.control.en, module.control.wait, module.s.ii
     cw = (ii - 1).bit_length()
     lines = ["", "// ---- shared registers: loaded at their copies' first residues"]
+    line = {r.tap: name for r, name in zip(binding.registers, module.fold_names, strict=True)
+            if r.tap is not None}
+    out = {u.name: module.wire[u.ops[0]] for u in module.s.units if len(u.ops) > 1}
     for reg, name in zip(binding.registers, module.fold_names, strict=True):
+        if reg.tap is not None:  # a delay line: every enabled cycle, from the tap before
+            unit, k = reg.tap
+            src = out[unit] if k == 1 else line[(unit, k - 1)]
+            lines.append(f"always @(posedge clk) if ({en}) {name} <= {src};")
+            continue
         loads: dict[str, list[int]] = {}
         exprs: dict[object, str] = {}  # a source's signal: the first copy's expression
         for c in reg.copies:

@@ -25,24 +25,26 @@ def _plan(name: str, ii: int, board: str = "icebreaker", clock: float | None = N
     return plan_schedule(graph, top, board=board, clock_mhz=clock, ii=ii)
 
 
-def _replay(s: Schedule, mix: bool = True, transfers: int = 5) -> None:
+def _replay(s: Schedule, mix: bool = True, transfers: int = 5, lines: bool = False) -> None:
     """Run the binding's registers cycle by cycle; every read must find its own value.
 
     Transfer ``k`` enters at cycle ``k * ii`` and is in stage ``s`` at cycle ``k * ii + s``;
     a copy is loaded at the edge ending its first stage, and bank ``b`` is read in stage
-    ``b + 1``. This is the timing contract, checked independently of how the arcs were coloured.
+    ``b + 1``; a delay line shifts at every edge, tap 1 from its unit's output (the op of the
+    counter's residue). This is the timing contract, checked independently of the colouring.
     """
-    b = bind_registers(s, unregistered(s), mix=mix)
+    b = bind_registers(s, unregistered(s), mix=mix, lines=lines)
     ii = s.ii
-    content: dict[int, tuple[bytes, int]] = {}
+    content: dict[int, tuple[bytes, int] | None] = {}
     loads: dict[int, list[tuple[int, bytes]]] = {}  # residue -> (register, value)
-    for r, reg in enumerate(b.registers):
-        for c in reg.copies:
-            loads.setdefault(c.first % ii, []).append((r, c.nid))
     first = {}
     for r, reg in enumerate(b.registers):
         for c in reg.copies:
-            first[(r, c.nid, c.first % ii)] = c.first
+            if reg.tap is None:
+                loads.setdefault(c.first % ii, []).append((r, c.nid))
+                first[(r, c.nid, c.first % ii)] = c.first
+    taps = {r.tap: k for k, r in enumerate(b.registers) if r.tap is not None}
+    units = {u.name: u for u in s.units if len(u.ops) > 1}
     for t in range((transfers + 2) * ii + s.latency):
         for bank_no, bank in enumerate(s.crossing()):  # reads in stage bank_no + 1, cycle t
             k, rem = divmod(t - bank_no - 1, ii)
@@ -51,10 +53,21 @@ def _replay(s: Schedule, mix: bool = True, transfers: int = 5) -> None:
             for nid in bank:
                 if (bank_no, nid) in b.at:
                     assert content.get(b.at[(bank_no, nid)]) == (nid, k), (bank_no, t)
-        for r, nid in loads.get(t % ii, []):  # the edge that ends cycle t
+        shifted: dict[int, tuple[bytes, int] | None] = {}
+        for (name, tap), r in taps.items():  # the edge that ends cycle t
+            if tap > 1:
+                shifted[r] = content.get(taps[(name, tap - 1)])
+                continue
+            shifted[r] = None
+            for nid in units[name].ops:
+                k, rem = divmod(t - s.stage[nid], ii)
+                if not rem and 0 <= k < transfers:
+                    shifted[r] = (nid, k)
+        for r, nid in loads.get(t % ii, []):
             k, rem = divmod(t - first[(r, nid, t % ii)], ii)
             if 0 <= k < transfers and not rem:
                 content[r] = (nid, k)
+        content.update(shifted)
 
 
 @pytest.mark.parametrize(("name", "ii", "clock"), [
@@ -65,6 +78,52 @@ def test_every_read_finds_its_value(name: str, ii: int, clock: float) -> None:
     assert s.latency > 1
     _replay(s)
     _replay(s, mix=False)
+    _replay(s, lines=True)
+
+
+CHAIN = """#[top]
+#[pipeline(ii = 4)]
+pub fn chain(x: u16, y: u16) -> u16 {
+    let mut a = x;
+    let mut b = y;
+    for t in 0..4 {
+        let c = a * b;
+        a = b;
+        b = c;
+    }
+    b
+}
+"""
+
+
+def test_a_delay_line_gives_each_iteration_one_tap(tmp_path: Path) -> None:
+    # c_t = c_{t-2} * c_{t-1} folded on one multiplier, one per stage 0..3: iteration t reads
+    # c_{t-1} at tap 1 and c_{t-2} at tap 2 of the unit's line (2 x 16 FFs) whatever t is,
+    # so port 1 reads {y, tap 1} and port 0 {x, bank-0 register of y, tap 2}. Binding the
+    # values to registers instead gives c_0 and c_2 one register and c_1 another: 4 sources.
+    from kera.hls.regbind import port_bits
+    from kera.hls.sharing import unit_sources
+
+    src = tmp_path / "chain.kera"
+    src.write_text(CHAIN)
+    loaded = kera.load(src)
+    from kera.hls.synth import plan_schedule
+
+    s = plan_schedule(loaded.graph, loaded.top, board="icebreaker", ii=4)[0]
+    (unit,) = [u for u in s.units if len(u.ops) > 1]
+    assert [s.stage[n] for n in unit.ops] == [0, 1, 2, 3]
+    lined = bind_registers(s, unregistered(s), lines=True)
+    assert sorted(r.tap for r in lined.registers if r.tap) == [(unit.name, 1), (unit.name, 2)]
+    assert lined.bits == 3 * 16 and lined.mux_bits() == 0
+    assert port_bits(s, lined) == 16 * (3 - 1) + 16 * (2 - 1)
+    plain = bind_registers(s, unregistered(s))
+    assert port_bits(s, plain) == 16 * (4 - 1) + 16 * (2 - 1)
+    assert s.register_binding.registers == lined.registers  # the cheaper: 96 < 112 bits
+    assert [max(row) + 1 for row in unit_sources(s, unit)] == [3, 2]
+    _replay(s, lines=True)
+    from kera.hls.fit import flop_cells
+
+    assert flop_cells(s) == 16  # tap 2 is loaded from tap 1: an iCE40 cell with no LUT
 
 
 def test_every_bank_copy_is_bound_to_a_register_of_its_width() -> None:
@@ -88,18 +147,19 @@ def test_ii_1_has_no_binding_and_keeps_its_registers() -> None:
     assert s.register_binding is None and not s.aligned
 
 
-def test_sha256_at_ii_64_needs_a_tenth_of_the_flip_flops() -> None:
+def test_sha256_at_ii_64_folds_onto_one_round() -> None:
     one, board, model = _plan("sha256", 1, "ulx3s", 100.0)
     folded = _plan("sha256", 64, "ulx3s", 100.0)[0]
     costs = CostModel(model, board.capacities.dsp)
     ff1 = estimate(one, costs, board.capacities).total["ff"]
     ff64 = estimate(folded, costs, board.capacities)
-    assert folded.aligned and folded.latency == one.latency
-    assert ff64.total["ff"] * 10 < ff1, (ff64.total["ff"], ff1)
+    assert folded.aligned and len([u for u in folded.units if len(u.ops) > 1]) >= 25
+    lut1 = estimate(one, costs, board.capacities).total["lut"]
+    assert ff64.total["ff"] * 10 < ff1 and ff64.total["lut"] * 2 < lut1, (ff64.total, ff1, lut1)
     assert ff64.register_bits == folded.register_binding.bits
-    assert ff64.by_op["reg_mux"]["lut"] > 0  # the register multiplexers are paid in LUTs
+    assert any(r.tap for r in folded.register_binding.registers)  # the units' delay lines
     plain = estimate(dataclasses.replace(folded, register_mux=False), costs, board.capacities)
-    assert "reg_mux" not in plain.by_op and plain.total["ff"] > ff64.total["ff"]
+    assert plain.total["ff"] > ff64.total["ff"]
 
 
 def test_verilog_of_the_binding_declares_each_register_once(tmp_path: Path) -> None:
