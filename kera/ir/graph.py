@@ -284,14 +284,8 @@ class Graph:
         except TypeError:  # an input that is not bytes
             bad = next(i for i in inputs if not isinstance(i, bytes))
             raise ValueError(f"`{op}`: input {_show_id(bad)} is not in the graph") from None
-        nodes = self.nodes
-        if nid not in nodes:  # a hit has the content, so the checks, of a node already added
-            self._check(op, type, inputs, items)
-            nodes[nid] = Node(op, type, inputs, items, nid)
-            sinks = self.sinks
-            if sinks is not None:
-                sinks.difference_update(inputs)
-                sinks.add(nid)
+        if nid not in self.nodes:  # a hit has the content, so the checks, of a node already added
+            self._insert(op, type, inputs, items, nid)
         if span is not None and nid not in self.spans:
             self.spans[nid] = span
         return nid
@@ -303,15 +297,19 @@ class Graph:
         """
         op, t, items = node.op, node.type, node.attrs
         nid = node_id(op, t, inputs, items)
-        nodes = self.nodes
-        if nid not in nodes:
-            self._check(op, t, inputs, items)
-            nodes[nid] = Node(op, t, inputs, items, nid)
-            sinks = self.sinks
-            if sinks is not None:
-                sinks.difference_update(inputs)
-                sinks.add(nid)
+        if nid not in self.nodes:
+            self._insert(op, t, inputs, items, nid)
         return nid
+
+    def _insert(self, op: str, t: Type, inputs: tuple[bytes, ...], items: Attrs,
+                nid: bytes) -> None:
+        """Check and store a node not yet in the graph; keep the sinks (if kept) up to date."""
+        self._check(op, t, inputs, items)
+        self.nodes[nid] = Node(op, t, inputs, items, nid)
+        sinks = self.sinks
+        if sinks is not None:
+            sinks.difference_update(inputs)
+            sinks.add(nid)
 
     def _check(self, op: str, type: Type, inputs: tuple[bytes, ...], items: Attrs) -> None:
         """Raise ``ValueError`` unless the inputs exist and the opcode's type rule holds.
