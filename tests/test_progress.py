@@ -101,13 +101,23 @@ def test_ctrl_c_stops_a_long_check_with_exit_130_and_no_traceback(tmp_path: Path
     # walked every iteration (kera.elaborate.replay replays only call-free bodies).
     path = _loop_file(tmp_path, 150000, "mix(acc, x[i % 16]) + i",
                       "fn mix(a: u32, b: u32) -> u32 { a ^ b }\n")
+    # faulthandler: if the interrupt is not honoured, SIGABRT dumps where the child is stuck.
+    env = dict(os.environ, PYTHONFAULTHANDLER="1")
     proc = subprocess.Popen(KERA + ["check", str(path)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=ROOT)
+                            stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
     time.sleep(3.0)  # past the imports, into the unrolling
     assert proc.poll() is None
     start = time.monotonic()
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
+    try:
+        out, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        status = Path(f"/proc/{proc.pid}/status")
+        masks = [ln for ln in status.read_text().splitlines() if ln.startswith("Sig")] \
+            if status.exists() else []
+        proc.send_signal(signal.SIGABRT)
+        out, err = proc.communicate()
+        raise AssertionError(f"no exit 30 s after SIGINT ({masks}); its stacks:\n{err}") from None
     assert time.monotonic() - start < 10
     assert proc.returncode == 130
     assert err == "kera-hls: interrupted\n" and out == ""
