@@ -113,6 +113,9 @@ class BitNetwork:
     _materialised: set[bytes] = field(default_factory=set)
     #: ``lut_levels(s, k)`` for small supports ``s``.
     _levels: list[int] = field(default_factory=list)
+    #: The results and the nodes nothing reads (materialised at the end of ``build``).
+    _finals: list[bytes] = field(default_factory=list)
+    _demanded: frozenset[int] | None = None
 
     def build(self, order: Iterable[bytes], results: Iterable[bytes]) -> BitNetwork:
         """Evaluate the nodes of ``order`` (topological); materialise what leaf-producing
@@ -139,10 +142,26 @@ class BitNetwork:
                 self.bits[nid] = self._leaf_bits(nid, node)
                 self.levels[nid] = 0
                 self._materialised.add(nid)  # leaf bits only: no gate to record
-        for nid in [*results, *(n for n in self.bits if n not in read)]:  # results and sinks
-            if nid in self.bits:
-                self.materialise(nid)
+        self._finals = [n for n in [*results, *(n for n in self.bits if n not in read)]
+                        if n in self.bits]  # results and sinks
+        for nid in self._finals:
+            self.materialise(nid)
         self.cover()
+
+    def demanded_leaves(self) -> frozenset[int]:
+        """Return the leaf bits something reads: the supports of the bits that arithmetic,
+        registers, results and sinks take (a leaf outside them is a bit yosys trims)."""
+        if self._demanded is not None:
+            return self._demanded
+        nodes = self.graph.nodes
+        reads = [u for nid in self.bits if not is_bitwise(self.graph, nodes[nid])
+                 for u in nodes[nid].inputs if u in self.bits and self._reads_comb(u, nid)]
+        out: set[int] = set()
+        for u in {*reads, *self._registered, *self._finals}:
+            for b in self.bits[u]:
+                out.update(b[0])
+        self._demanded = frozenset(out)
+        return self._demanded
 
     def increment(self, nid: bytes) -> int:
         """Return the LUT levels ``nid`` adds to the deepest of its bitwise inputs."""
@@ -653,7 +672,26 @@ class ToolNetwork(BitNetwork):
             bits = neg_wiring(operand, node.type.signed)
             if bits is not None:
                 return bits
-        return super()._leaf_bits(nid, node)
+        out = super()._leaf_bits(nid, node)
+        if node.op == "add" and isinstance(t, IntType) and not t.signed:
+            out = self._known_sums(nid, node, out)
+        return out
+
+    def _known_sums(self, nid: bytes, node: Node, out: list[Bit]) -> list[Bit]:
+        """Return the bits of ``a + b`` with the sum bits that the chain makes constant
+        (both operand bits and the carry in known: ``kera.hls.carries``), as yosys does once
+        it has taken out the known carry cells (``(a & 0x3) + (b & 0x3)`` has bit 3 zero)."""
+        from kera.hls.carries import chain_profile
+
+        a, b = ([None if x[0] else x[1] for x in self._input(u, nid)] for u in node.inputs)
+        if all(x is None for x in (*a, *b)):
+            return out
+        n = len(out)
+        prof = chain_profile(a[:n], b[:n])
+        for i, c in enumerate(prof.constants):
+            if c is not None and out[i][2] < 0 and len(out[i][0]) == 1:
+                out[i] = ONE if c else ZERO
+        return out
 
 
     def _subtracted(self, nid: bytes, node: Node) -> list[Bit] | None:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from kera.diagnostics import KeraError, SourceFile, Span
+from kera.hls.carries import ChainProfile, chain_profile
 from kera.hls.lutmap import (
     BitNetwork,
     is_bitwise,
@@ -427,12 +428,49 @@ class CostModel:
             q = lut  # a LUT multiplier: its own fitted curve
         else:
             q = self.narrow_query(graph, node) or q
+        chain = self.chain(graph, node, q)
+        if chain is not None:  # the longest of the chains left once known carries are out
+            q = (q[0], max(1, chain.longest), q[2])
         hit = self._delay.get(q)
         if hit is None:
             hit = self._delay[q] = max(0.0, float(self._query_delay(q)))
         if node.op in ("add", "sub"):  # at least its sum LUT and the net after it
             hit = max(hit, self.level_ns)
-        return hit + (self.carry_out_ns(q[1]) if self.carry_out(graph, node) else 0.0)
+        out = chain.longest_carries_out if chain is not None else self.carry_out(graph, node)
+        return hit + (self.carry_out_ns(q[1]) if out else 0.0)
+
+    def chain(self, graph: Graph, node: Node, q: Query) -> ChainProfile | None:
+        """Return the carry chain of an ``add`` (query ``q``) where known operand bits split
+        it or take cells out of it (``kera.hls.carries``), else None (one whole chain, as the
+        fitted curves measure). Sum bits nothing reads (``demanded_leaves``) keep no cell."""
+        if node.op != "add" or not isinstance(node.type, IntType):
+            return None
+        net, w = self.network(graph), q[1]
+        a, b = ([None if x[0] else x[1] for x in net.bits[u][:w]] for u in node.inputs)
+        if len(a) < w or len(b) < w:
+            return None
+        prof = chain_profile(a, b)
+        if _whole(prof):
+            return None
+        read = net.demanded_leaves()
+        prof = chain_profile(a, b, 0, [not x[0] or bool(x[0] & read)
+                                       for x in net.bits[node.id][:w]])
+        return None if _whole(prof) else prof
+
+    def chain_area(self, chain: ChainProfile, q: Query) -> dict[str, float]:
+        """Return the area of what is left of a chain, at the fitted rates of its width:
+        LUTs per sum LUT and carry cells per kept cell where the family's carry cells do
+        not sum (iCE40), else per bit of each run (ECP5's CCU2C holds two)."""
+        fitted = _area_dict(self._query_area(q))
+        w = max(1, q[1])
+        out = dict(fitted)
+        out["lut"] = fitted["lut"] * chain.luts / w
+        if float(getattr(self.model, "carry_lut_sites", 0.0)) > 0:
+            per_bit = fitted["carry"] / w
+            out["carry"] = float(sum(math.ceil(r * per_bit - 1e-9) for r in chain.runs))
+        else:
+            out["carry"] = fitted["carry"] * chain.carries / max(1, w - 1)
+        return self._sites(out)
 
     @property
     def net_ns(self) -> float:
@@ -492,6 +530,9 @@ class CostModel:
             q = lut or self.mul_query(graph, node) or q
         else:
             q = self.narrow_query(graph, node) or q
+            chain = self.chain(graph, node, q)
+            if chain is not None:
+                return self.chain_area(chain, q)
         hit = self._area.get(q)
         if hit is None:
             hit = self._area[q] = self._sites(_area_dict(self._query_area(q)))
@@ -635,6 +676,11 @@ class CostModel:
                         self._query_area(("eq", _index_bits(count), None)
                                          if op == "array_update" else ("sub", width, None)))
         return {k: v * count for k, v in one.items()}
+
+
+def _whole(chain: ChainProfile) -> bool:
+    """Whether a chain is the fitted curves' case: one run, a cell and a sum LUT a bit."""
+    return chain.whole and chain.carries == chain.width - 1 and chain.luts == chain.width
 
 
 def _significant(bits: list[Any], t: Any) -> int:

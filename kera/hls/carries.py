@@ -1,0 +1,115 @@
+"""Carry chains as the tools build them: split where both operand bits are known.
+
+yosys builds ``a + b`` as one carry chain of the operands' significant width (``wreduce``),
+then removes every carry cell whose carry out is known (iCE40: ``ice40_opt`` takes out an
+``SB_CARRY`` with two constant inputs, or with two constant inputs of opposite values and the
+carry in passing through; ECP5's ``CCU2C`` chains split in the same places) and every cell no
+demanded sum bit reads. The sum of two values masked to ``0x0F0F`` is then two 4-bit chains
+with their carry outs, not one 16-bit chain: a masked SWAR sum is several short chains, as
+short in delay as the longest of them and as small in area as their bits.
+
+:func:`chain_profile` walks the positions from the carry in (0 for an add): at position ``i``
+the inputs are the operand bits ``a[i]``, ``b[i]`` and the carry in ``c[i]``, each a constant
+or a signal. A carry cell is kept where two or more are signals and a live sum or carry reads
+its carry out; a sum bit takes a LUT where two or more are signals, or where only the carry
+in is (the carry leaves the chain through a pass-through LUT), and it is demanded; with one
+signal operand bit it is that wire; with none a constant. A *run* is a maximal sequence of
+positions joined by live carries: its length is the chain a placer builds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+#: A position's input: 0 or 1 (a known constant) or None (a signal).
+Known = int | None
+
+
+@dataclass(frozen=True)
+class ChainProfile:
+    """What is left of a ``width``-bit carry chain once known carries are taken out."""
+
+    width: int
+    #: Carry cells kept (iCE40 ``SB_CARRY``: one per position).
+    carries: int
+    #: Sum LUTs (iCE40: the LUT beside each carry cell, and the pass-through of a carry out).
+    luts: int
+    #: Lengths of the runs of positions joined by live carries (a lone sum LUT is a run of 1).
+    runs: tuple[int, ...]
+    #: Whether the longest run ends in a carry out (its last sum is the carry in alone).
+    longest_carries_out: bool
+    #: The constant sum bits by position (the others are None).
+    constants: tuple[Known, ...]
+
+    @property
+    def longest(self) -> int:
+        """The longest run: the chain whose delay the sum has."""
+        return max(self.runs, default=0)
+
+    @property
+    def whole(self) -> bool:
+        """Whether the chain is one run over every position (the fitted curves' case)."""
+        return self.runs == (self.width,)
+
+
+def chain_profile(a: Sequence[Known], b: Sequence[Known], carry_in: Known = 0,
+                  demanded: Sequence[bool] | None = None) -> ChainProfile:
+    """Return the chain left of ``a + b + carry_in`` over ``len(a)`` positions.
+
+    ``demanded[i]`` says whether any reader uses sum bit ``i`` (default: every bit)."""
+    w = len(a)
+    want = list(demanded) if demanded is not None else [True] * w
+    carry: list[Known] = [carry_in]  # carry into each position, then the carry out
+    kept: list[bool] = []  # a carry cell (two or more signal inputs)
+    for i in range(w):
+        ins = (a[i], b[i], carry[i])
+        consts = [x for x in ins if x is not None]
+        if len(consts) <= 1:
+            kept.append(True)
+            carry.append(None)
+            continue
+        kept.append(False)
+        if len(consts) == 3:
+            carry.append(1 if sum(consts) >= 2 else 0)
+        elif consts[0] == consts[1]:
+            carry.append(consts[0])
+        else:  # 0 and 1: the signal passes
+            carry.append(next(x for x in ins if x is None))
+    # which carries into a position a demanded sum or a live carry reads (backwards)
+    live = [False] * (w + 1)
+    for i in range(w - 1, -1, -1):
+        if carry[i] is None:
+            signals = sum(1 for x in (a[i], b[i]) if x is None)
+            sum_reads_c = want[i]  # a sum of c with others, or c alone (pass-through)
+            passes = not kept[i] and signals == 0 and carry[i + 1] is None
+            carry_reads_c = (kept[i] or passes) and live[i + 1]
+            live[i] = sum_reads_c or carry_reads_c
+    carries = sum(1 for i in range(w) if kept[i] and live[i + 1])
+    luts = 0
+    constants: list[Known] = []
+    lut_at: list[bool] = []
+    for i in range(w):
+        ins = (a[i], b[i], carry[i])
+        free = sum(1 for x in ins if x is None)
+        constants.append(None if free else sum(x for x in ins if x is not None) & 1)
+        lut = want[i] and (free >= 2 or (free == 1 and carry[i] is None))
+        lut_at.append(lut)
+        luts += lut
+    runs: list[int] = []
+    ends_out: list[bool] = []
+    i = 0
+    while i < w:
+        j = i
+        while j + 1 < w and carry[j + 1] is None and live[j + 1]:
+            j += 1
+        if any(lut_at[i:j + 1]) or any(kept[k] and live[k + 1] for k in range(i, j + 1)):
+            runs.append(j - i + 1)
+            ends_out.append(j > i and a[j] is not None and b[j] is not None)
+        i = j + 1
+    top = max(range(len(runs)), key=lambda r: runs[r], default=None)
+    return ChainProfile(w, carries, luts, tuple(runs), top is not None and ends_out[top],
+                        tuple(constants))
+
+
+__all__ = ["ChainProfile", "Known", "chain_profile"]

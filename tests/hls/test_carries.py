@@ -1,0 +1,66 @@
+"""kera.hls.carries: a carry chain splits where both operand bits are known (yosys removes
+the known carry cells), which the estimate's area and delay follow."""
+
+from __future__ import annotations
+
+from kera.hls.carries import chain_profile
+from kera.hls.models import load_model
+from kera.hls.timing import CostModel
+from kera.ir.graph import Graph, Region, const, param
+from kera.ir.types import uint
+
+V = None
+
+
+def _masked_sum(mask: int) -> tuple[Graph, bytes]:
+    """``(a & mask) + (b & mask)`` of two u16."""
+    g = Graph("c.kera")
+    pa, pb = param(g, 0, "a", uint(16)), param(g, 1, "b", uint(16))
+    m = const(g, uint(16), mask)
+    s = g.add("add", uint(16), (g.add("and", uint(16), (pa, m)), g.add("and", uint(16), (pb, m))))
+    g.add_region(Region("f", (pa, pb), s))
+    return g, s
+
+
+def test_a_sum_of_values_masked_to_0x0f0f_is_two_4_bit_chains_and_their_carry_outs() -> None:
+    """Bits 12-15 are zero: a 13-bit chain (wreduce). Positions 0-3 and 8-11 have two signal
+    operand bits: a carry cell and a sum LUT each (8 + 8); 4 and 12 have two zero operand
+    bits and the carry in: no cell, the carry out through a pass-through LUT (2 more LUTs);
+    5-7 are all known: the constant 0 (no cell, no LUT). Two runs of 5 positions (yosys
+    0.70 `synth_ice40`: 8 SB_CARRY; `synth_ecp5`: 6 CCU2C, two 5-bit chains of 3)."""
+    a = [V] * 4 + [0] * 4 + [V] * 4 + [0]
+    prof = chain_profile(a, a)
+    assert (prof.carries, prof.luts, prof.runs) == (8, 10, (5, 5))
+    assert prof.longest_carries_out and prof.constants[5:8] == (0, 0, 0)
+    g, s = _masked_sum(0x0F0F)
+    ice40 = CostModel(load_model("ice40"))
+    area = ice40.area(g, g.nodes[s])
+    assert round(area["carry"]) == 8 and round(area["lut"]) == 10
+    # delay: a 5-bit chain (fitted 1.55 ns, at least a level: 2.596) and its carry out's
+    # net (1.704): 4.300 ns, where one 13-bit chain was 4.66 + 1.704
+    assert ice40.op_delay(("add", 5, None)) < 2.596
+    assert abs(ice40.delay(g, g.nodes[s]) - (2.596 + 1.704)) < 1e-9
+    assert ice40.delay(g, g.nodes[s]) < ice40.op_delay(("add", 13, None)) + 1.704
+    ecp5 = CostModel(load_model("ecp5"))
+    area = ecp5.area(g, g.nodes[s])
+    assert area["carry"] == 6 and area["lut"] == 12  # 2 LUT4 sites per CCU2C
+    # its constant sum bits are known to the network: bits 5-7 and 13-15 are zero
+    bits = ice40.network(g).bits[s]
+    assert [i for i, b in enumerate(bits) if not b[0]] == [5, 6, 7, 13, 14, 15]
+
+
+def test_an_unmasked_sum_keeps_the_fitted_chain() -> None:
+    """A u16 + u16 of signals: one run, the fitted 16-bit add's area and delay."""
+    g, s = _masked_sum(0xFFFF)
+    for family in ("ice40", "ecp5"):
+        costs = CostModel(load_model(family))
+        assert costs.chain(g, g.nodes[s], ("add", 16, None)) is None
+    prof = chain_profile([V] * 8 + [0], [V] * 8 + [0])
+    assert (prof.carries, prof.luts, prof.runs) == (8, 9, (9,))
+
+
+def test_an_undemanded_sum_bit_keeps_no_cell() -> None:
+    """Of a 4-bit a + b whose readers take bits 0-1 only, the cells of positions 0 (its
+    carry feeds bit 1's sum) remain: 1 cell, 2 LUTs, one run of 2."""
+    prof = chain_profile([V] * 4, [V] * 4, 0, [True, True, False, False])
+    assert (prof.carries, prof.luts, prof.runs) == (1, 2, (2,))
