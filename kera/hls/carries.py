@@ -41,6 +41,9 @@ class ChainProfile:
     longest_carries_out: bool
     #: The constant sum bits by position (the others are None).
     constants: tuple[Known, ...]
+    #: By position, the operand (0: ``a``, 1: ``b``) whose bit the sum is, as a wire (the
+    #: other bit and the carry in are 0), else None.
+    wires: tuple[int | None, ...] = ()
 
     @property
     def longest(self) -> int:
@@ -108,8 +111,11 @@ def chain_profile(a: Sequence[Known], b: Sequence[Known], carry_in: Known = 0,
             ends_out.append(j > i and a[j] is not None and b[j] is not None)
         i = j + 1
     top = max(range(len(runs)), key=lambda r: runs[r], default=None)
+    wires = tuple(0 if (a[i] is None and b[i] == 0 and carry[i] == 0) else
+                  1 if (b[i] is None and a[i] == 0 and carry[i] == 0) else None
+                  for i in range(w))
     return ChainProfile(w, carries, luts, tuple(runs), top is not None and ends_out[top],
-                        tuple(constants))
+                        tuple(constants), wires)
 
 
 __all__ = ["ChainProfile", "Known", "chain_profile"]

@@ -405,6 +405,15 @@ def significant_width(bits: list[Bit], signed: bool) -> int:
     return n
 
 
+def _trailing_zeros(bits: list[Bit]) -> int:
+    """Return how many low bits of a value are the constant 0 (a product of it has as many
+    more: yosys's ``opt_expr`` takes them out of a ``$mul`` before it maps it)."""
+    n = 0
+    while n < len(bits) and bits[n] == ZERO:
+        n += 1
+    return n
+
+
 def _const_bits(node: Node) -> list[Bit]:
     value = int(node.attr("value"))
     width = node.type.flat_width
@@ -629,6 +638,8 @@ class ToolNetwork(BitNetwork):
 
     #: The nodes the network's results are (the region results and state next values).
     results: tuple[bytes, ...] = ()
+    #: By subtraction or negation: its low bits known before its chain (``known_prefix``).
+    known_low: dict[bytes, int] = field(default_factory=dict)
 
     def inverted_outputs(self) -> dict[bytes, int]:
         """Return, by node, the LUTs that build the second polarity of a gate that flip-flops
@@ -673,24 +684,61 @@ class ToolNetwork(BitNetwork):
             if bits is not None:
                 return bits
         out = super()._leaf_bits(nid, node)
-        if node.op == "add" and isinstance(t, IntType) and not t.signed:
+        if node.op == "add" and isinstance(t, IntType):
             out = self._known_sums(nid, node, out)
+        elif node.op in ("sub", "neg") and isinstance(t, IntType):
+            prefix = self.known_prefix(nid, node)[: len(out) - 1]  # not the borrow
+            if prefix:
+                self.known_low[nid] = len(prefix)
+                out = [ZERO if x is None else x for x in prefix] + out[len(prefix):]
+        elif node.op in ("mul", "widening_mul"):
+            zeros = sum(_trailing_zeros(self._input(u, nid)) for u in node.inputs)
+            out = [ZERO] * min(zeros, len(out)) + out[zeros:]
+        return out
+
+    def known_prefix(self, nid: bytes, node: Node) -> list[Bit | None]:
+        """Return the low bits of a subtraction or negation that are known before its chain
+        starts (``x - (y << 9)`` keeps ``x``'s low 9 bits as wires, ``-(y << 9)`` has 9 zero
+        bits): a wire or a constant by position, None for a constant 0; empty where the first
+        bit already needs a carry cell."""
+        ins = [self._input(u, nid) for u in node.inputs]
+        a, b = (ins if node.op == "sub" else ([ZERO] * len(ins[0]), ins[0]))
+        out: list[Bit | None] = []
+        for x, y in zip(a, b, strict=False):  # the carry into each: 1 (no borrow) so far
+            if y[0]:
+                break
+            if y[1] == 0:  # x - 0 with no borrow: x
+                if x[0]:
+                    out.append(x)
+                    continue
+                out.append(ONE if x[1] else None)
+                continue
+            if x[0] or x[1] == 0:  # 1 to subtract: the borrow depends on x, or is 1
+                break
+            out.append(None)  # 1 - 1
         return out
 
     def _known_sums(self, nid: bytes, node: Node, out: list[Bit]) -> list[Bit]:
         """Return the bits of ``a + b`` with the sum bits that the chain makes constant
         (both operand bits and the carry in known: ``kera.hls.carries``), as yosys does once
-        it has taken out the known carry cells (``(a & 0x3) + (b & 0x3)`` has bit 3 zero)."""
+        it has taken out the known carry cells (``(a & 0x3) + (b & 0x3)`` has bit 3 zero),
+        and those that are wires of one operand (its other bit and the carry in 0)."""
         from kera.hls.carries import chain_profile
 
-        a, b = ([None if x[0] else x[1] for x in self._input(u, nid)] for u in node.inputs)
+        ins = [self._input(u, nid) for u in node.inputs]
+        a, b = ([None if x[0] else x[1] for x in bits] for bits in ins)
         if all(x is None for x in (*a, *b)):
             return out
         n = len(out)
         prof = chain_profile(a[:n], b[:n])
-        for i, c in enumerate(prof.constants):
-            if c is not None and out[i][2] < 0 and len(out[i][0]) == 1:
+        top = out[-1]  # a signed sum's sign, which its top bits copy: kept
+        for i, (c, wire) in enumerate(zip(prof.constants, prof.wires, strict=True)):
+            if out[i][2] >= 0 or len(out[i][0]) != 1 or out[i] == top:
+                continue
+            if c is not None:
                 out[i] = ONE if c else ZERO
+            elif wire is not None:
+                out[i] = ins[wire][i]
         return out
 
 

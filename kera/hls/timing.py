@@ -431,6 +431,7 @@ class CostModel:
         chain = self.chain(graph, node, q)
         if chain is not None:  # the longest of the chains left once known carries are out
             q = (q[0], max(1, chain.longest), q[2])
+        q = self._after_known_low(graph, node, q)
         hit = self._delay.get(q)
         if hit is None:
             hit = self._delay[q] = max(0.0, float(self._query_delay(q)))
@@ -456,6 +457,15 @@ class CostModel:
         prof = chain_profile(a, b, 0, [not x[0] or bool(x[0] & read)
                                        for x in net.bits[node.id][:w]])
         return None if _whole(prof) else prof
+
+    def _after_known_low(self, graph: Graph, node: Node, q: Query) -> Query:
+        """Return the query of a subtraction or negation without the low bits it knows
+        before its chain starts (``ToolNetwork.known_low``: ``-(y << 9)`` is a chain of the
+        bits above 9)."""
+        low = getattr(self.network(graph), "known_low", {}).get(node.id, 0)
+        if not low or node.op not in ("sub", "neg"):
+            return q
+        return (q[0], max(1, q[1] - low), q[2])
 
     def chain_area(self, chain: ChainProfile, q: Query) -> dict[str, float]:
         """Return the area of what is left of a chain, at the fitted rates of its width:
@@ -533,6 +543,7 @@ class CostModel:
             chain = self.chain(graph, node, q)
             if chain is not None:
                 return self.chain_area(chain, q)
+            q = self._after_known_low(graph, node, q)
         hit = self._area.get(q)
         if hit is None:
             hit = self._area[q] = self._sites(_area_dict(self._query_area(q)))

@@ -7,7 +7,7 @@ from kera.hls.carries import chain_profile
 from kera.hls.models import load_model
 from kera.hls.timing import CostModel
 from kera.ir.graph import Graph, Region, const, param
-from kera.ir.types import uint
+from kera.ir.types import sint, uint
 
 V = None
 
@@ -64,3 +64,41 @@ def test_an_undemanded_sum_bit_keeps_no_cell() -> None:
     carry feeds bit 1's sum) remain: 1 cell, 2 LUTs, one run of 2."""
     prof = chain_profile([V] * 4, [V] * 4, 0, [True, True, False, False])
     assert (prof.carries, prof.luts, prof.runs) == (1, 2, (2,))
+
+
+def test_products_by_constants_with_trailing_zeros_start_their_sums_late() -> None:
+    """``a * 0x1800 + b * 0x2200`` (u32): the products' low 11 and 9 bits are 0 (yosys's
+    ``opt_expr`` shifts them out of the ``$mul``); positions 0-8 of the sum are 0, 9-10 wires
+    of the second product, 11-31 a chain: 20 cells (the top one's carry is unread) and 21 sum
+    LUTs (yosys 0.70 `synth_ice40 -dsp` of the 30-bit version: 18 SB_CARRY, 19 SB_LUT4)."""
+    t = uint(32)
+    g = Graph("c.kera")
+    pa, pb = param(g, 0, "a", t), param(g, 1, "b", t)
+    p = g.add("mul", t, (pa, const(g, t, 0x1800)))
+    q = g.add("mul", t, (pb, const(g, t, 0x2200)))
+    s = g.add("add", t, (p, q))
+    g.add_region(Region("f", (pa, pb), s))
+    costs = CostModel(load_model("ice40"))
+    bits = costs.network(g).bits
+    assert all(not b[0] for b in bits[p][:11]) and bits[p][11][0]
+    assert all(not b[0] for b in bits[q][:9]) and bits[q][9][0]
+    chain = costs.chain(g, g.nodes[s], ("add", 32, None))
+    assert chain is not None and (chain.carries, chain.luts, chain.runs) == (20, 21, (21,))
+    area = costs.area(g, g.nodes[s])
+    assert round(area["lut"]) == 21 and round(area["carry"]) == 20
+    assert costs.delay(g, g.nodes[s]) == costs.op_delay(("add", 21, None))
+
+
+def test_a_negation_of_a_shifted_value_is_a_chain_of_its_high_bits() -> None:
+    """``-(y << 9)`` (i32): its low 9 bits are 0 with no borrow, the chain is bits 9-31:
+    costed as a 23-bit negation."""
+    t = sint(32)
+    g = Graph("c.kera")
+    py = param(g, 0, "y", t)
+    n = g.add("neg", t, (g.add("shl", t, (py, const(g, uint(32), 9))),))
+    g.add_region(Region("f", (py,), n))
+    costs = CostModel(load_model("ice40"))
+    net = costs.network(g)
+    assert getattr(net, "known_low", {})[n] == 9
+    assert all(b == (frozenset(), 0, -1, 0) for b in net.bits[n][:9])
+    assert costs.delay(g, g.nodes[n]) == costs.op_delay(("neg", 23, None))
