@@ -267,3 +267,21 @@ def test_wide_functions_are_one_level_on_ecp5_but_not_on_ice40() -> None:
         network(g2, 4).luts_by_node().values())  # the count stays the 4-input cover's
     assert CostModel(load_model("ecp5")).lut_wide == 7
     assert CostModel(load_model("ice40")).lut_wide == 0
+
+
+def test_a_block_ram_pays_for_the_logic_around_it() -> None:
+    """histogram (256 x 16 in one block RAM) on iCE40: around the RAM the Verilog has the
+    read's forwarding select (16 LUTs) and hit test (valid + 8-bit address compare: 17
+    inputs, 6 LUT4s), the write's address and data selects (8 + 16), the clear counter (the
+    fitted 8-bit add: 8 LUTs, 6.89 carries) and its end test (8 inputs: 3), write enable and
+    busy flag (2): 59 LUTs, 7 carries (yosys 0.70: 97 LUT4 where the nodes are 32)."""
+    from kera import load
+    from kera.hls.synth import plan_schedule
+
+    loaded = load(ROOT / "examples" / "histogram.kera")
+    s = plan_schedule(loaded.graph, loaded.top, board="icebreaker", clock_mhz=12.0)[0]
+    res = estimate(s, CostModel(load_model("ice40")), {"lut": 5280, "ff": 5280, "dsp": 8,
+                                                        "bram": 30})
+    glue = res.by_op["bram_glue"]
+    assert (glue["count"], glue["lut"], glue["carry"]) == (1, 59, 7)
+    assert res.total["bram"] == 1
