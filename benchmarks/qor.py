@@ -9,7 +9,10 @@ file whose text another already has is measured once). Each design is scheduled 
 reference board at the board's clock (``plan_schedule``, as ``synthesize`` does), its Verilog is
 placed and routed out of context with the serial shell of ``kera.hls.pnr`` (the shell's own cost
 measured and subtracted), and the estimate of the report is compared with the measurement
-(``core``: flip-flops minus the shell's IW + OW, the rest minus a pass-through shell's).
+(``core``: flip-flops minus the shell's IW + OW, the rest minus a pass-through shell's; where
+the graph proves output bits constant, the pass-through ties the same bits to the same
+constants, since the shell's output register needs no multiplexer for them in the design:
+``shell_const``, measured once per cached design).
 Resources are compared as nextpnr counts them: on ECP5 the measured LUTs are LUT4 sites (LUT4
 cells + 2 per CCU2C), as the estimate counts them. A design that does not fit the board is not
 placed (``"fits": false``); on iCE40 a design with SB_MAC16s has no Fmax error (nextpnr does not
@@ -92,14 +95,47 @@ def measure(verilog: str, sched: Any, family: str, seeds: tuple[int, ...]) -> di
             "in_bits": in_bits, "out_bits": out_bits}
 
 
+def const_outputs(sched: Any, model: Any) -> list[list[int]]:
+    """Return ``[bit, value]`` of each output bit the graph proves constant (the tool
+    network's known bits of the result: ``popcount32``'s 26 top bits are 0)."""
+    from kera.hls.timing import CostModel
+
+    bits = CostModel(model).network(sched.graph).bits[sched.graph.regions[sched.region].result]
+    return [[i, int(b[1])] for i, b in enumerate(bits) if not b[0]]
+
+
+def measure_const_shell(sched: Any, family: str, consts: list[list[int]]) -> dict[str, Any]:
+    """Place and route the shell around a pass-through core whose ``consts`` output bits
+    are those constants, as the design's are: the shell's output register then needs no
+    multiplexer for them (yosys makes ``r <= ld ? 0 : r_prev`` a flip-flop's reset), in the
+    design and in the reference alike."""
+    from kera.hls.characterize.designs import Design, Point
+    from kera.hls.characterize.tools import FLOWS
+    from kera.hls.characterize.tools import measure as run_flow
+    from kera.hls.pnr import _passthrough, shell_verilog
+
+    params, result = sched.graph.signature(sched.region)
+    inputs = [(name, t.flat_width) for name, t in params]
+    in_bits, out_bits = sum(w for _, w in inputs), result.flat_width
+    known = {i: v for i, v in consts}
+    text = _passthrough(inputs, out_bits)
+    tied = ", ".join(f"1'b{known[i]}" if i in known else f"all[{i}]"
+                     for i in reversed(range(out_bits)))
+    text = text.replace(f"assign out = all[{out_bits - 1}:0];", f"assign out = {{{tied}}};")
+    ref = run_flow(FLOWS[family], Design(Point("design", in_bits), shell_verilog(
+        text, "kera_shell_ref", inputs, out_bits), in_bits, out_bits), seeds=(1,))
+    return {k: ref[k] for k in ("lut", "ff", "carry", "dsp", "fmax_mhz", "seconds")}
+
+
 def core(raw: dict[str, Any]) -> dict[str, Any]:
     """Return the core's figures from ``measure``'s raw ones.
 
-    LUTs, carries and DSPs: the design's minus the pass-through shell's. Flip-flops: the
-    design's minus IW + OW (TOOLS.md); the pass-through shell is not used for them, because
-    with IW > OW yosys trims its unread top input bits, which the real core reads.
+    LUTs, carries and DSPs: the design's minus the pass-through shell's (``shell_const``, the
+    shell around a pass-through with the design's constant output bits, where it has any).
+    Flip-flops: the design's minus IW + OW (TOOLS.md); the pass-through shell is not used for
+    them, because with IW > OW yosys trims its unread top input bits, which the real core reads.
     """
-    full, shell = raw["full"], raw["shell"]
+    full, shell = raw["full"], raw.get("shell_const", raw["shell"])
     out = {k: max(0, full[k] - shell[k]) for k in ("lut", "carry", "dsp")}
     out["ff"] = max(0, full["ff"] - raw["in_bits"] - raw["out_bits"])
     return {**out, "fmax_mhz": full["fmax_mhz"], "seconds": full["seconds"]}
@@ -178,10 +214,18 @@ def one(path: Path, family: str, seeds: tuple[int, ...], do_measure: bool,
             meas = measure(verilog, sched, family, seeds)
         except (RuntimeError, KeraError) as e:  # e.g. nextpnr runs out of DSP sites
             meas = {"error": str(e).splitlines()[0][:300]}
+    consts = const_outputs(sched, model)
+    if "error" not in meas and consts and meas.get("const_out") != consts:
+        meas = {k: v for k, v in meas.items() if k not in ("shell_const", "const_out")}
+        if not cached_only:
+            meas.update(shell_const=measure_const_shell(sched, family, consts),
+                        const_out=consts)
     if cache is not None:
         cache[key] = meas
     if "error" in meas:
         return {**row, "measure_error": meas["error"]}
+    if consts and "shell_const" not in meas:
+        return {**row, "measure_error": "not measured: no shell with its constant outputs"}
     meas = core(meas)
     sites = float(json.loads((ROOT / "kera" / "hls" / "models" / f"{family}.json").read_text())
                   .get("carry_lut_sites", 0))  # the data's, also when run against older code
