@@ -115,6 +115,10 @@ class BitNetwork:
     _levels: list[int] = field(default_factory=list)
     #: The results and the nodes nothing reads (materialised at the end of ``build``).
     _finals: list[bytes] = field(default_factory=list)
+    #: Whether gates of the same function of the same bits are one (``ToolNetwork``).
+    merge_equal: bool = False
+    #: The gate of each (function, input bits) made so far, where ``merge_equal``.
+    _same: dict[tuple[object, ...], Bit] = field(default_factory=dict)
     _demanded: frozenset[int] | None = None
 
     def build(self, order: Iterable[bytes], results: Iterable[bytes]) -> BitNetwork:
@@ -455,7 +459,13 @@ def _logic(net: BitNetwork, kind: str, a: Bit, b: Bit) -> Bit:
             if a[3] == b[3]:
                 return ZERO if kind == "xor" else a
             return ZERO if kind == "and" else ONE  # a signal and its inverse
-        return net._gate2(a, b)
+        if not net.merge_equal:
+            return net._gate2(a, b)
+        key = (kind, a, b)
+        hit = net._same.get(key)
+        if hit is None:  # yosys's opt_merge: one cell per function of the same inputs
+            hit = net._same[key] = net._same[(kind, b, a)] = net._gate2(a, b)
+        return hit
     # a constant operand: the result is constant or the other bit (inverted)
     if kind == "and":
         return y if x[1] else ZERO
@@ -483,7 +493,13 @@ def _mux(net: BitNetwork, c: Bit, x: Bit, y: Bit) -> Bit:
         return _logic(net, "or", c, y) if x[1] else _logic(net, "and", _not(c), y)
     if not y[0]:  # c ? x : 1 = ~c | x;  c ? x : 0 = c & x
         return _logic(net, "or", _not(c), x) if y[1] else _logic(net, "and", c, x)
-    return net._gate([c, x, y])
+    if not net.merge_equal:
+        return net._gate([c, x, y])
+    key = ("mux", c, x, y)
+    hit = net._same.get(key)
+    if hit is None:  # a sign bit's copies through a select are one LUT (opt_merge)
+        hit = net._same[key] = net._gate([c, x, y])
+    return hit
 
 
 def _extend(bits: list[Bit], t: Type, width: int) -> list[Bit]:
@@ -633,13 +649,19 @@ class ToolNetwork(BitNetwork):
     * a negation whose bits are wires of its operand's (:func:`neg_wiring`) is those wires;
     * a gate materialised in both polarities (``x`` and ``~x`` both registered, or one a
       result: the CRC's state and its inverted output) takes two LUTs, since neither family's
-      flip-flops invert their input (``inverted_outputs``).
+      flip-flops invert their input (``inverted_outputs``);
+    * gates of the same function (and/or/xor, a select) of the same bits are one
+      (``opt_merge``): a select of two sign-extended values has one LUT for all the copies
+      of the sign (fir_q15_shifts' rounding select: 17 LUTs for 35 bits);
+    * sums, products, subtractions: the known bits of ``_known_sums``, ``known_prefix`` and
+      trailing zeros (``kera.hls.carries``).
     """
 
     #: The nodes the network's results are (the region results and state next values).
     results: tuple[bytes, ...] = ()
     #: By subtraction or negation: its low bits known before its chain (``known_prefix``).
     known_low: dict[bytes, int] = field(default_factory=dict)
+    merge_equal: bool = True
 
     def inverted_outputs(self) -> dict[bytes, int]:
         """Return, by node, the LUTs that build the second polarity of a gate that flip-flops

@@ -156,3 +156,21 @@ def test_ice40_select_of_a_guarded_difference_absorbs_its_sum_luts() -> None:
     assert ice40.absorbed_sums(g) == {sub.id: 8}
     g, sub, ice40 = _optimised_row("z & 255u32", "ice40")  # 5 inputs a bit: two LUTs
     assert ice40.absorbed_sums(g) == {} and ice40.area(g, sub)["lut"] == 8.0
+
+
+def test_copies_of_a_sign_through_a_select_are_one_lut() -> None:
+    """``c ? (a as i16) : (b as i16)`` of two i8: bits 8-15 are each ``c ? a[7] : b[7]``,
+    bit 7's function of the same bits: yosys's ``opt_merge`` keeps one cell, so 8 LUTs (the
+    base network, which merges nothing, has 16)."""
+    from kera.hls.lutmap import network, tool_network
+    from kera.ir.graph import Graph, Region, param
+    from kera.ir.types import BOOL, sint
+
+    g = Graph("m.kera")
+    c, a, b = param(g, 0, "c", BOOL), param(g, 1, "a", sint(8)), param(g, 2, "b", sint(8))
+    wa, wb = g.add("cast", sint(16), (a,)), g.add("cast", sint(16), (b,))
+    s = g.add("select", sint(16), (c, wa, wb))
+    g.add_region(Region("f", (c, a, b), s))
+    assert tool_network(g, 4).luts_by_node()[s] == 8
+    assert network(g, 4).luts_by_node()[s] == 16
+    assert CostModel(load_model("ice40")).area(g, g.nodes[s])["lut"] == 8
