@@ -52,6 +52,8 @@ AREA_KEYS: tuple[str, ...] = ("lut", "ff", "carry", "dsp")
 EPS_NS = 1e-9
 
 Query = tuple[str, int, int | None]
+#: A sum's chain once known carries are out, or None where it is the fitted whole chain.
+Chain = ChainProfile | None
 Locator = Callable[[Span], str]
 
 
@@ -146,6 +148,7 @@ class CostModel:
         self._merged: dict[int, tuple[Graph, dict[bytes, dict[str, float]]]] = {}
         self._flops: dict[int, tuple[Graph, frozenset[int]]] = {}
         self._absorbed: dict[int, tuple[Graph, dict[bytes, int]]] = {}
+        self._chains: dict[int, tuple[BitNetwork, dict[tuple[bytes, int], Chain]]] = {}
 
     @property
     def lut_k(self) -> int:
@@ -446,7 +449,17 @@ class CostModel:
         fitted curves measure). Sum bits nothing reads (``demanded_leaves``) keep no cell."""
         if node.op != "add" or not isinstance(node.type, IntType):
             return None
-        net, w = self.network(graph), q[1]
+        net = self.network(graph)
+        hit = self._chains.get(id(net))
+        if hit is None or hit[0] is not net:
+            hit = self._chains[id(net)] = (net, {})
+        key = (node.id, q[1])
+        if key not in hit[1]:
+            hit[1][key] = self._chain(net, node, q[1])
+        return hit[1][key]
+
+    def _chain(self, net: BitNetwork, node: Node, w: int) -> ChainProfile | None:
+        """Return ``chain``'s answer, uncached."""
         a, b = ([None if x[0] else x[1] for x in net.bits[u][:w]] for u in node.inputs)
         if len(a) < w or len(b) < w:
             return None
