@@ -132,12 +132,12 @@ def core(raw: dict[str, Any]) -> dict[str, Any]:
 
     LUTs, carries and DSPs: the design's minus the pass-through shell's (``shell_const``, the
     shell around a pass-through with the design's constant output bits, where it has any).
-    Flip-flops: the design's minus IW + OW (TOOLS.md); the pass-through shell is not used for
-    them, because with IW > OW yosys trims its unread top input bits, which the real core reads.
+    Flip-flops: the design's minus IW + OW (``kera.hls.pnr.core_figures``).
     """
+    from kera.hls.pnr import core_figures
+
     full, shell = raw["full"], raw.get("shell_const", raw["shell"])
-    out = {k: max(0, full[k] - shell[k]) for k in ("lut", "carry", "dsp")}
-    out["ff"] = max(0, full["ff"] - raw["in_bits"] - raw["out_bits"])
+    out = core_figures(full, shell, raw["in_bits"], raw["out_bits"])
     return {**out, "fmax_mhz": full["fmax_mhz"], "seconds": full["seconds"]}
 
 

@@ -65,6 +65,19 @@ def _passthrough(inputs: list[tuple[str, int]], out_bits: int) -> str:
     ])
 
 
+def core_figures(full: dict[str, Any], shell: dict[str, Any], in_bits: int,
+                 out_bits: int) -> dict[str, int]:
+    """The core's LUTs, carries, DSPs and flip-flops from the shelled design and its reference.
+
+    LUTs, carries and DSPs: the design's minus the pass-through shell's. Flip-flops: the
+    design's minus IW + OW (TOOLS.md), not the reference's: with IW > OW yosys trims the
+    reference's unread top input bits, which the real core reads.
+    """
+    out = {k: max(0, int(full[k]) - int(shell[k])) for k in ("lut", "carry", "dsp")}
+    out["ff"] = max(0, int(full["ff"]) - in_bits - out_bits)
+    return out
+
+
 #: Block RAM primitives yosys maps memories to (iCE40, ECP5).
 RAM_CELLS = ("SB_RAM40_4K", "DP16KD", "PDPW16KD")
 
@@ -92,7 +105,7 @@ def measure_core(verilog: str, module: str, inputs: list[tuple[str, int]], out_b
     except RuntimeError as e:
         raise tool_failure(str(e), family) from None
     versions = tool_versions(flow)
-    core = {k: max(0, full[k] - ref[k]) for k in ("lut", "ff", "carry", "dsp")}
+    core = core_figures(full, ref, in_bits, out_bits)
     rams = {c: n for c, n in full.get("cells", {}).items() if c in RAM_CELLS}
     return {
         **core,

@@ -40,3 +40,13 @@ def test_gray_on_ice40_is_measured():
     assert measured["fmax_mhz"] > 12.0
     assert measured["shell"]["ff"] == 8 + 16  # one flip-flop per shell input and output bit
     assert "nextpnr" in measured["tool"]
+
+
+def test_the_core_pays_for_every_input_bit_the_shell_trims() -> None:
+    from kera.hls.pnr import core_figures
+
+    # fir8-like: 128 input bits, 32 output bits. The pass-through reference keeps only the 32
+    # input bits it reads (yosys trims the rest): 64 FFs; the design's shell holds all 160.
+    full = {"lut": 250, "carry": 40, "dsp": 2, "ff": 295}
+    ref = {"lut": 32, "carry": 0, "dsp": 0, "ff": 64}
+    assert core_figures(full, ref, 128, 32) == {"lut": 218, "carry": 40, "dsp": 2, "ff": 135}
