@@ -220,9 +220,12 @@ class Rewriter:
         for name, region in self.old.regions.items():
             new.regions[name] = region.remap(self.map)
         alive = live(new)
-        if len(alive) < len(new.nodes):  # drop what the rewrite left behind
-            new.nodes = {k: v for k, v in new.nodes.items() if k in alive}
-            new.spans = {k: v for k, v in new.spans.items() if k in alive}
+        if len(alive) < len(new.nodes):  # drop what the rewrite left behind (a few nodes:
+            nodes, spans = new.nodes, new.spans  # deleting them keeps the others' order)
+            for nid in nodes.keys() - alive:
+                del nodes[nid]
+            for nid in spans.keys() - alive:
+                del spans[nid]
         return new
 
 
