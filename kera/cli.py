@@ -28,7 +28,7 @@ def _load(args: argparse.Namespace) -> kera.Loaded:
     stats: list | None = [] if getattr(args, "stats", False) else None
     loaded = kera.load(args.file, top=args.top, opt_level=args.opt_level, stats=stats,
                        dump_after=getattr(args, "dump_after", None),
-                       validate="full" if getattr(args, "validate", False) else True)
+                       validate="full" if getattr(args, "validate", False) else False)
     if stats is not None:
         from kera.opt import format_stats
 
@@ -246,7 +246,7 @@ def _parser(characterize: bool = False) -> argparse.ArgumentParser:
         sp.add_argument("--stats", action="store_true", help="print per-pass statistics")
         sp.add_argument("--dump-after", metavar="PASS", help="print the graph after PASS")
         sp.add_argument("--validate", action="store_true", help="check every node of the graph "
-                        "after every pass (default: the nodes each pass made)")
+                        "after every pass (default: no check; the tests validate)")
         if board:
             sp.add_argument("--board", default="icebreaker",
                             help="board name or TOML file (default: icebreaker; see `boards`)")

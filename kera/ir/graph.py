@@ -195,6 +195,20 @@ class Region:
         return (*self.params, *reads, self.result, *(slot.next for slot in self.states))
 
 
+def type_verdict(op: str, t: Type, in_types: tuple[Type, ...], items: Attrs) -> str | None:
+    """Return what the opcode's type rule says of a node (None: it holds), memoised per
+    (opcode, result type, input types, attributes): unrolled code asks the same question for
+    most of its nodes, and the validator asks it again."""
+    key = (op, t, in_types, items)
+    msg = _verdicts.get(key, _UNKNOWN)
+    if msg is _UNKNOWN:
+        msg = OPS[op].type_rule(in_types, dict(items) if items else _NO_ATTRS, t)
+        if len(_verdicts) >= _MAX_VERDICTS:
+            _verdicts.clear()
+        _verdicts[key] = msg
+    return msg  # type: ignore[return-value]
+
+
 def canonical_attrs(op: str, attrs: Mapping[str, AttrValue] | None) -> Attrs:
     """Return attributes sorted by key, checked against the opcode's schema."""
     if not attrs:
@@ -323,13 +337,9 @@ class Graph:
         except (KeyError, TypeError):
             bad = next(i for i in inputs if not isinstance(i, bytes) or i not in nodes)
             raise ValueError(f"`{op}`: input {_show_id(bad)} is not in the graph") from None
-        key = (op, type, in_types, items)
-        msg = _verdicts.get(key, _UNKNOWN)
+        msg = _verdicts.get((op, type, in_types, items), _UNKNOWN)  # a hit without a call
         if msg is _UNKNOWN:
-            msg = OPS[op].type_rule(in_types, dict(items) if items else _NO_ATTRS, type)
-            if len(_verdicts) >= _MAX_VERDICTS:
-                _verdicts.clear()
-            _verdicts[key] = msg
+            msg = type_verdict(op, type, in_types, items)
         if msg is not None:
             args = ", ".join(str(t) for t in in_types)
             raise ValueError(f"`{op}`({args}) -> {type}: {msg}")
@@ -647,6 +657,7 @@ __all__ = [
     "Region",
     "StateSlot",
     "canonical_attrs",
+    "type_verdict",
     "const",
     "encode_attrs",
     "node_id",

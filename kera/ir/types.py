@@ -8,7 +8,7 @@ Aliases never reach this level: they are resolved to their structure by the fron
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 MAX_WIDTH = 64
@@ -65,10 +65,17 @@ class IntType(Type):
 
     width: int
     signed: bool
+    _hash: int = field(init=False, repr=False, compare=False)
+    """The dataclass's own hash, ``hash((width, signed))``, computed once: the optimiser's
+    dicts and sets are keyed by types (and tuples of them) by the million."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.width <= MAX_WIDTH:
             raise ValueError(f"Integer width must be in 1..={MAX_WIDTH}, not {self.width}")
+        object.__setattr__(self, "_hash", hash((self.width, self.signed)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     def encode(self) -> bytes:
         return bytes([_TAG_INT, self.width, int(self.signed)])

@@ -9,7 +9,7 @@ is checked at the cost of its change (plus one cheap sweep for the order of inpu
 
 from __future__ import annotations
 
-from kera.ir.graph import Graph, Node, canonical_attrs, node_id, region_problem
+from kera.ir.graph import Graph, Node, canonical_attrs, node_id, region_problem, type_verdict
 from kera.ir.ops import OPS
 
 
@@ -68,15 +68,17 @@ def _node_problems(graph: Graph, key: bytes, node: object, seen: set[bytes]) -> 
         return out
     if opdef.arity is not None and len(node.inputs) != opdef.arity:
         return [f"has {len(node.inputs)} operands; `{node.op}` takes {opdef.arity}"]
-    try:
-        if canonical_attrs(node.op, dict(node.attrs)) != node.attrs:
-            out.append("attributes are not sorted by key")
-    except ValueError as e:
-        return [str(e)]
+    if node.attrs or opdef.attrs:  # (none, where none are taken, is in order)
+        try:
+            if canonical_attrs(node.op, dict(node.attrs)) != node.attrs:
+                out.append("attributes are not sorted by key")
+        except ValueError as e:
+            return [str(e)]
     if node_id(node.op, node.type, node.inputs, node.attrs) != node.id:
         out.append("id does not match the hash of its content")
-    in_types = [graph.nodes[i].type for i in node.inputs]
-    msg = opdef.type_rule(in_types, node.attr_dict, node.type)
+    nodes = graph.nodes
+    msg = type_verdict(node.op, node.type, tuple([nodes[i].type for i in node.inputs]),
+                       node.attrs)
     if msg:
         out.append(f"type rule broken: {msg}")
     return out

@@ -361,8 +361,8 @@ def bits_walk(graph: Graph, known: Memo | None = None, kept: Kept | None = None,
             old_id, k = renamed.pop()  # are those computed for its term (asked again soon)
             known[rw.map[old_id]] = k
         nid = rw.current
-        size = len(new.nodes), len(new.spans)
         if nid is None:  # a node the rule itself emits: every bit read
+            size = len(new.nodes), len(new.spans)
             d = full(t.type)
             out = bits_rule(rw, t, d)
             if out is None and size == (len(new.nodes), len(new.spans)):
@@ -374,10 +374,13 @@ def bits_walk(graph: Graph, known: Memo | None = None, kept: Kept | None = None,
         if t.args == old_nodes[nid].inputs:  # the very node of the old graph
             if (nid, d) in kept:
                 return None
+            size = len(new.nodes), len(new.spans)
             out = bits_rule(rw, t, d, old_known(nid))
         elif width_of(t.type) is None:
-            out = None  # the rule keeps aggregates
+            quiet.append((nid, d))  # the rule keeps aggregates, adding nothing
+            return None
         else:
+            size = len(new.nodes), len(new.spans)
             k = new_known.compute(t.op, t.type, t.args, dict(t.attrs) if t.attrs else {})
             out = bits_rule(rw, t, d, k)
             if out is None:  # added next as it is, under a new id

@@ -199,7 +199,10 @@ def _xor(ins: list[Known], t: Type, attrs: Mapping[str, Any]) -> Known:
 
 def amounts(n: Known, limit: int) -> list[int]:
     """Return the amounts ``n`` may hold, those ``>= limit`` as ``limit`` (all when too many)."""
-    free = [1 << i for i in range(n.width) if not n.known >> i & 1]
+    unknown_bits = ~(n.zero | n.one) & ((1 << n.width) - 1)
+    if not unknown_bits:  # a constant amount (the usual case): no combinations to try
+        return [min(n.one, limit)]
+    free = [1 << i for i in range(n.width) if unknown_bits >> i & 1]
     if len(free) > 6:
         return list(range(limit + 1))
     out = set()
@@ -356,6 +359,8 @@ UNSUPPORTED = frozenset({"param", "state", "array_update", "array", "tuple"})
 """Ops with no transfer of their own: params are unknown, the others are aggregates."""
 
 
+_NO_ATTRS: Mapping[str, Any] = {}  # read only: the attributes of a node that has none
+
 Memo = dict[bytes, "Known | None"]
 """Node id -> known bits. An id is a hash of the node's whole content (its inputs' ids
 included), so an entry holds in every graph that has the node: walks may share one memo."""
@@ -388,7 +393,9 @@ class KnownBits:
                 stack.extend(missing)
                 continue
             stack.pop()
-            memo[top] = self.compute(node.op, node.type, node.inputs, dict(node.attrs))
+            attrs = node.attrs
+            memo[top] = self.compute(node.op, node.type, node.inputs,
+                                     dict(attrs) if attrs else _NO_ATTRS)
         return memo[nid]
 
     def compute(self, op: str, t: Type, inputs: Sequence[bytes],

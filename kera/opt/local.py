@@ -58,7 +58,8 @@ def fused(names: Sequence[str], remember: bool = True) -> Callable[[Graph], Grap
 
     def run(graph: Graph) -> Graph:
         rw = Rewriter(graph, lambda rw, t: None, ops)
-        rules = [(make(rw.new), wanted) for make, wanted in parts]
+        made_rules = [(make(rw.new), wanted) for make, wanted in parts]
+        by_op = {op: [r for r, wanted in made_rules if op in wanted] for op in ops}
         new, old_nodes = rw.new, graph.nodes
         quiet: list[bytes] = []  # old ids the rules left alone (new ids: through the map)
         made = rw.kept  # nodes the rules emitted and then left alone (their ids, once added)
@@ -72,11 +73,10 @@ def fused(names: Sequence[str], remember: bool = True) -> Callable[[Graph], Grap
                         return out
                 return None
             size = len(new.nodes), len(new.spans)
-            for local, wanted in rules:
-                if t.op in wanted:
-                    out = local(rw, t)
-                    if out is not None:
-                        return out
+            for local in by_op[t.op]:  # the walk asks only for ``ops``
+                out = local(rw, t)
+                if out is not None:
+                    return out
             if size == (len(new.nodes), len(new.spans)):
                 if nid is None:
                     made.append(t)  # a node a rule emits: added next, as it is

@@ -55,7 +55,8 @@ class Rewriter:
     ``ops`` (optional) names the opcodes the rule looks at; other nodes skip the rule.
     """
 
-    __slots__ = ("_depth", "_span", "current", "kept", "map", "memo", "new", "old", "ops", "rule")
+    __slots__ = ("_consts", "_depth", "_span", "current", "kept", "map", "memo", "new", "old",
+                 "ops", "rule")
 
     def __init__(self, old: Graph, rule: Rule, ops: Collection[str] | None = None) -> None:
         self.old = old
@@ -69,6 +70,7 @@ class Rewriter:
         """The old id of the node being visited, while the rule looks at that node itself."""
         self.memo: dict[object, object] = {}
         """Scratch space rules may keep for the length of one walk."""
+        self._consts: dict[tuple[Type, int], bytes] = {}  # (type, value) -> id in ``new``
         self.kept: list[object] = []
         """Where a rule that keeps an emitted term as it is may append that very term: ``emit``
         replaces it with the term's id once added (the id the term hashes to)."""
@@ -104,7 +106,9 @@ class Rewriter:
 
     def raw(self, term: Term) -> bytes:
         """Add a term to the new graph as it is (no rule), with the current span."""
-        return self.new.add(term.op, term.type, term.args, dict(term.attrs), self._span)
+        attrs = term.attrs
+        return self.new.add(term.op, term.type, term.args, dict(attrs) if attrs else None,
+                            self._span)
 
     def const(self, t: Type, value: int | bool) -> bytes:
         """Add a constant of type ``t`` (ints reduced modulo 2**N, bools as 0/1)."""
@@ -114,7 +118,15 @@ class Rewriter:
             v = t.wrap(int(value))
         else:
             raise ValueError(f"constants must be integers or bools, not {t}")
-        return self.new.add("const", t, (), {"value": v}, self._span)
+        key = (t, v)
+        nid = self._consts.get(key)
+        if nid is None:  # ``new`` only grows during the walk, so a hit is still its node
+            nid = self._consts[key] = self.new.add("const", t, (), {"value": v}, self._span)
+        else:  # what ``Graph.add`` does for a node it has: a span only where there is none
+            span, spans = self._span, self.new.spans
+            if span is not None and nid not in spans:
+                spans[nid] = span
+        return nid
 
     def cast(self, x: bytes, t: Type) -> bytes:
         """Return ``x as t`` (``x`` itself when it already has type ``t``)."""
@@ -161,7 +173,9 @@ class Rewriter:
                 continue
             node = old_nodes[nid]
             ins = node.inputs
-            args = tuple([m[i] for i in ins]) if ins else ins
+            n = len(ins)  # one or two inputs mostly: a tuple display beats a comprehension
+            args = (ins if not n else (m[ins[0]],) if n == 1 else (m[ins[0]], m[ins[1]])
+                    if n == 2 else tuple([m[i] for i in ins]))
             span = old_spans.get(nid)
             op = node.op
             out = None
@@ -206,9 +220,12 @@ class Rewriter:
         for name, region in self.old.regions.items():
             new.regions[name] = region.remap(self.map)
         alive = live(new)
-        if len(alive) < len(new.nodes):  # drop what the rewrite left behind
-            new.nodes = {k: v for k, v in new.nodes.items() if k in alive}
-            new.spans = {k: v for k, v in new.spans.items() if k in alive}
+        if len(alive) < len(new.nodes):  # drop what the rewrite left behind (a few nodes:
+            nodes, spans = new.nodes, new.spans  # deleting them keeps the others' order)
+            for nid in nodes.keys() - alive:
+                del nodes[nid]
+            for nid in spans.keys() - alive:
+                del spans[nid]
         return new
 
 
