@@ -25,6 +25,7 @@ from kera.ir.types import ArrayType, IntType
 if TYPE_CHECKING:
     from kera.hls.pipeline import Schedule
     from kera.hls.schedule import Problem
+    from kera.hls.timing import CostModel
 
 #: Memories of at most this many bits stay in flip-flops (a block RAM would be mostly empty).
 TINY_BITS = 256
@@ -32,8 +33,11 @@ TINY_BITS = 256
 BRAM_BITS = {"ice40": 4096, "ecp5": 16384}
 #: Read and write ports of one block RAM per family (iCE40: 1 read + 1 write).
 BRAM_PORTS = {"ice40": (1, 1), "ecp5": (2, 2)}
-#: Clock-to-output of a block RAM read, in ns (an assumption: the models do not fit it yet).
-BRAM_CLK_TO_OUT_NS = {"ice40": 2.5, "ecp5": 2.0}
+#: Clock-to-output of a block RAM read and of a flip-flop, in ns: nextpnr 0.11's timing of
+#: SB_RAM40_4K RDATA (UP5K) and DP16KD DOB against the fabric flip-flop's, measured on a RAM
+#: read straight into a register (docs/models.md, "Block RAM read path").
+BRAM_CLK_TO_OUT_NS = {"ice40": 1.178, "ecp5": 5.83}
+FF_CLK_TO_Q_NS = {"ice40": 1.39, "ecp5": 0.525}
 
 
 @dataclass(frozen=True)
@@ -222,9 +226,35 @@ def plan_memories(problem: Problem, family: str) -> list[MemPlan]:
     return out
 
 
+def read_delay(plan: MemPlan, family: str, costs: CostModel) -> float:
+    """Return the delay of a block RAM read in ns, counted like any node after a register.
+
+    The stage overhead already has a flip-flop's clock-to-Q, so the RAM costs what its
+    clock-to-output exceeds it by. A written RAM's read data then passes two ``w``-bit
+    selects: yosys's read-old-data emulation (the RAM's ports define no collision, so
+    ``memory_libmap`` registers the write and muxes it onto the data when the addresses
+    match) and the emitter's forwarding select; a LUT level each (``level_ns``: the fitted
+    ``select`` curve starts at a register, its LUT in the overhead). Each select's hit test,
+    valid and an ``a``-bit compare of registered addresses (``2a + 1`` inputs), is a tree of
+    ``k``-input LUTs from the clock edge. histogram (256 x 16) on iCE40: max(1.178 - 1.39,
+    3 x 2.596) + 2 x 2.596 = 12.98 ns (placed, seed 1: 14.70 ns from the address register's
+    output through 3 hit-test LUTs and 2 selects, each LUT with its net).
+    """
+    ram = max(0.0, BRAM_CLK_TO_OUT_NS[family] - FF_CLK_TO_Q_NS[family])
+    if plan.write is None:
+        return ram
+    a = max(1, (plan.words - 1).bit_length())
+    levels, inputs = 1, costs.lut_k
+    while inputs < 2 * a + 1:
+        levels, inputs = levels + 1, inputs * costs.lut_k
+    return max(ram, levels * costs.level_ns) + 2 * costs.level_ns
+
+
 def state_ff_bits(schedule: Schedule) -> int:
     """Return the flip-flop bits of a schedule's state: every element not in block RAM, and
-    each block RAM's forwarding registers and clear counter."""
+    each block RAM's forwarding registers and clear counter; a written block RAM's
+    forwarding registers count twice (yosys's read-old-data emulation has its own: valid,
+    address and data, ``read_delay``)."""
     if schedule.state is None:
         return 0
     rams = [m for m in schedule.state.mems if m.mapped_to != "ff"]
@@ -234,7 +264,8 @@ def state_ff_bits(schedule: Schedule) -> int:
                for i, slot in enumerate(g.regions[schedule.region].states) if i not in ram)
     # a block RAM's forwarding registers (valid, address, data) and the reset's clear counter
     abits = [max(1, (m.words - 1).bit_length()) for m in rams]
-    forward = sum(1 + a + m.width for a, m in zip(abits, rams, strict=True))
+    forward = sum((1 + a + m.width) * (2 if m.write is not None else 1)
+                  for a, m in zip(abits, rams, strict=True))
     return regs + forward + (1 + max(abits) if rams else 0)
 
 
@@ -253,4 +284,4 @@ def bram_blocks(schedule: Schedule) -> int:
 
 
 __all__ = ["BRAM_BITS", "TINY_BITS", "BramPorts", "MemPlan", "Write", "bram_blocks",
-           "bram_reads", "chain", "normalise", "plan_memories", "state_ff_bits"]
+           "bram_reads", "chain", "normalise", "plan_memories", "read_delay", "state_ff_bits"]

@@ -62,7 +62,8 @@ def _for_bram(problem: Problem, slot: rc.Slot, mems: list[memory.MemPlan],
     """Return the slot as the scheduler sees it; for a block RAM, set up its timing.
 
     The chain and the state node become wiring (``problem.virtual``), the read costs the RAM's
-    clock-to-output and comes one stage after its address; the modulo constraint then runs
+    clock-to-output and the selects after it (``memory.read_delay``) and comes one stage after
+    its address; the modulo constraint then runs
     from the read's stage (where its data arrives) to the write's.
     """
     plan = next((m for m in mems if m.slot.index == slot.index and m.mapped_to == "bram"), None)
@@ -71,7 +72,8 @@ def _for_bram(problem: Problem, slot: rc.Slot, mems: list[memory.MemPlan],
     for v in plan.chain:
         problem.delay[v] = 0.0
         problem.virtual.add(v)
-    problem.delay[plan.read] = memory.BRAM_CLK_TO_OUT_NS[family]
+    assert problem.costs is not None  # plan_schedule always gives one
+    problem.delay[plan.read] = memory.read_delay(plan, family, problem.costs)
     addr = problem.ids.index(problem.graph.nodes[problem.ids[plan.read]].inputs[1])
     problem.gaps.append((addr, plan.read))
     return dataclasses.replace(slot, read=plan.read)
