@@ -91,8 +91,9 @@ def measure(verilog: str, sched: Any, family: str, seeds: tuple[int, ...]) -> di
                                  in_bits, out_bits), seeds=seeds)
     ref = _shell(flow, inputs, out_bits, point, run_flow, _passthrough, shell_verilog)
     keys = ("lut", "ff", "carry", "dsp", "fmax_mhz", "seconds")
-    return {"full": {k: full[k] for k in keys}, "shell": {k: ref[k] for k in keys},
-            "in_bits": in_bits, "out_bits": out_bits}
+    return {"full": {k: full[k] for k in (*keys, "ff_lines")},
+            "shell": {k: ref[k] for k in keys}, "in_bits": in_bits, "out_bits": out_bits,
+            "core_lines": len(verilog.splitlines())}
 
 
 def const_outputs(sched: Any, model: Any) -> list[list[int]]:
@@ -132,12 +133,13 @@ def core(raw: dict[str, Any]) -> dict[str, Any]:
 
     LUTs, carries and DSPs: the design's minus the pass-through shell's (``shell_const``, the
     shell around a pass-through with the design's constant output bits, where it has any).
-    Flip-flops: the design's minus IW + OW (``kera.hls.pnr.core_figures``).
+    Flip-flops: the core's by their source lines (``kera.hls.pnr.core_figures``; measurements
+    cached before they were kept: the design's minus IW + OW).
     """
     from kera.hls.pnr import core_figures
 
     full, shell = raw["full"], raw.get("shell_const", raw["shell"])
-    out = core_figures(full, shell, raw["in_bits"], raw["out_bits"])
+    out = core_figures(full, shell, raw["in_bits"], raw["out_bits"], raw.get("core_lines"))
     return {**out, "fmax_mhz": full["fmax_mhz"], "seconds": full["seconds"]}
 
 

@@ -65,16 +65,21 @@ def _passthrough(inputs: list[tuple[str, int]], out_bits: int) -> str:
     ])
 
 
-def core_figures(full: dict[str, Any], shell: dict[str, Any], in_bits: int,
-                 out_bits: int) -> dict[str, int]:
+def core_figures(full: dict[str, Any], shell: dict[str, Any], in_bits: int, out_bits: int,
+                 core_lines: int | None = None) -> dict[str, int]:
     """The core's LUTs, carries, DSPs and flip-flops from the shelled design and its reference.
 
-    LUTs, carries and DSPs: the design's minus the pass-through shell's. Flip-flops: the
-    design's minus IW + OW (TOOLS.md), not the reference's: with IW > OW yosys trims the
-    reference's unread top input bits, which the real core reads.
+    LUTs, carries and DSPs: the design's minus the pass-through shell's. Flip-flops: those of
+    the design whose ``top.v`` line is in the core (its first ``core_lines`` lines; no line:
+    counted as the core's), where the measurement has them (``ff_lines``); else the design's
+    minus IW + OW (TOOLS.md). Never the reference's: yosys trims the shell's unread top input
+    bits in the reference and, where the core reads only some input bits, in the design too.
     """
     out = {k: max(0, int(full[k]) - int(shell[k])) for k in ("lut", "carry", "dsp")}
-    out["ff"] = max(0, int(full["ff"]) - in_bits - out_bits)
+    if core_lines is not None and "ff_lines" in full:
+        out["ff"] = sum(n for line, n in full["ff_lines"] if line <= core_lines)
+    else:
+        out["ff"] = max(0, int(full["ff"]) - in_bits - out_bits)
     return out
 
 
@@ -105,7 +110,7 @@ def measure_core(verilog: str, module: str, inputs: list[tuple[str, int]], out_b
     except RuntimeError as e:
         raise tool_failure(str(e), family) from None
     versions = tool_versions(flow)
-    core = core_figures(full, ref, in_bits, out_bits)
+    core = core_figures(full, ref, in_bits, out_bits, len(verilog.splitlines()))
     rams = {c: n for c, n in full.get("cells", {}).items() if c in RAM_CELLS}
     return {
         **core,

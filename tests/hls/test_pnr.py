@@ -42,11 +42,18 @@ def test_gray_on_ice40_is_measured():
     assert "nextpnr" in measured["tool"]
 
 
-def test_the_core_pays_for_every_input_bit_the_shell_trims() -> None:
+
+def test_the_core_flip_flops_are_those_of_its_source_lines() -> None:
     from kera.hls.pnr import core_figures
 
     # fir8-like: 128 input bits, 32 output bits. The pass-through reference keeps only the 32
-    # input bits it reads (yosys trims the rest): 64 FFs; the design's shell holds all 160.
+    # input bits it reads (yosys trims the rest): 64 FFs, not the design's shell's 160.
     full = {"lut": 250, "carry": 40, "dsp": 2, "ff": 295}
     ref = {"lut": 32, "carry": 0, "dsp": 0, "ff": 64}
     assert core_figures(full, ref, 128, 32) == {"lut": 218, "carry": 40, "dsp": 2, "ff": 135}
+    # rot16-like: the core reads 4 of its amount's 16 bits, so the design's shell keeps 20 of
+    # its 32 input flip-flops: by their lines (core: lines 1..52) the core has 16 + 1 (no line).
+    full = {"lut": 139, "carry": 3, "dsp": 0, "ff": 53,
+            "ff_lines": [[0, 1], [44, 16], [57, 20], [60, 16]]}
+    assert core_figures(full, ref, 32, 16, core_lines=52)["ff"] == 17
+    assert core_figures(full, ref, 32, 16)["ff"] == 5  # without the lines: 53 - 32 - 16

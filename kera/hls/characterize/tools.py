@@ -126,6 +126,19 @@ def _cells(netlist: dict) -> Counter[str]:
     return Counter(c["type"] for c in cells)
 
 
+def _ff_lines(netlist: dict, ff_prefix: str) -> list[list[int]]:
+    """``[line, count]`` of the flip-flops by the ``top.v`` line they come from (yosys's ``src``
+    attribute survives flattening and mapping; 0: none), so a caller can tell a shell's
+    flip-flops from its core's however many of either yosys trimmed."""
+    lines: Counter[int] = Counter()
+    for cell in netlist["modules"]["top"]["cells"].values():
+        if cell["type"].startswith(ff_prefix):
+            src = cell.get("attributes", {}).get("src", "").split("|")[0]
+            head = src.split(":")[1].split(".")[0] if src.startswith("top.v:") else "0"
+            lines[int(head) if head.isdigit() else 0] += 1
+    return [[line, n] for line, n in sorted(lines.items())]
+
+
 def _path_summary(report: dict) -> dict[str, float]:
     """Sum the segments of the worst same-clock register → register path by type."""
     paths = [p for p in report.get("critical_paths", [])
@@ -182,7 +195,8 @@ def measure(flow: Flow, d: Design, dsp: bool = True, seeds: tuple[int, ...] = SE
         work = Path(tmp)
         (work / "top.v").write_text(d.verilog)
         _run(commands(flow, dsp)[0], work)
-        cells = _cells(json.loads((work / "net.json").read_text()))
+        netlist = json.loads((work / "net.json").read_text())
+        cells = _cells(netlist)
         runs = sorted((_place(flow, dsp, s, work) for s in seeds), key=lambda run: run[0])
     period, path, used, sources = runs[len(runs) // 2]
     return {
@@ -191,6 +205,7 @@ def measure(flow: Flow, d: Design, dsp: bool = True, seeds: tuple[int, ...] = SE
         "carry": sum(cells[c] for c in flow.carry_cells),
         "dsp": sum(cells[c] for c in flow.dsp_cells),
         "cells": dict(sorted(cells.items())),
+        "ff_lines": _ff_lines(netlist, flow.ff_prefix),
         "period_ns": round(period, 4),
         "periods_ns": [round(r[0], 4) for r in runs],
         "fmax_mhz": round(1000.0 / period, 3),
