@@ -72,9 +72,10 @@ def _with_ii(text: str, ii: int) -> str:
 
 def point(name: str, ii: int, measure: bool, seeds: tuple[int, ...]) -> dict[str, Any]:
     """Schedule, estimate and (when it can fit) measure one kernel at one II."""
-    path = Path(tempfile.mkdtemp(prefix="kera-share-")) / f"{name}.kera"
-    path.write_text(_with_ii(KERNELS[name], ii), encoding="utf-8")
-    loaded = kera.load(path)
+    with tempfile.TemporaryDirectory(prefix="kera-share-") as tmp:
+        path = Path(tmp) / f"{name}.kera"
+        path.write_text(_with_ii(KERNELS[name], ii), encoding="utf-8")
+        loaded = kera.load(path)
     board_name, clock = PLACES.get(name, (BOARD, None))
     sched, board, model = plan_schedule(loaded.graph, loaded.top, board=board_name,
                                         clock_mhz=clock)
@@ -108,11 +109,11 @@ def point(name: str, ii: int, measure: bool, seeds: tuple[int, ...]) -> dict[str
     except (RuntimeError, KeraError) as e:
         row["measure_error"] = str(e)[:200]
         return row
-    core = m.get("core", m)
-    row["measured"] = {k: core.get(k) for k in ("lut", "ff", "dsp")} | {
+    row["measured"] = {k: m[k] for k in ("lut", "ff", "dsp", "carry")} | {
         "fmax_mhz": round(float(m["fmax_mhz"]), 2),
         "throughput_per_s": round(float(m["fmax_mhz"]) * 1e6 / sched.ii),
-        "fmax_untimed_dsp": bool(core.get("dsp")),
+        "fmax_untimed_dsp": bool(m["dsp"]) and board.family == "ice40",
+        "seconds": m["seconds"],
     }
     return row
 
