@@ -8,14 +8,18 @@ iCEBreaker at its clock, and ``xtea``, ``gcd16`` (examples/: 32 unrolled rounds,
 steps) on iCEBreaker and ``xtea100`` (XTEA on ULX3S at 100 MHz, a deep pipeline whose
 registers the binding folds). ``sha256`` (examples/sha256.kera on ULX3S at 100 MHz) is not in
 the default set: its place and route takes long. Each is scheduled with
-``#[pipeline(ii = N)]`` (``plan_schedule``), estimated, and -- unless it cannot fit (estimate
-over capacity, or more multipliers than DSPs: yosys maps every one to an SB_MAC16) -- placed
-and routed out of context with yosys + nextpnr (``kera.hls.pnr.measure_schedule``). Each row:
-the estimate and the measurement (LUT, FF, DSP, Fmax), the physical pipeline-register bits of
-the register binding, and the throughput ``Fmax / II`` in results per second (nextpnr-ice40
-does not time the SB_MAC16: a measured Fmax with DSPs is the fabric's only,
-``fmax_untimed_dsp``; the estimate's Fmax costs the DSP as its LUT equivalent). Minutes with
-one seed (most II of xtea and gcd16 do not fit an UP5K yet and are only estimated).
+``#[pipeline(ii = N)]`` (``plan_schedule``), estimated, and -- unless the estimate does not fit
+the board as ``--fit`` checks it (``kera.hls.fit.over_budget``: LUT/FF/DSP/BRAM, on iCE40 the
+LUTs plus the delay-line flip-flops that take a logic cell, and no more multipliers than DSPs,
+yosys mapping every one to an SB_MAC16) -- placed and routed out of context with yosys +
+nextpnr (``kera.hls.pnr.measure_schedule``; the serial shell's cells subtracted). Each row:
+the estimate and the measurement (LUT, FF, DSP, carry cells, Fmax), the physical
+pipeline-register bits of the register binding, and the throughput ``Fmax / II`` in results
+per second (nextpnr-ice40 does not time the SB_MAC16: a measured Fmax with DSPs on iCE40 is
+the fabric's only, ``fmax_untimed_dsp``; the estimate's Fmax costs the DSP as its LUT
+equivalent). On ECP5 ``lut`` counts LUT4 cells only, an add is CCU2C carry cells
+(``carry``). Minutes with one seed; ``KERA_TOOL_TIMEOUT_S`` raises the 1,200 s limit a tool
+run has.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from typing import Any
 
 import kera
 from kera.diagnostics import KeraError
-from kera.hls.fit import _every_mul_on_dsp, dsp_circuits
+from kera.hls.fit import over_budget
 from kera.hls.report import build_report
 from kera.hls.synth import plan_schedule
 from kera.rtl import emit_verilog
@@ -72,9 +76,10 @@ def _with_ii(text: str, ii: int) -> str:
 
 def point(name: str, ii: int, measure: bool, seeds: tuple[int, ...]) -> dict[str, Any]:
     """Schedule, estimate and (when it can fit) measure one kernel at one II."""
-    path = Path(tempfile.mkdtemp(prefix="kera-share-")) / f"{name}.kera"
-    path.write_text(_with_ii(KERNELS[name], ii), encoding="utf-8")
-    loaded = kera.load(path)
+    with tempfile.TemporaryDirectory(prefix="kera-share-") as tmp:
+        path = Path(tmp) / f"{name}.kera"
+        path.write_text(_with_ii(KERNELS[name], ii), encoding="utf-8")
+        loaded = kera.load(path)
     board_name, clock = PLACES.get(name, (BOARD, None))
     sched, board, model = plan_schedule(loaded.graph, loaded.top, board=board_name,
                                         clock_mhz=clock)
@@ -89,11 +94,7 @@ def point(name: str, ii: int, measure: bool, seeds: tuple[int, ...]) -> dict[str
             "fmax_mhz": round(est["fmax_mhz"], 2),
             "throughput_per_s": round(min(est["fmax_mhz"], 1e9) * 1e6 / sched.ii)},
     }
-    caps = report["capacities"]
-    over = [k for k in ("lut", "ff", "dsp", "bram") if est[k] > caps[k]]
-    need = dsp_circuits(sched, model)
-    if need > caps["dsp"] and _every_mul_on_dsp(model):
-        over.append(f"dsp ({need} multipliers)")
+    over = over_budget(sched, board, model)  # what `--fit` checks (kera.hls.fit)
     if over:
         row["fits"], row["over"] = False, over
         return row
@@ -108,11 +109,11 @@ def point(name: str, ii: int, measure: bool, seeds: tuple[int, ...]) -> dict[str
     except (RuntimeError, KeraError) as e:
         row["measure_error"] = str(e)[:200]
         return row
-    core = m.get("core", m)
-    row["measured"] = {k: core.get(k) for k in ("lut", "ff", "dsp")} | {
+    row["measured"] = {k: m[k] for k in ("lut", "ff", "dsp", "carry")} | {
         "fmax_mhz": round(float(m["fmax_mhz"]), 2),
         "throughput_per_s": round(float(m["fmax_mhz"]) * 1e6 / sched.ii),
-        "fmax_untimed_dsp": bool(core.get("dsp")),
+        "fmax_untimed_dsp": bool(m["dsp"]) and board.family == "ice40",
+        "seconds": m["seconds"],
     }
     return row
 

@@ -35,16 +35,16 @@ def _why_not(ii: int, plan: Planner) -> tuple[str | None, tuple[Schedule, Any, A
             raise
         return e.message.split("cannot be met: ", 1)[-1].split("; use ")[0], None
     sched, board, model = made
-    why = _over(sched, board, model)
+    why = over_budget(sched, board, model)
     if why and sched.aligned and "LUT" in why:  # the registers' multiplexers may be the LUTs
         plain = refine(dataclasses.replace(sched, register_mux=False), CostModel(model, None))
-        why_plain = _over(plain, board, model)
+        why_plain = over_budget(plain, board, model)
         if not why_plain or "LUT" not in why_plain:
             return why_plain, (plain, board, model)
     return why, made
 
 
-def _over(sched: Schedule, board: Any, model: Any) -> str | None:
+def over_budget(sched: Schedule, board: Any, model: Any) -> str | None:
     """Return what ``sched`` needs beyond the board's capacities (None when it fits)."""
     res = estimate(sched, CostModel(model, board.capacities.dsp), board.capacities)
     over = [f"{k.upper()} {need} > {cap}" for k, (need, cap) in res.overfull.items()]
@@ -146,4 +146,5 @@ def hint_ii(plan: Planner) -> int | None:
         return None
 
 
-__all__ = ["MAX_FIT_II", "dsp_circuits", "fit_schedule", "flop_cells", "hint_ii", "search"]
+__all__ = ["MAX_FIT_II", "dsp_circuits", "fit_schedule", "flop_cells", "hint_ii", "over_budget",
+           "search"]
