@@ -56,6 +56,7 @@ def test_the_tool_time_limit_comes_from_the_environment(monkeypatch: pytest.Monk
     assert tool_timeout() == TOOL_TIMEOUT_S
     monkeypatch.setenv("KERA_TOOL_TIMEOUT_S", "7200")
     assert tool_timeout() == 7200.0
-    monkeypatch.setenv("KERA_TOOL_TIMEOUT_S", "an hour")
-    with pytest.raises(KeraError, match="KERA_TOOL_TIMEOUT_S='an hour' is not a number"):
-        tool_timeout()
+    for bad in ("an hour", "-5", "0", "nan"):
+        monkeypatch.setenv("KERA_TOOL_TIMEOUT_S", bad)
+        with pytest.raises(KeraError, match=f"KERA_TOOL_TIMEOUT_S='{bad}' is not a number"):
+            tool_timeout()

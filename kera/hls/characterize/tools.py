@@ -35,10 +35,13 @@ def tool_timeout() -> float:
     """Return the tool time limit in seconds: ``KERA_TOOL_TIMEOUT_S`` if set, else the default."""
     value = os.environ.get("KERA_TOOL_TIMEOUT_S", "").strip()
     try:
-        return float(value) if value else float(TOOL_TIMEOUT_S)
+        limit = float(value) if value else float(TOOL_TIMEOUT_S)
     except ValueError:
-        raise KeraError(f"KERA_TOOL_TIMEOUT_S={value!r} is not a number of seconds",
-                        exit_code=ExitCode.USAGE) from None
+        limit = 0.0
+    if not limit > 0:  # also NaN
+        raise KeraError(f"KERA_TOOL_TIMEOUT_S={value!r} is not a number of seconds above 0",
+                        exit_code=ExitCode.USAGE)
+    return limit
 
 
 @dataclass(frozen=True)
