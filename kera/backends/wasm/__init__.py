@@ -54,14 +54,27 @@ def _release() -> None:
     engine.cache_clear()
 
 
+#: WAT at least this long is compiled without Cranelift's optimiser, whose "speed" level is
+#: superlinear in one huge function: AES-128's 12.4 MB of SIMD WAT took 236 s to compile at
+#: "speed" and 7 s at "none" (2-core machine); a golden model that size runs a few vectors.
+OPTIMISE_BELOW = 2_000_000
+
+
 @functools.cache
-def engine() -> Any:
-    """Return the process's wasmtime engine (SIMD128 on, relaxed-SIMD off)."""
+def engine(optimise: bool = True) -> Any:
+    """Return the process's wasmtime engine (SIMD128 on, relaxed-SIMD off; Cranelift's
+    optimiser at "speed", or "none" for the big modules of ``OPTIMISE_BELOW``)."""
     wasmtime = _wasmtime()
     config = wasmtime.Config()
     config.wasm_simd = True
     config.wasm_relaxed_simd = False
+    config.cranelift_opt_level = "speed" if optimise else "none"
     return wasmtime.Engine(config)
+
+
+def engine_for(wat: str) -> Any:
+    """The engine that compiles (and runs) ``wat``."""
+    return engine(len(wat) < OPTIMISE_BELOW)
 
 
 @functools.lru_cache(maxsize=256)
@@ -69,14 +82,15 @@ def compile_module(wat: str) -> Any:
     """Compile WAT text to a wasmtime ``Module``, reusing the serialized copy on disk."""
     wasmtime = _wasmtime()
     version = getattr(wasmtime, "__version__", "") or _dist_version()
-    key = hashlib.sha256(f"{version}\0{wat}".encode()).hexdigest()[:32]
+    optimise = len(wat) < OPTIMISE_BELOW
+    key = hashlib.sha256(f"{version}\0{optimise}\0{wat}".encode()).hexdigest()[:32]
     path = cache_dir("wasm") / f"{key}.cwasm"
     if path.exists():
         try:
-            return wasmtime.Module.deserialize_file(engine(), str(path))
+            return wasmtime.Module.deserialize_file(engine_for(wat), str(path))
         except Exception:  # noqa: BLE001 (a stale or foreign artifact: compile again)
             pass
-    module = wasmtime.Module(engine(), wat)
+    module = wasmtime.Module(engine_for(wat), wat)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{id(module)}.tmp")
@@ -106,7 +120,7 @@ class WasmKernel:
         self.mem = mem
         self.state = state
         self.layout = mem.layout
-        self.store = wasmtime.Store(engine())
+        self.store = wasmtime.Store(engine_for(wat))
         instance = wasmtime.Instance(self.store, compile_module(wat), [])
         exports = instance.exports(self.store)
         self._run = exports[ENTRY]
