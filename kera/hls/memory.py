@@ -243,10 +243,10 @@ def read_delay(plan: MemPlan, family: str, costs: CostModel) -> float:
     ram = max(0.0, BRAM_CLK_TO_OUT_NS[family] - FF_CLK_TO_Q_NS[family])
     if plan.write is None:
         return ram
+    from kera.hls.lutmap import lut_levels
+
     a = max(1, (plan.words - 1).bit_length())
-    levels, inputs = 1, costs.lut_k
-    while inputs < 2 * a + 1:
-        levels, inputs = levels + 1, inputs * costs.lut_k
+    levels = lut_levels(2 * a + 1, costs.lut_k)
     return max(ram, levels * costs.level_ns) + 2 * costs.level_ns
 
 
