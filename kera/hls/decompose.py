@@ -57,8 +57,11 @@ def decompose_for_timing(graph: Graph, costs: CostModel, usable_ns: float) -> Gr
     left after the margin and the register overhead. A graph with nothing to split is returned
     as it is (the same object).
     """
-    slow = [nid for nid in graph.canonical_order() if _wants(graph, graph.nodes[nid], costs,
-                                                               usable_ns)]
+    demand: dict[bytes, int] = {}
+    if any(n.op == "mul" for n in graph.nodes.values()):
+        demand = demanded(graph)
+    slow = [nid for nid in graph.canonical_order()
+            if _wants(graph, graph.nodes[nid], costs, usable_ns, demand)]
     if not slow:
         return graph
     todo = set(slow)
@@ -138,13 +141,38 @@ def borrow_pairs(graph: Graph) -> dict[tuple[bytes, bytes], frozenset[bytes]]:
     return out
 
 
-def _wants(graph: Graph, node: Node, costs: CostModel, usable_ns: float) -> bool:
+def _wants(graph: Graph, node: Node, costs: CostModel, usable_ns: float,
+           demand: dict[bytes, int]) -> bool:
     """Whether ``node`` is an op this pass rewrites and the cost model says it must be."""
     if node.op not in DECOMPOSED_OPS:
         return False
     if node.op in MUL_OPS and node.id in costs.lut_multipliers(graph):
         return True  # over the DSP budget: a constant one becomes shift-and-add here
+    if node.op == "mul" and _shifts_are_smaller(graph, node, costs, demand.get(node.id, 0)):
+        return True
     return costs.delay(graph, node) > usable_ns + EPS_NS
+
+
+def _shifts_are_smaller(graph: Graph, node: Node, costs: CostModel, demand: int) -> bool:
+    """Whether a multiply by a constant takes no more LUTs as shift-and-add over the bits its
+    users demand than on DSPs (whose partial products wider than one DSP are summed in LUTs):
+    then the DSPs buy nothing. popcount64's ``x * 0x0101..01 >> 56`` is seven 8-bit adders,
+    where a 64-bit product takes 10 MULT18X18D and ~900 LUT4 sites on ECP5."""
+    t = node.type
+    if not isinstance(t, IntType):
+        return False
+    nodes = graph.nodes
+    consts = [int(nodes[i].attr("value")) % (1 << t.width) for i in node.inputs
+              if nodes[i].op == "const"]
+    demand &= (1 << t.width) - 1
+    if not consts or not demand:
+        return bool(consts)
+    c = consts[0]
+    hi, lo = demand.bit_length(), (demand & -demand).bit_length() - 1
+    terms = min(bin(c & ((1 << hi) - 1)).count("1"), sum(map(len, _csd(c, hi))))
+    adds = costs._sites(dict(costs._query_area(("add", max(1, hi - lo), None))))
+    on_dsp = costs._sites(dict(costs.area(graph, node)))
+    return max(0, terms - 1) * adds["lut"] <= on_dsp["lut"]
 
 
 class _Splitter:

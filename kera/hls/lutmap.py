@@ -120,6 +120,9 @@ class BitNetwork:
     #: The gate of each select's bits made so far, where ``merge_equal``.
     _same: dict[tuple[object, ...], Bit] = field(default_factory=dict)
     _demanded: frozenset[int] | None = None
+    #: The gates that are multiplexers (``c ? x : y``): ``kera.hls.sta`` does not merge them
+    #: into the cones around them.
+    muxes: set[int] = field(default_factory=set)
 
     def build(self, order: Iterable[bytes], results: Iterable[bytes]) -> BitNetwork:
         """Evaluate the nodes of ``order`` (topological); materialise what leaf-producing
@@ -488,12 +491,20 @@ def _mux(net: BitNetwork, c: Bit, x: Bit, y: Bit) -> Bit:
     if not y[0]:  # c ? x : 1 = ~c | x;  c ? x : 0 = c & x
         return _logic(net, "or", _not(c), x) if y[1] else _logic(net, "and", c, x)
     if not net.merge_equal:
-        return net._gate([c, x, y])
+        return _mux_gate(net, c, x, y)
     key = ("mux", c, x, y)
     hit = net._same.get(key)
     if hit is None:  # a sign bit's copies through a select are one LUT (opt_merge)
-        hit = net._same[key] = net._gate([c, x, y])
+        hit = net._same[key] = _mux_gate(net, c, x, y)
     return hit
+
+
+def _mux_gate(net: BitNetwork, c: Bit, x: Bit, y: Bit) -> Bit:
+    """Return the gate of ``c ? x : y``, recorded as a multiplexer."""
+    out = net._gate([c, x, y])
+    if out[2] >= 0:
+        net.muxes.add(out[2])
+    return out
 
 
 def _extend(bits: list[Bit], t: Type, width: int) -> list[Bit]:

@@ -19,7 +19,13 @@ from typing import Any
 import kera
 from kera.diagnostics import SourceFile
 from kera.hls.pipeline import Schedule
-from kera.hls.resources import CAPACITY_KEYS, RESOURCE_KEYS, estimate, utilisation
+from kera.hls.resources import (
+    CAPACITY_KEYS,
+    RESOURCE_KEYS,
+    estimate,
+    schedule_costs,
+    utilisation,
+)
 from kera.hls.state_report import state_section, state_text
 from kera.hls.timing import (
     CostModel,
@@ -77,8 +83,8 @@ def build_report(
     costs = CostModel(model)
     graph = schedule.graph
     locator = make_locator(graph, source)
-    timing = analyse(schedule, costs, locator)
     area = estimate(schedule, costs, board.capacities)
+    timing = analyse(schedule, schedule_costs(schedule, costs, board.capacities.dsp), locator)
     top = top or schedule.region
     opts = {"board": board.name, "clock_mhz": schedule.clock_mhz, "ii": schedule.ii,
             "top": top, **({"margin": margin} if margin is not None else {}),

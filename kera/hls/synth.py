@@ -165,12 +165,49 @@ def plan_schedule(
     lowered = lower_for_hardware(graph.subgraph([top]))
     # with II > 1 multiplies may share DSPs (kera.hls.sharing): no budget rewrite then
     costs = CostModel(model, the_board.capacities.dsp if (ii or 1) == 1 else None)
-    usable = 1000.0 / clock * (1.0 - margin) - costs.overhead_ns
-    lowered = decompose_for_timing(lowered, costs, usable)
-    sched = make_schedule(lowered, top, family=the_board.family, clock_mhz=clock, ii=ii,
-                          margin=margin, model=model, method=method,
-                          dsp_budget=the_board.capacities.dsp)
-    return sched, the_board, model
+
+    def attempt(m: float) -> Schedule:
+        usable = 1000.0 / clock * (1.0 - m) - costs.overhead_ns
+        return make_schedule(decompose_for_timing(lowered, costs, usable), top,
+                             family=the_board.family, clock_mhz=clock, ii=ii, margin=m,
+                             model=model, method=method, dsp_budget=the_board.capacities.dsp)
+
+    return _meet_estimate(attempt, margin, model, the_board), the_board, model
+
+
+#: How many schedules ``plan_schedule`` makes, at most, to meet the clock by its own estimate.
+ESTIMATE_TRIES = 3
+
+
+def _meet_estimate(attempt: Callable[[float], Schedule], margin: float,
+                   model: DelayAreaModel, board: Any) -> Schedule:
+    """Return ``attempt(margin)``, or a schedule at a tighter margin where the bit-level timing
+    (``kera.hls.sta``, what the report says) misses the clock that the scheduler's chained
+    delays met: those are per node, and the nets of a large design are slower than they assume.
+    The margin is tightened by the shortfall, as ``--close-timing`` does with a measurement;
+    an attempt that fails (an op that no longer fits) keeps the schedule before it."""
+    from kera.hls.closure import next_margin
+    from kera.hls.resources import schedule_costs
+    from kera.hls.sta import analyse_bits, design_size
+
+    sched = attempt(margin)
+    size: float | None = None
+    for _ in range(ESTIMATE_TRIES - 1):
+        costs = schedule_costs(sched, CostModel(model), board.capacities.dsp)
+        if size is None:
+            size = design_size(sched, costs)
+        bits = analyse_bits(sched, costs, size)
+        if bits is None:
+            break
+        fmax = 1000.0 / max(max(bits.stage_delays, default=0.0) + costs.overhead_ns, 1e-9)
+        tighter = next_margin(margin, fmax, sched.clock_mhz)
+        if fmax >= sched.clock_mhz or tighter is None:
+            break
+        try:
+            sched, margin = attempt(tighter), tighter
+        except KeraError:
+            break
+    return sched
 
 
 #: The widest value the hardware model takes (bits; e.g. `mem m: [u16; 4096]`). The LUT-level

@@ -878,9 +878,25 @@ def critical_path(schedule: Schedule, locator: Locator) -> list[PathOp]:
 
 
 def analyse(schedule: Schedule, costs: CostModel, locator: Locator) -> Timing:
-    """Return the timing summary of a schedule."""
-    return Timing(tuple(stage_delays(schedule)), tuple(critical_path(schedule, locator)),
-                  costs.overhead_ns)
+    """Return the timing summary of a schedule: the bit-level timing of ``kera.hls.sta``
+    (``costs`` with the DSP budget the schedule was made with), or the scheduler's chained
+    delays where that does not apply (shared units)."""
+    from kera.hls.sta import analyse_bits
+
+    bits = analyse_bits(schedule, costs)
+    if bits is None:
+        return Timing(tuple(stage_delays(schedule)), tuple(critical_path(schedule, locator)),
+                      costs.overhead_ns)
+    graph = schedule.graph
+    path = []
+    for arc in bits.path:
+        node = graph.nodes[arc.nid]
+        if is_wiring(graph, node) or arc.delay_ns <= EPS_NS:
+            continue
+        path.append(PathOp(arc.nid, node.op, display_width(graph, node),
+                           schedule.stage[arc.nid], arc.start_ns, arc.delay_ns,
+                           locate(graph, arc.nid, locator)))
+    return Timing(bits.stage_delays, tuple(path), costs.overhead_ns)
 
 
 __all__ = [

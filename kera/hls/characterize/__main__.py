@@ -31,6 +31,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS), help="nextpnr seeds")
     ap.add_argument("--fit-only", action="store_true", help="only fit the existing data")
     ap.add_argument("--no-fit", action="store_true", help="only measure")
+    ap.add_argument("--routing", nargs="*", type=Path, metavar="FILE.kera",
+                    help="measure routed net delays on these designs (default: the "
+                         "repository's examples and ../shared kernels) instead of the ops")
     return ap
 
 
@@ -48,7 +51,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"wrote {write_provisional(args.family, out=args.model)}", file=sys.stderr)
             return 0
         data = args.data or data_path(args.family)
-        if not args.fit_only:
+        if args.routing is not None and not args.fit_only:
+            from .routing import measure_routing, nets_path
+
+            files = args.routing or default_designs()
+            print(f"wrote {measure_routing(args.family, files, nets_path(args.family))}",
+                  file=sys.stderr)
+        elif not args.fit_only:
             characterize(args.family, args.ops, args.widths, args.resume, data, args.jobs,
                          tuple(args.seeds))
         if not args.no_fit:
@@ -60,6 +69,22 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc.message}", file=sys.stderr)
         return exc.exit_code
     return 0
+
+
+def default_designs() -> list[Path]:
+    """Return the repository's examples and ../shared kernels (peers too), one per text."""
+    root = Path(__file__).resolve().parents[3]
+    shared = root.parent / "shared" / "kernels"
+    files = [*sorted((root / "examples").glob("*.kera")), *sorted(shared.glob("*.kera")),
+             *sorted((shared / "peers").glob("*.kera"))]
+    seen: set[bytes] = set()
+    out = []
+    for f in files:
+        text = f.read_bytes()
+        if text not in seen:
+            seen.add(text)
+            out.append(f)
+    return out
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ WIDTHS: tuple[int, ...] = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64)
 MUL_WIDTHS: tuple[int, ...] = (1, 2, 4, 8, 12, 16, 24, 32)
 DSP_EDGE_WIDTHS: tuple[int, ...] = (17, 18, 19)
 MUL_OPS: tuple[str, ...] = ("mul", "widening_mul", "mul_lut", "widening_mul_lut")
-ARRAY_SIZES: tuple[int, ...] = (2, 4, 8, 16)
+ARRAY_SIZES: tuple[int, ...] = (2, 4, 8, 16, 32, 64)
 
 BINARY = {"add": "a + b", "sub": "a - b", "mul": "a * b", "mul_lut": "a * b", "and": "a & b",
           "or": "a | b", "xor": "a ^ b"}

@@ -236,6 +236,11 @@ def fit_family(family: str, data: Path, out: Path) -> Path:
     model.update({key: kept[key] for key in KEPT_KEYS if key in kept})
     if "lut_network" in model:
         model["lut_network"].update(fit_lut_network(records, model["lut_network"]["k"]))
+        from .routing import fit_routing, nets_path
+
+        nets = read_records(nets_path(family))
+        if nets:
+            model["lut_network"]["routing"] = fit_routing(nets)
     model["held_out_error"] = held_out_error(DelayModel(model), series)
     out.write_text(json.dumps(model, indent=1, sort_keys=True) + "\n")
     return out

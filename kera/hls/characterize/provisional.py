@@ -85,6 +85,9 @@ def derive_provisional(family: str, base: dict[str, Any]) -> dict[str, Any]:
         net = copy.deepcopy(base["lut_network"])
         net.update({key: round(net[key] * k["delay_ns"], 4)
                     for key in ("lut_ns", "net_ns", "level_ns")})
+        if "routing" in net:  # the base family's routed nets, slower or faster alike
+            net["routing"].update({key: round(net["routing"][key] * k["delay_ns"], 4)
+                                   for key in ("a", "fanout", "size")})
         net["k"] = scale.get("lut_k", net["k"])
         net["wide"] = scale.get("lut_wide", net.get("wide", 0))
         net.pop("wide_why", None)  # the base family's reason, not this one's

@@ -1,0 +1,398 @@
+"""Static timing of a scheduled pipeline at the level of bits, as nextpnr times the netlist.
+
+The scheduler chains one delay per node (``CostModel.delay``): a bitwise node costs the LUT
+levels it adds to the deepest of its inputs. That is a word-level view of a bit-level circuit
+and it errs both ways: a node's delay is that of its deepest bit, so a path that takes a
+shallow bit of it (a slice, a cast, a shift) pays for the deep one again (lfsr16: 26 levels
+chained where its network is 18 deep); and the cover it counts levels in is an area cover,
+while yosys's ``abc`` maps for delay first -- it duplicates a shared gate rather than add a
+level, and balances a chain of gates around its late inputs (gray's `from_gray` is 2 LUT
+levels, not 3).
+
+:func:`analyse_bits` times the schedule the way the tools build it:
+
+* the bit network of the pipeline (``kera.hls.lutmap.ToolNetwork``, registers cut where the
+  schedule puts them) is split into 2-input nodes, a gate read once being merged into its
+  reader and every merged cone balanced around its earliest signals, as abc balances;
+* every 2-input node keeps its ``CUTS`` best cuts of up to the family's widest one-level
+  function (K = 4; ECP5's abc9 library: 7, with the wide LUTs' extra delay), ranked by arrival:
+  a cut arrives one LUT level (``level_ns``: the LUT and the net after it) after its latest
+  leaf -- the delay-optimal mapping abc's ``&if`` computes;
+* a leaf bit arrives at 0 where a register or a port drives it; an arithmetic node (a carry
+  chain, a DSP, a ROM, a block RAM read) starts when the latest bit it reads arrives and its
+  output bits arrive its fitted delay later (``CostModel.delay``, as the scheduler has it).
+
+A stage's delay is the latest arrival of a bit in it; the critical path is followed back from
+it through the chosen cuts and the arithmetic nodes' latest inputs. Schedules whose ops share
+units (ii > 1) keep the scheduler's chained delays: a unit's operand multiplexers are not in
+the bit network.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from kera.hls.lutmap import ToolNetwork, is_bitwise, tool_network
+from kera.hls.memory import read_delay
+from kera.hls.pipeline import Schedule
+from kera.hls.timing import CostModel
+
+#: Cuts kept per 2-input node (priority cuts).
+CUTS = 6
+
+
+@dataclass(frozen=True)
+class Arc:
+    """One step of a timed path: node ``nid`` from ``start_ns`` for ``delay_ns``."""
+
+    nid: bytes
+    start_ns: float
+    delay_ns: float
+
+
+@dataclass(frozen=True)
+class BitTiming:
+    """Per-stage latest arrivals (ns after the stage's registers) and the slowest path."""
+
+    stage_delays: tuple[float, ...]
+    path: tuple[Arc, ...]
+
+
+def lut_delays(costs: CostModel) -> list[float]:
+    """Return the delay (ns) of one LUT over ``s`` inputs, by ``s - 1``: ``lut_ns`` up to K
+    inputs; ECP5's wide functions (LUT5-7: LUT4s joined by PFUMX/L6MUX21) add the library's
+    extra delay over a LUT4's."""
+    net = getattr(costs.model, "lut_network", {})
+    k = costs.lut_k
+    lut = float(net.get("lut_ns", costs.level_ns / 2))
+    lib = net.get("library")
+    wide = max(k, costs.lut_wide)
+    if not lib:
+        return [lut] * wide
+    luts = lib["luts"]
+    base = float(luts[k - 1][1])
+    return [lut + max(0.0, float(luts[min(s, len(luts)) - 1][1]) - base) / 1000.0
+            for s in range(1, wide + 1)]
+
+
+def net_delay(costs: CostModel, size: float) -> Callable[[int], float]:
+    """Return the routed delay (ns) of a net by its fanout in a design of ``size`` LUTs:
+    ``lut_network.routing`` (``a + b log2(fanout) + c log2(size)``, fitted to the nets of
+    placed critical paths) where the model has it, else the median ``net_ns``."""
+    net = getattr(costs.model, "lut_network", {})
+    fit = net.get("routing")
+    if not fit:
+        flat = float(net.get("net_ns", costs.level_ns / 2))
+        return lambda fanout: flat
+    a, b, c = (float(fit[k]) for k in ("a", "fanout", "size"))
+    base = a + c * math.log2(max(2.0, size))
+    table = [base + b * math.log2(f) for f in range(1, 65)]
+    return lambda fanout: table[fanout - 1] if fanout <= 64 else base + b * math.log2(fanout)
+
+
+def registered_network(schedule: Schedule, costs: CostModel) -> ToolNetwork:
+    """Return the bit network of ``schedule`` with its pipeline registers."""
+    graph, stage = schedule.graph, schedule.stage
+    return tool_network(graph, costs.lut_k, cut=lambda u, v: stage[u] < stage[v],
+                        order=graph.topo_order(graph.regions[schedule.region]),
+                        wide=costs.lut_wide)
+
+
+def design_size(schedule: Schedule, costs: CostModel) -> float:
+    """Return the LUTs of ``schedule``'s design as placed, roughly, as the registers do not
+    change it: the cover of its bit network and every other node's fitted LUTs (ECP5: carry
+    cells' LUT sites too), block RAMs and their reads left out. The nets' delays grow with it
+    (``net_delay``)."""
+    from kera.hls.memory import bram_reads
+
+    graph = schedule.graph
+    nodes = graph.nodes
+    skip = schedule.virtual | set(bram_reads(schedule))
+    luts = costs.network(graph).luts_by_node()
+    total = float(sum(n for nid, n in luts.items() if nid not in skip))
+    sites = float(getattr(costs.model, "carry_lut_sites", 0.0))
+    for nid in schedule.order:
+        node = nodes[nid]
+        if nid not in skip and not is_bitwise(graph, node):
+            area = costs.area(graph, node)
+            total += area["lut"] + sites * area["carry"]
+    return total
+
+
+def analyse_bits(schedule: Schedule, costs: CostModel, size: float | None = None,
+                 net: ToolNetwork | None = None) -> BitTiming | None:
+    """Return the bit-level timing of ``schedule`` (None where units are shared); ``size`` is
+    the design's LUT count, which the nets' delays grow with (default ``design_size``)."""
+    if schedule.bound():
+        return None
+    if size is None:
+        size = design_size(schedule, costs)
+    net = net if net is not None else registered_network(schedule, costs)
+    return _Mapper(schedule, costs, net, net_delay(costs, size)).run()
+
+
+class _Mapper:
+    """The delay-oriented mapping of one network, with arithmetic between its cones."""
+
+    def __init__(self, schedule: Schedule, costs: CostModel, net: ToolNetwork,
+                 wire: Callable[[int], float]) -> None:
+        self.schedule, self.costs, self.net = schedule, costs, net
+        self.levels = lut_delays(costs)
+        self.kmax = len(self.levels)
+        self.wire = wire
+        live = net._live()
+        fanin = net._fanin
+        readers = Counter(h for g in live for h in fanin[g][1])
+        self.leaf_fanout = Counter(~n for g in live for n in fanin[g][0])
+        self.gate_fanout = readers
+        self._arith_fanout()
+        # a gate read once folds into its reader and the cone is rebalanced, as abc balances
+        # and/or/xor trees; but not into or out of a select (measured: abc keeps chains of
+        # selects nearly in order, gcd16's steps; a select's own three inputs are balanced)
+        reader = {h: g for g in live for h in fanin[g][1]}
+        muxes = net.muxes
+        self.merged = {g for g in live if readers[g] == 1 and g not in net.roots
+                       and g not in muxes and reader[g] not in muxes}
+        self.pending = [g for g in live if g not in self.merged]  # creation order
+        self.next = 0
+        # signals: leaf bits and 2-input nodes, by index
+        self.arrival: list[float] = []
+        #: arrival at the inputs the signal's net reaches (its routed delay by fanout added)
+        self.reach: list[float] = []
+        self.cuts: list[list[frozenset[int]]] = []
+        self.best: list[frozenset[int] | None] = []
+        self.owner: list[bytes | None] = []
+        self.leaf_signal: dict[int, int] = {}
+        self.leaf_arrival: dict[int, float] = {}
+        self.leaf_owner: dict[int, bytes] = {}
+        self.top: dict[int, int] = {}
+        self.node_arrival: dict[bytes, float] = {}
+        self.node_start: dict[bytes, float] = {}
+
+    # --- signals -----------------------------------------------------------------------
+
+    def _signal(self, arrival: float, owner: bytes | None, cuts: list[frozenset[int]],
+                best: frozenset[int] | None, fanout: int = 1) -> int:
+        i = len(self.arrival)
+        self.arrival.append(arrival)
+        self.reach.append(arrival + self.wire(max(1, fanout)))
+        self.cuts.append(cuts)
+        self.best.append(best)
+        self.owner.append(owner)
+        return i
+
+    def _leaf(self, n: int) -> int:
+        s = self.leaf_signal.get(n)
+        if s is None:
+            s = self.leaf_signal[n] = self._signal(self.leaf_arrival.get(n, 0.0),
+                                                   self.leaf_owner.get(n), [], None,
+                                                   self.leaf_fanout[n])
+        return s
+
+    def _node(self, ins: list[int], owner: bytes, fanout: int = 1) -> int:
+        """Make the node of a function of the signals ``ins``; return its index. Its cuts are
+        unions of one cut (or the signal itself) per input."""
+        reach, levels, kmax = self.reach, self.levels, self.kmax
+        found: set[frozenset[int]] = {frozenset()}
+        for i in ins:
+            options = (frozenset((i,)), *self.cuts[i])
+            found = {c for c in (x | y for x in found for y in options) if len(c) <= kmax}
+        ranked = sorted((max(map(reach.__getitem__, c)) + levels[len(c) - 1], len(c),
+                         tuple(sorted(c)), c) for c in found)
+        return self._signal(ranked[0][0], owner, [r[3] for r in ranked[:CUTS]], ranked[0][3],
+                            fanout)
+
+    def _gate_signals(self, g: int) -> list[int]:
+        """Return the signals a non-merged gate's cone reads (merged gates folded in)."""
+        fanin, merged = self.net._fanin, self.merged
+        out: list[int] = []
+        stack = [g]
+        while stack:
+            leaves, gates, _ = fanin[stack.pop()]
+            out.extend(self._leaf(~n) for n in leaves)
+            folded = []
+            for h in gates:
+                if h in merged:
+                    folded.append(h)
+                else:
+                    out.append(self.top[h])
+            stack.extend(reversed(folded))
+        return list(dict.fromkeys(out))
+
+    def _map_until(self, gate: int) -> None:
+        """Map every pending gate up to ``gate`` (creation order: a gate reads earlier ones)."""
+        pending, fanin = self.pending, self.net._fanin
+        while self.next < len(pending) and pending[self.next] <= gate:
+            g = pending[self.next]
+            self.next += 1
+            heap = [(self.reach[s], s) for s in self._gate_signals(g)]
+            heapq.heapify(heap)
+            while len(heap) > 1:  # balanced around the earliest signals, as abc balances
+                (_, a), (_, b) = heapq.heappop(heap), heapq.heappop(heap)
+                last = not heap
+                v = self._node([a, b], fanin[g][2], self.gate_fanout[g] if last else 1)
+                heapq.heappush(heap, (self.reach[v], v))
+            self.top[g] = heap[0][1]
+
+    def _arith_fanout(self) -> None:
+        """Count the arithmetic nodes' reads of leaf bits and gates into the fanouts."""
+        graph, net = self.schedule.graph, self.net
+        for nid in net.bits:
+            node = graph.nodes[nid]
+            if is_bitwise(graph, node):
+                continue
+            for u in node.inputs:
+                if u in net.bits:
+                    for support, _, gate, _ in self._read(u, nid):
+                        if gate >= 0:
+                            self.gate_fanout[gate] += 1
+                        elif support:
+                            self.leaf_fanout[next(iter(support))] += 1
+
+    def _read(self, u: bytes, v: bytes) -> list:
+        """Return the bits of ``u`` that ``v`` reads: its own in the same stage, else the
+        register's (fresh leaves, arriving at 0)."""
+        stage = self.schedule.stage
+        if stage[u] == stage[v]:
+            return self.net.bits[u]
+        return self.net._registered.get(u, [])
+
+    def _bit_arrival(self, bit: tuple) -> tuple[float, int | None]:
+        """Return a bit's arrival and its signal (None for a constant)."""
+        support, _, gate, _ = bit
+        if gate >= 0:
+            self._map_until(gate)
+            s = self.top[gate]
+            return self.arrival[s], s
+        if support:
+            (n,) = support
+            s = self._leaf(n)
+            return self.arrival[s], s
+        return 0.0, None
+
+    # --- the walk ----------------------------------------------------------------------
+
+    def run(self) -> BitTiming:
+        schedule, net, costs = self.schedule, self.net, self.costs
+        graph, stage = schedule.graph, schedule.stage
+        nodes = graph.nodes
+        order = graph.topo_order(graph.regions[schedule.region])
+        ref = float(getattr(costs.model, "lut_network", {}).get("net_ns", costs.level_ns / 2))
+        rams = {m.ports.read: m for m in (schedule.state.mems if schedule.state else ())
+                if m.ports is not None}
+        for nid in order:
+            node = nodes[nid]
+            if is_bitwise(graph, node) or nid not in net.bits:
+                continue
+            if nid in schedule.virtual or nid in rams:  # a block RAM: its chain is no circuit,
+                end = read_delay(rams[nid], schedule.family, costs) if nid in rams else 0.0
+                self.node_start[nid], self.node_arrival[nid] = 0.0, end  # its read registered
+                self._leaves_arrive(nid, end)
+                continue
+            start = latest = 0.0
+            for u in node.inputs:
+                if u in net.bits:
+                    for b in self._read(u, nid):
+                        t, sig = self._bit_arrival(b)
+                        if sig is not None:  # the fitted curve has a net of ``ref`` in it
+                            latest = max(latest, t)
+                            start = max(start, t, self.reach[sig] - ref)
+            end = start + costs.delay(graph, node)
+            # the path shows the op from its latest input: a longer net than the curve's is its
+            self.node_start[nid], self.node_arrival[nid] = latest, end
+            self._leaves_arrive(nid, end)
+        self._map_until(max(net._fanin, default=0))
+        pack = float(getattr(costs.model, "lut_network", {}).get("ff_packing_ns", 0.0))
+        delays = [0.0] * schedule.latency
+        worst: tuple[float, int, bytes] | None = None  # (arrival, stage, node) of the slowest
+        worst_signal: dict[bytes, int | None] = {}
+        for nid in order:
+            if nid not in net.bits:
+                continue
+            s = stage[nid]
+            if nid in self.node_arrival:
+                t, sig = self.node_arrival[nid], None
+            else:
+                t, sig = 0.0, None
+                for b in net.bits[nid]:
+                    if b[2] >= 0 and b[2] not in self.top:
+                        continue  # folded into its reader's LUTs (timed there), or dead
+                    bt, bs = self._bit_arrival(b)
+                    if pack and b[2] >= 0 and not self.gate_fanout[b[2]]:
+                        bt = max(0.0, bt - pack)  # a LUT only a flip-flop reads: one cell
+                    if bt > t:
+                        t, sig = bt, bs
+            worst_signal[nid] = sig
+            if t > delays[s]:
+                delays[s] = t
+            if worst is None or t > worst[0] + 1e-9:
+                worst = (t, s, nid)
+        path = self._trace(worst[2], worst_signal[worst[2]]) if worst else ()
+        return BitTiming(tuple(delays), path)
+
+    def _leaves_arrive(self, nid: bytes, end: float) -> None:
+        """Set the arrival of the leaf bits node ``nid`` makes (the first maker of a shared
+        one, a borrow, sets it)."""
+        for b in self.net.bits[nid]:
+            if b[2] < 0 and len(b[0]) == 1:
+                (n,) = b[0]
+                if n not in self.leaf_arrival and n not in self.leaf_signal:
+                    self.leaf_arrival[n], self.leaf_owner[n] = end, nid
+
+    def _trace(self, nid: bytes, sig: int | None) -> tuple[Arc, ...]:
+        """Follow the slowest path back from node ``nid`` (its latest bit ``sig``)."""
+        arcs: list[Arc] = []
+        graph, stage, net = self.schedule.graph, self.schedule.stage, self.net
+        arrival = self.arrival
+        current: bytes | None = nid if sig is None else None
+        while True:
+            if current is not None:  # an arithmetic node: then its latest input bit
+                start = self.node_start.get(current, 0.0)
+                arcs.append(Arc(current, start, self.node_arrival[current] - start))
+                sig = None
+                best_t = -1.0
+                for u in graph.nodes[current].inputs:
+                    if u in net.bits and stage[u] == stage[current]:
+                        for b in net.bits[u]:
+                            t, s = self._bit_arrival(b)
+                            if s is not None and t > best_t + 1e-9:
+                                best_t, sig = t, s
+                if sig is None or best_t <= 0.0:
+                    break
+                current = None
+            assert sig is not None
+            cut = self.best[sig]
+            if cut is None:  # a leaf bit: an arithmetic node's, or a register's
+                owner = self.owner[sig]
+                if owner is None or owner not in self.node_arrival:
+                    break
+                current = owner
+                continue
+            owner = self.owner[sig]
+            assert owner is not None
+            crit = max(cut, key=lambda i: (self.reach[i], -i))  # its net is in this step
+            arcs.append(Arc(owner, arrival[crit], arrival[sig] - arrival[crit]))
+            sig = crit
+            if arrival[sig] <= 0.0 and self.best[sig] is None:
+                break
+        return tuple(_merge(reversed(arcs)))
+
+
+def _merge(arcs: Iterable[Arc]) -> list[Arc]:
+    """Join consecutive steps of one node (the LUT levels of one op's cone)."""
+    out: list[Arc] = []
+    for a in arcs:
+        if out and out[-1].nid == a.nid:
+            prev = out[-1]
+            out[-1] = Arc(prev.nid, prev.start_ns, a.start_ns + a.delay_ns - prev.start_ns)
+        else:
+            out.append(a)
+    return out
+
+
+__all__ = ["CUTS", "Arc", "BitTiming", "analyse_bits", "design_size", "lut_delays",
+           "net_delay", "registered_network"]

@@ -1,0 +1,224 @@
+"""The bit-level timing of a schedule (kera.hls.sta): delay-optimal LUT depth, bits as they are
+read, multiplexers kept in order, arithmetic between cones, nets by fanout and design size."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from kera import load
+from kera.elaborate import build_program
+from kera.hls.lower import lower_for_hardware
+from kera.hls.models import load_model
+from kera.hls.pipeline import single_stage
+from kera.hls.report import build_report
+from kera.hls.sta import analyse_bits, design_size, lut_delays, net_delay
+from kera.hls.synth import plan_schedule
+from kera.hls.timing import CostModel, SimpleModel
+from tests.conftest import ROOT
+
+
+class FlatModel(SimpleModel):
+    """SimpleModel with a LUT of 0.4 ns and a net of 0.6 ns whatever the fanout: a level is
+    1.0 ns, so stage delays count LUT levels (and the fitted delays of arithmetic)."""
+
+    lut_network: dict[str, Any] = {"k": 4, "level_ns": 1.0, "lut_ns": 0.4, "net_ns": 0.6}
+
+
+COSTS = CostModel(FlatModel())
+
+
+def _single(src: str) -> tuple[Any, Any]:
+    p = build_program("t.kera", src)
+    assert p.graph is not None and p.top is not None, p.diagnostics
+    g = lower_for_hardware(p.graph.subgraph([p.top]))
+    return single_stage(g, p.top), g
+
+
+def _levels(src: str) -> float:
+    s, _ = _single(src)
+    bits = analyse_bits(s, COSTS)
+    assert bits is not None
+    return bits.stage_delays[0]
+
+
+def test_an_xor_chain_is_balanced_and_a_shared_gate_is_duplicated() -> None:
+    """gray's `from_gray` reads `x ^ (x >> 1)`, which `to_gray` returns too: the area cover
+    makes that gate a LUT output and puts the rest of the 8-input xor on top of it (3 levels);
+    abc maps for delay and recomputes it (2 levels: ceil(log4 8)). The scheduler's chained
+    delays say 3."""
+    src = """
+fn to_gray(x: u8) -> u8 { x ^ (x >> 1) }
+fn from_gray(g: u8) -> u8 {
+    let mut b = g;
+    for i in 1..8 { b = b ^ (g >> i); }
+    b
+}
+#[top]
+pub fn gray(x: u8) -> (u8, u8) { (to_gray(x), from_gray(x)) }
+"""
+    assert _levels(src) == pytest.approx(2.0)
+    s, g = _single(src)
+    costs = CostModel(FlatModel())
+    chained = max(costs.network(g).levels.values())
+    assert chained == 3
+
+
+def test_a_slice_of_a_deep_value_does_not_pay_for_its_deep_bits() -> None:
+    """`v` has a deep top bit (an 16-input xor, 2 levels) and shallow low bits (wires); the
+    result reads only a low bit through a slice: one level, not 3."""
+    src = """
+#[top]
+pub fn f(a: u16, b: u16) -> u1 {
+    let p = a ^ (a >> 1u32) ^ (a >> 2u32) ^ (a >> 3u32) ^ b ^ (b >> 1u32) ^ (b >> 2u32);
+    let v = ((p >> 15u32) << 15u32) | (a & 0x7FFF);
+    let low = (v & 1) as u1;
+    low ^ (b as u1)
+}
+"""
+    assert _levels(src) == pytest.approx(1.0)
+
+
+def test_selects_are_not_merged_into_their_neighbours() -> None:
+    """`c0 ? a : c1 ? b : c2 ? c : d` per bit, `c2` a compare of 16 bits (3 levels). Each
+    select is a cone of its own -- abc keeps chains of selects nearly in order (gcd16's
+    steps) -- whose three inputs are balanced around the late one, as abc balances the
+    and-inverter graph of one select: the early `c0`, `a`, `c1`, `b` are combined before
+    `c2` arrives, and one level follows it (4 in all). Merged into one bag, the 35 inputs of
+    the chain would claim the same 4 here but let a late select skip every level after it."""
+    src = """
+#[top]
+pub fn f(a: u8, b: u8, c: u8, d: u8, x: u16, y: u16, c0: bool, c1: bool) -> u8 {
+    let c2 = x == y;
+    if c0 { a } else if c1 { b } else if c2 { c } else { d }
+}
+"""
+    assert _levels(src) == pytest.approx(4.0)
+    s, _ = _single(src)
+    net = CostModel(FlatModel()).network(s.graph)
+    assert len(net.muxes) == 3 * 8  # three selects per bit, recorded as such
+
+
+def test_arithmetic_starts_when_its_latest_input_bit_arrives() -> None:
+    """An add reads a 2-level xor and a register: it starts at 2.0 ns and takes its fitted
+    delay; the xor after it is one level more."""
+    src = """
+#[top]
+pub fn f(a: u8, b: u8, c: u8) -> u8 {
+    let p = a ^ (a >> 1u32) ^ (a >> 2u32) ^ (a >> 3u32) ^ (a >> 4u32);
+    (p + c) ^ b
+}
+"""
+    add = SimpleModel().delay_ns("add", 8)
+    assert _levels(src) == pytest.approx(2.0 + add + 1.0)
+
+
+def test_the_critical_path_names_each_op_once_in_order() -> None:
+    src = """
+#[top]
+pub fn f(a: u8, b: u8, c: u8) -> u8 {
+    let p = a ^ (a >> 1u32) ^ (a >> 2u32) ^ (a >> 3u32) ^ (a >> 4u32);
+    (p + c) ^ b
+}
+"""
+    s, g = _single(src)
+    bits = analyse_bits(s, COSTS)
+    assert bits is not None
+    ops = [g.nodes[a.nid].op for a in bits.path]
+    assert ops[-2:] == ["add", "xor"] and ops[0] == "xor"
+    for a, b in zip(bits.path, bits.path[1:], strict=False):
+        assert a.start_ns + a.delay_ns == pytest.approx(b.start_ns)
+    last = bits.path[-1]
+    assert last.start_ns + last.delay_ns == pytest.approx(bits.stage_delays[0])
+
+
+def test_registers_cut_the_network_into_stages() -> None:
+    """A CRC of 32 steps and an add at a clock that needs several stages: one delay per
+    stage, each within the period once ``plan_schedule`` has met its own estimate (a register
+    splits LUT cones, which the scheduler's chained delays do not see), and the report's Fmax
+    is the slowest stage's."""
+    src = """
+#[top]
+pub fn crc(w: u32, k: u32) -> u32 {
+    let mut c = w;
+    for _ in 0..32 { c = if (c & 1) == 1 { (c >> 1u32) ^ 0xEDB88320u32 } else { c >> 1u32 }; }
+    c + k
+}
+"""
+    p = build_program("t.kera", src)
+    assert p.graph is not None and p.top is not None
+    s, board, model = plan_schedule(p.graph, p.top, board="icebreaker", clock_mhz=150.0,
+                                    model=FlatModel())
+    assert s.latency >= 2
+    costs = CostModel(model)
+    bits = analyse_bits(s, costs)
+    assert bits is not None and len(bits.stage_delays) == s.latency
+    assert max(bits.stage_delays) <= s.clock_ns - costs.overhead_ns + 1e-9
+    r = build_report(s, board, model=model)
+    assert r["estimate"]["fmax_mhz"] == pytest.approx(
+        1000.0 / (max(bits.stage_delays) + costs.overhead_ns), rel=1e-3)
+
+
+def test_nets_grow_with_fanout_and_design_size() -> None:
+    """The fitted routing (iCE40: a + b log2 fanout + c log2 size): a net of fanout 16 in a
+    4,000-LUT design is slower than one of fanout 1 in a 50-LUT design; without a fit every
+    net is the flat ``net_ns``."""
+    costs = CostModel(load_model("ice40"))
+    small, big = net_delay(costs, 50.0), net_delay(costs, 4000.0)
+    assert small(1) < small(16) < big(16)
+    fit = costs.model.lut_network["routing"]
+    assert big(16) == pytest.approx(fit["a"] + 4 * fit["fanout"] + math.log2(4000) * fit["size"])
+    assert net_delay(COSTS, 4000.0)(64) == 0.6
+    assert lut_delays(COSTS) == [0.4] * 4
+
+
+def test_ecp5_wide_luts_cost_their_extra_delay() -> None:
+    """ECP5's abc9 library: a 5- to 7-input function is one level of LUT4s joined by PFUMX /
+    L6MUX21, slower than a LUT4 by the library's difference."""
+    costs = CostModel(load_model("ecp5"))
+    d = lut_delays(costs)
+    lib = costs.model.lut_network["library"]["luts"]
+    assert len(d) == 7 and d[:4] == [d[0]] * 4
+    assert d[6] - d[3] == pytest.approx((lib[6][1] - lib[3][1]) / 1000.0)
+
+
+def test_design_size_counts_the_cover_and_the_arithmetic() -> None:
+    s, g = _single("#[top]\npub fn f(a: u16, b: u16) -> u16 { (a + b) ^ (a & b) }\n")
+    costs = CostModel(load_model("ice40"))
+    assert design_size(s, costs) == pytest.approx(16 + costs._query_area(("add", 16, None))["lut"],
+                                                  abs=2)
+
+
+def test_plan_schedule_meets_the_clock_by_its_own_estimate() -> None:
+    """Where the bit-level timing (nets slower in a bigger design, or by fanout) misses a
+    clock that the chained delays met, ``plan_schedule`` tightens the margin: the report's
+    estimate meets every clock it was scheduled for."""
+    for name, clocks in (("fir8", (40.0, 60.0)), ("gcd16", (20.0,)), ("cordic", (30.0,))):
+        loaded = load(str(ROOT / "examples" / f"{name}.kera"))
+        for clock in clocks:
+            s, board, model = plan_schedule(loaded.graph, loaded.top, board="icebreaker",
+                                            clock_mhz=clock)
+            r = build_report(s, board, model=model)
+            assert r["estimate"]["fmax_mhz"] >= clock * 0.999, (name, clock)
+
+
+def test_shared_units_keep_the_chained_delays() -> None:
+    """At ii > 1 with shared units the operand multiplexers are not in the bit network: no
+    bit-level timing (the report uses the scheduler's chained delays)."""
+    src = """
+#[top]
+#[pipeline(ii = 4)]
+pub fn f(a: [u16; 4], b: [u16; 4]) -> u32 {
+    let mut s = 0u32;
+    for i in 0..4 { s += (a[i] as u32) * (b[i] as u32); }
+    s
+}
+"""
+    p = build_program("t.kera", src)
+    assert p.graph is not None and p.top is not None
+    s, board, model = plan_schedule(p.graph, p.top, board="icebreaker")
+    if not s.bound():
+        pytest.skip("no unit is shared at this II")
+    assert analyse_bits(s, CostModel(model)) is None
