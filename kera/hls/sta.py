@@ -307,6 +307,7 @@ class _Mapper:
             self._leaves_arrive(nid, end)
         self._map_until(max(net._fanin, default=0))
         pack = float(getattr(costs.model, "lut_network", {}).get("ff_packing_ns", 0.0))
+        k = costs.lut_k
         delays = [0.0] * schedule.latency
         worst: tuple[float, int, bytes] | None = None  # (arrival, stage, node) of the slowest
         worst_signal: dict[bytes, int | None] = {}
@@ -322,8 +323,10 @@ class _Mapper:
                     if b[2] >= 0 and b[2] not in self.top:
                         continue  # folded into its reader's LUTs (timed there), or dead
                     bt, bs = self._bit_arrival(b)
-                    if pack and b[2] >= 0 and not self.gate_fanout[b[2]]:
-                        bt = max(0.0, bt - pack)  # a LUT only a flip-flop reads: one cell
+                    if pack and b[2] >= 0 and not self.gate_fanout[b[2]] and bs is not None \
+                            and len(self.best[bs] or ()) <= k:
+                        bt = max(0.0, bt - pack)  # a LUT (not a wide one) only a flip-flop
+                        # reads: in the flip-flop's cell, no net
                     if bt > t:
                         t, sig = bt, bs
             worst_signal[nid] = sig

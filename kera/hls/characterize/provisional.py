@@ -84,7 +84,7 @@ def derive_provisional(family: str, base: dict[str, Any]) -> dict[str, Any]:
     if "lut_network" in base:
         net = copy.deepcopy(base["lut_network"])
         net.update({key: round(net[key] * k["delay_ns"], 4)
-                    for key in ("lut_ns", "net_ns", "level_ns")})
+                    for key in ("lut_ns", "net_ns", "level_ns", "ff_packing_ns") if key in net})
         if "routing" in net:  # the base family's routed nets, slower or faster alike
             net["routing"].update({key: round(net["routing"][key] * k["delay_ns"], 4)
                                    for key in ("a", "fanout", "size")})

@@ -10,7 +10,8 @@ in a 50-LUT design and 2.5-3.2 ns in a 2,000-5,000-LUT one, and a net of fanout 
 Each sample is one routed net of a worst register-to-register path: its delay, its fanout (the
 cell inputs the yosys netlist connects to it) and the design's LUT count (nextpnr's
 utilisation). Carry-chain hops (``COUT``/``FCO``) are left out: they are in the fitted carry
-curves. ``fit_routing`` fits ``delay = a + b log2(fanout) + c log2(size)`` by least squares;
+curves; so are the hops inside an ECP5 slice (into a PFUMX/L6MUX21, into the flip-flop beside
+the LUT). ``fit_routing`` fits ``delay = a + b log2(fanout) + c log2(size)`` by least squares;
 ``kera.hls.sta`` uses it for every net of the bit-level timing.
 
 ``python -m kera.hls.characterize --family F --routing [FILE.kera ...]`` places each design
@@ -38,6 +39,10 @@ from .tools import FLOWS, Flow, _run, commands, tool_versions
 LOGIC_CELLS = {"ice40": "ICESTORM_LC", "ecp5": "TRELLIS_COMB"}
 #: Output ports of a carry hop (in the fitted carry curves, not a net of the LUT network).
 CARRY_PORTS = frozenset({"COUT", "FCO"})
+#: Input ports reached inside a slice, not over the routing: ECP5's wide-function muxes
+#: (PFUMX/L6MUX21: in the LUT library's delays) and a flip-flop's input from its own LUT
+#: (``ff_packing_ns``).
+INTERNAL_PORTS = frozenset({"F0", "F1", "FXA", "FXB", "DI"})
 
 
 def nets_path(family: str) -> Path:
@@ -75,7 +80,8 @@ def samples(report: dict[str, Any], netlist: dict[str, Any], family: str,
     fan = fanouts(netlist)
     out = []
     for seg in paths[0]["path"]:
-        if seg["type"] != "routing" or seg["from"].get("port") in CARRY_PORTS:
+        if (seg["type"] != "routing" or seg["from"].get("port") in CARRY_PORTS
+                or seg["to"].get("port") in INTERNAL_PORTS):
             continue
         f = fan.get(seg.get("net", ""))
         if not f:
@@ -91,16 +97,20 @@ def fit_routing(records: list[dict[str, Any]]) -> dict[str, Any]:
     y = np.array([r["delay_ns"] for r in records], dtype=float)
     x = np.array([[1.0, math.log2(r["fanout"]), math.log2(max(2, r["size"]))]
                   for r in records])
+    keep = [0, 1, 2]
     coef, *_ = np.linalg.lstsq(x, y, rcond=None)
-    if coef[2] < 0:  # no slower nets in smaller designs: the size term is left out
-        coef, *_ = np.linalg.lstsq(x[:, :2], y, rcond=None)
-        coef = np.append(coef, 0.0)
+    for k in (2, 1):  # no net faster for a larger fanout or design: such a term is left out
+        if coef[k] < 0:
+            keep.remove(k)
+            sub, *_ = np.linalg.lstsq(x[:, keep], y, rcond=None)
+            coef = np.zeros(3)
+            coef[keep] = sub
     rms = float(np.sqrt(np.mean((y - x @ coef) ** 2)))
     a, b, c = (round(float(v), 4) for v in coef)
     return {"a": a, "fanout": b, "size": c, "points": len(records),
             "designs": len({r["design"] for r in records}), "rms_ns": round(rms, 4),
             "method": "least squares of a + b log2(fanout) + c log2(size LUTs) over the routed "
-                      "nets of the worst paths of placed designs, c >= 0 "
+                      "nets of the worst paths of placed designs, b, c >= 0 "
                       "(kera.hls.characterize.routing)"}
 
 
@@ -148,5 +158,5 @@ def measure_routing(family: str, files: list[Path], out: Path,
     return out
 
 
-__all__ = ["CARRY_PORTS", "LOGIC_CELLS", "fanouts", "fit_routing", "measure_routing",
-           "nets_path", "place_design", "samples"]
+__all__ = ["CARRY_PORTS", "INTERNAL_PORTS", "LOGIC_CELLS", "fanouts", "fit_routing",
+           "measure_routing", "nets_path", "place_design", "samples"]
