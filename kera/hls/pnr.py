@@ -51,15 +51,23 @@ def shell_verilog(core: str, module: str, inputs: list[tuple[str, int]], out_bit
 
 
 def _passthrough(inputs: list[tuple[str, int]], out_bits: int) -> str:
-    """A core that only wires its packed inputs to its output: the shell's cost reference."""
+    """A core that only wires its packed inputs to its output: the shell's cost reference.
+
+    Output bit ``i`` is input bit ``i mod IW``: where the output is wider than the input the
+    inputs repeat, so every output bit is variable and has its shell multiplexer (``r <= ld ?
+    y : r << 1``, a LUT), as a design's variable output bits have. Zeros there would make
+    those bits flip-flop resets (no LUT), and the design's figures minus the reference's
+    would count OW - IW shell LUTs as the core's (gray: 8 in, 16 out: 40 - 8 = 32 LUT4 for a
+    core that yosys builds with 24 on its own)."""
     in_bits = sum(w for _, w in inputs)
     ports = ", ".join(f"input [{w - 1}:0] {n}" for n, w in inputs)
     packed = "{" + ", ".join(n for n, _ in reversed(inputs)) + "}"
-    wide = f"{{{{{out_bits}{{1'b0}}}}, {packed}}}" if out_bits > in_bits else packed
+    copies = -(-out_bits // max(1, in_bits))
+    wide = f"{{{copies}{{{packed}}}}}" if copies > 1 else packed
     return "\n".join([
         "module kera_shell_ref(input clk, input rst, input in_valid, output in_ready, "
         f"{ports}, output out_valid, input out_ready, output [{out_bits - 1}:0] out);",
-        f"  wire [{max(in_bits, out_bits) + out_bits - 1}:0] all = {wide};",
+        f"  wire [{copies * in_bits - 1}:0] all = {wide};",
         f"  assign out = all[{out_bits - 1}:0]; assign in_ready = 1'b1; assign out_valid = 1'b1;",
         "endmodule",
     ])

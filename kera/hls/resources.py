@@ -30,9 +30,11 @@ from typing import Any
 
 from kera.diagnostics import KeraError
 from kera.hls.cutmap import leaf_arrivals, map_sites
-from kera.hls.lutmap import ToolNetwork, is_bitwise, lut_count, tool_network
+from kera.hls.lutmap import ToolNetwork, is_bitwise, lut_count, significant_width, tool_network
 from kera.hls.pipeline import Schedule
 from kera.hls.timing import AREA_KEYS, MUL_OPS, CostModel
+from kera.ir.graph import Node
+from kera.ir.types import IntType
 
 #: Orderings, bitwise when against a constant.
 ORDERS = frozenset({"lt", "le", "gt", "ge"})
@@ -100,12 +102,14 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
     from kera.hls.memory import bram_reads
 
     rams = bram_reads(schedule)
+    maccs = merged_negations(schedule, costs, net)
     for nid in schedule.order:
         if nid in schedule.virtual or nid in rams or nid in bound:
             continue  # a block RAM's chain and read: the RAM, counted below; units: below
         node = graph.nodes[nid]
         bitwise = is_bitwise(graph, node)
-        area = dict.fromkeys(AREA_KEYS, 0.0) if bitwise else costs.area(graph, node)
+        area = dict.fromkeys(AREA_KEYS, 0.0) if bitwise else maccs.get(nid) or costs.area(
+            graph, node)
         if bitwise:
             area["lut"] = float(luts.get(nid, 0))
         if not any(area.values()):
@@ -155,6 +159,83 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
             if k in caps and totals.get(k, 0) > int(caps[k])}
     return Resources(totals, ops, register_bits, valid_bits, registers, util, tuple(warnings),
                      notes, over, kept_bits)
+
+
+def merged_negations(schedule: Schedule, costs: CostModel, net: ToolNetwork
+                     ) -> dict[bytes, dict[str, float]]:
+    """Return the area of each ``neg`` that yosys merges into the sum reading it, and of that
+    sum: the pair is one carry chain of the sum's full width, and each leaf bit of a
+    subtracted operand takes an inverter LUT.
+
+    The emitted Verilog writes ``neg x`` as ``W'd0 - x``. Where its only reader is an
+    ``add``/``sub`` in the same stage (through sign or zero extensions), ``alumacc`` merges the
+    two ``$macc`` models into one (where the neg is narrower, when it cannot overflow its
+    width), with three terms: the
+    constant 0, ``x`` and the reader's other operand. ``macc_to_alu`` turns only two-term
+    sums into an ``$alu``, so this one stays a ``$macc`` and ``maccmap`` builds it: every
+    subtracted term's bits inverted by ``$not`` cells (the carry cell cannot take them: a
+    LUT each where the bit is a flip-flop's, a port's, a DSP's or a carry chain's; a bit a
+    LUT makes folds the inversion into it), a 1 added at bit 0, and one ``$alu`` of the
+    sum's full width (its constant low bits are not trimmed: the inverted zeros are ones).
+    fir_q15 on ECP5 (yosys 0.70 ``synth_ecp5``): ``n52 = sext(0 - (x << 9)) + (y << 11)``,
+    28 bits, is 14 CCU2C and 16 LUT4 (the model had 8.5 + 9 CCU2C for two trimmed chains);
+    a plain ``(y << 11) - (x << 9)`` is 10 CCU2C and no LUT4. ECP5 only (models whose carry
+    cells fill LUT sites, ``carry_lut_sites``: the CCU2C is a hard cell that yosys keeps
+    whole); on iCE40 ``ice40_opt`` removes the SB_CARRY cells with constant inputs, and the
+    same core is 17 SB_CARRY and 34 SB_LUT4, as the separate chains are costed."""
+    if not float(getattr(costs.model, "carry_lut_sites", 0.0)):
+        return {}  # iCE40: ice40_opt removes the SB_CARRYs of the constant bits again
+    graph, stage = schedule.graph, schedule.stage
+    nodes = graph.nodes
+    bound = schedule.bound()
+    readers: dict[bytes, list[bytes]] = {}
+    for nid in schedule.order:
+        for u in dict.fromkeys(nodes[nid].inputs):
+            readers.setdefault(u, []).append(nid)
+    out: dict[bytes, dict[str, float]] = {}
+    for nid in schedule.order:
+        node = nodes[nid]
+        if node.op not in ("add", "sub") or nid in bound or nid in out:
+            continue
+        terms: list[tuple[bytes, bool]] = []  # (operand, subtracted) of the merged sum
+        negs: list[bytes] = []
+        for pos, u in enumerate(node.inputs):
+            minus = node.op == "sub" and pos == 1
+            v = u
+            while nodes[v].op == "cast" and len(readers.get(v, ())) == 1:
+                v = nodes[v].inputs[0]
+            neg = nodes[v]
+            if (neg.op == "neg" and len(readers.get(v, ())) == 1 and v not in bound
+                    and stage.get(v) == stage.get(nid)
+                    and (neg.type.flat_width >= node.type.flat_width or _cannot_overflow(net, neg))
+                    and (v == u or len(readers.get(u, ())) == 1)):
+                negs.append(v)
+                terms.append((neg.inputs[0], not minus))
+            else:
+                terms.append((u, minus))
+        if not negs:
+            continue
+        width = node.type.flat_width
+        area = costs._sites(dict(costs._query_area(("add", width, None))))
+        leaves: set[int] = set()
+        for u, minus in terms:
+            if minus:
+                leaves.update(next(iter(b[0])) for b in net.bits.get(u, ()) if b[0] and b[2] < 0)
+        area["lut"] += float(len(leaves))
+        out[nid] = {k: float(area.get(k, 0.0)) for k in AREA_KEYS}
+        for v in negs:
+            out[v] = dict.fromkeys(AREA_KEYS, 0.0)
+    return out
+
+
+def _cannot_overflow(net: ToolNetwork, neg: Node) -> bool:
+    """Whether ``0 - x`` fits its width (``alumacc`` merges a narrower ``$macc`` into its
+    reader only then): ``x``'s significant bits are fewer than the result's."""
+    t = net.graph.nodes[neg.inputs[0]].type
+    bits = net.bits.get(neg.inputs[0])
+    if bits is None:
+        return False
+    return significant_width(bits, isinstance(t, IntType) and t.signed) < neg.type.flat_width
 
 
 def bram_glue(schedule: Schedule, costs: CostModel) -> dict[str, float]:

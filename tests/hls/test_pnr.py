@@ -22,6 +22,19 @@ def test_shell_wraps_every_port_bit():
     assert "reg [3:0] r;" in text and "assign so = r[3];" in text
 
 
+def test_the_reference_core_drives_every_output_bit():
+    from kera.hls.pnr import _passthrough
+
+    # gray: 8 input bits, 16 output bits. Zeros above bit 7 would make those shell output
+    # bits flip-flop resets (no multiplexer LUT) in the reference but not in the design.
+    text = _passthrough([("x", 8)], 16)
+    assert "wire [15:0] all = {2{{x}}};" in text and "assign out = all[15:0];" in text
+    assert "1'b0" not in text
+    text = _passthrough([("a", 3), ("b", 2)], 12)  # out[i] = in[i mod 5]
+    assert "wire [14:0] all = {3{{b, a}}};" in text
+    assert "wire [4:0] all = {b, a};" in _passthrough([("a", 3), ("b", 2)], 4)
+
+
 def test_unknown_family_is_exit_3():
     with pytest.raises(KeraError) as e:
         measure_core("", "f", [("a", 1)], 1, "xc7")

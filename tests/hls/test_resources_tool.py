@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+import kera
 from kera.elaborate import build_program
 from kera.hls.lower import lower_for_hardware
 from kera.hls.lutmap import ONE, ZERO, neg_wiring
@@ -174,3 +175,20 @@ def test_copies_of_a_sign_through_a_select_are_one_lut() -> None:
     assert tool_network(g, 4).luts_by_node()[s] == 8
     assert network(g, 4).luts_by_node()[s] == 16
     assert CostModel(load_model("ice40")).area(g, g.nodes[s])["lut"] == 8
+
+
+def test_ecp5_negation_merged_into_its_sum_is_one_full_width_chain_and_inverters() -> None:
+    # The Verilog writes the negation as `26'd0 - n9`; alumacc merges it into the sum that
+    # reads it: three terms (0, -n9, n5), which only maccmap builds: one 28-bit $alu (14
+    # CCU2C, the inverted zeros below bit 9 are ones: no trimming) and a $not per bit of
+    # a (16 LUT4). yosys 0.70 synth_ecp5 of this core: 14 CCU2C, 16 LUT4 (with `-n9`: 22
+    # CCU2C, two chains).
+    src = ("#[top] pub fn f(a: i16, b: i16) -> i32 { "
+           "((b as i32) << 11u32) + (0i32 - ((a as i32) << 9u32)) }")
+    loaded = kera.load(text=src, name="t.kera")
+    model = load_model("ecp5")
+    s = schedule(lower_for_hardware(loaded.graph), loaded.top, family="ecp5", clock_mhz=25.0,
+                 model=model)
+    res = estimate(s, CostModel(model))
+    assert res.total["carry"] == 14 and res.total["lut"] == 14 * 2 + 16
+    assert set(res.by_op) == {"add"}  # the negation is in the sum's chain
