@@ -287,7 +287,11 @@ class BitNetwork:
 
     def live_bits(self, nid: bytes) -> int:
         """Return how many distinct non-constant bits ``nid`` has (what a register keeps)."""
-        return len({(b[0], b[2], b[3]) for b in self.bits[nid] if b[0]})
+        return len(self.signals(nid))
+
+    def signals(self, nid: bytes) -> set[tuple[frozenset[int], int, int]]:
+        """Return the distinct non-constant bits of ``nid``: (support, gate, polarity)."""
+        return {(b[0], b[2], b[3]) for b in self.bits[nid] if b[0]}
 
     # --- evaluation ------------------------------------------------------------------------
 

@@ -135,7 +135,9 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
             mux["lut"] += sel * binding.mux_bits()
     else:
         register_bits = sum(graph.nodes[n].type.flat_width for bank in banks for n in bank)
-        kept_bits = sum(net.live_bits(n) for bank in banks for n in bank)
+        # a bank keeps each distinct bit once: yosys merges flip-flops of the same input
+        # (sort8's stages hold the array and the min/max values it is built of)
+        kept_bits = sum(len(set().union(*(net.signals(n) for n in bank))) for bank in banks)
     valid_bits = schedule.latency
     from kera.hls.memory import state_ff_bits  # the state registers (STATE.md)
 
