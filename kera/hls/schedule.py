@@ -110,11 +110,12 @@ def schedule(
     ii = 1 if ii is None else ii
     _check_options(clock_mhz, ii, margin, method)
     costs = CostModel(model if model is not None else _load_model(family), dsp_budget)
-    problem = build_problem(graph, region, costs, clock_mhz, margin)
+    stateful = graph.region_or_error(region).stateful  # plan_state checks once RAMs are known
+    problem = build_problem(graph, region, costs, clock_mhz, margin, check=not stateful)
     plan: StatePlan | None = None
     from kera.hls import sharing
 
-    if graph.regions[region].stateful:
+    if stateful:
         from kera.hls.state_schedule import plan_state
 
         plan, problem.slots, asap, asap_finish = plan_state(
@@ -198,9 +199,10 @@ def _load_model(family: str) -> DelayAreaModel:
 
 
 def build_problem(
-    graph: Graph, region: str, costs: CostModel, clock_mhz: float, margin: float
+    graph: Graph, region: str, costs: CostModel, clock_mhz: float, margin: float,
+    check: bool = True,
 ) -> Problem:
-    """Index the region, query every delay, and check that each op fits in the period."""
+    """Index the region, query every delay, and (``check``) that each op fits in the period."""
     reg = graph.region_or_error(region)
     ids = graph.topo_order(reg)
     index = {nid: k for k, nid in enumerate(ids)}
@@ -218,11 +220,12 @@ def build_problem(
     problem = Problem(graph, region, ids, delay, [nodes[n].type.flat_width for n in ids], inputs,
                       users, const, [nodes[n].op == "param" for n in ids], index[reg.result],
                       usable, costs=costs)
-    _check_fits(problem, clock_mhz, margin, costs.overhead_ns)
+    if check:
+        check_op_fits(problem, clock_mhz, margin, costs.overhead_ns)
     return problem
 
 
-def _check_fits(problem: Problem, clock_mhz: float, margin: float, overhead: float) -> None:
+def check_op_fits(problem: Problem, clock_mhz: float, margin: float, overhead: float) -> None:
     """Raise the user-facing error when the slowest op cannot fit in one clock period."""
     worst = max(range(problem.size), key=problem.delay.__getitem__, default=None)
     if worst is None:
@@ -674,6 +677,7 @@ __all__ = [
     "build_lp",
     "build_problem",
     "chaining_pairs",
+    "check_op_fits",
     "list_schedule",
     "push_late",
     "schedule",

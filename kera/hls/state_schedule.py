@@ -14,7 +14,7 @@ from kera.diagnostics import KeraError
 from kera.hls import memory
 from kera.hls import recurrence as rc
 from kera.hls.pipeline import StatePlan
-from kera.hls.schedule import Problem, list_schedule
+from kera.hls.schedule import Problem, check_op_fits, list_schedule
 from kera.hls.timing import make_locator
 
 
@@ -27,6 +27,7 @@ def plan_state(problem: Problem, requested: int | None, clock_mhz: float, margin
     """
     mems = memory.plan_memories(problem, family)
     the_slots = [_for_bram(problem, s, mems, family) for s in rc.slots(problem)]
+    check_op_fits(problem, clock_mhz, margin, overhead)  # a block RAM read: the RAM's delay
     groups = rc.components(problem, the_slots)
     recs = rc.recurrences(problem, the_slots, groups)
     rec_mii = rc.rec_mii(recs)

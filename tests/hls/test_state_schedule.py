@@ -179,3 +179,13 @@ def test_a_memory_too_wide_for_the_model_is_one_line_error(
     assert err[-1] == (f"{src}:3:9: state `m` holds 800,000 bits, more than the hardware model "
                        "takes (65,536); icebreaker has 5,280 flip-flops and 30 block RAMs: it "
                        "cannot fit")
+
+
+def test_an_op_too_slow_for_the_clock_is_named_with_the_block_ram_reads_own_delay() -> None:
+    """At 55 MHz on iCE40 (12.0 ns usable) histogram's read takes the RAM's 12.98 ns
+    (``memory.read_delay``), not the fitted curve of a 256-element variable `array_index`
+    (a mux of flip-flops, 28.8 ns): the one-line error says 13.0, and the scheduler never
+    starts on an op that cannot fit."""
+    with pytest.raises(KeraError, match=r"`array_index` \(16 bits\) needs 13\.0 ns but the "
+                                        r"clock period at 55 MHz leaves 12\.0 ns"):
+        planned(HISTOGRAM, clock_mhz=55.0)
