@@ -597,8 +597,33 @@ def _compare(net: BitNetwork, node: Node, ins: list[list[Bit]], types: list[Type
         # the xors fold into the tree: its support is that of both operands' bits
         out = live[0] if len(live) == 1 else net._gate(live)
         return [out if node.op == "ne" else _not(out)]
-    # an ordering against a constant: one function of the variable operand's bits
-    return [_reduce(net, a + b)]
+    # an ordering against a constant: one function of the variable operand's bits above the
+    # bound's trailing zeros (``_bound_zeros``)
+    skip = _bound_zeros(node.op, a, b)
+    return [_reduce(net, a[skip:] + b[skip:])]
+
+
+def _bound_zeros(op: str, a: list[Bit], b: list[Bit]) -> int:
+    """Return how many low bits of the variable operand an ordering against a constant does
+    not depend on: the trailing zeros of the bound ``c`` it is written as (``x < c`` or
+    ``x >= c``; ``x > k`` is ``x >= k + 1``, ``x <= k`` is ``x < k + 1``). When ``2**t``
+    divides ``c``, ``x < c`` iff ``x >> t < c >> t``, signed or not (floor division by
+    ``2**t`` is monotone and exact on ``c``). yosys finds the same: ``opt_expr`` and the
+    ``$alu`` it builds trim the carry cells whose carry is constant. ``x > 0x7fff`` of 21 bits
+    is a function of its 6 top bits (yosys 0.70 ``synth_ice40``: 3 LUT4s), not of 21."""
+    k = _const_value(b)
+    if k is not None:  # x OP k
+        plus_one = op in ("gt", "le")
+    else:
+        k = _const_value(a)
+        if k is None:
+            return 0
+        plus_one = op in ("lt", "ge")  # k < x is x > k; k >= x is x <= k
+    w = len(a)
+    c = (k + plus_one) % (1 << w) if w else 0
+    if c == 0:  # ``x < 0``, ``x >= 0``: the sign (signed) or a constant (unsigned)
+        return max(0, w - 1)
+    return (c & -c).bit_length() - 1
 
 
 _RULES: dict[str, Rule] = {

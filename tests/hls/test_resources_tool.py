@@ -174,3 +174,30 @@ def test_copies_of_a_sign_through_a_select_are_one_lut() -> None:
     assert tool_network(g, 4).luts_by_node()[s] == 8
     assert network(g, 4).luts_by_node()[s] == 16
     assert CostModel(load_model("ice40")).area(g, g.nodes[s])["lut"] == 8
+
+
+def test_an_ordering_against_a_constant_reads_only_the_bits_above_its_bounds_zeros() -> None:
+    """``x > 0x7fff`` is ``x >= 0x8000``: with the bound's 15 trailing zeros it is ``x >> 15
+    >= 1``, a function of the top 6 of 21 bits (yosys 0.70 `synth_ice40` on the i21 alone: 3
+    LUT4s; fir_q15's saturation, which the network gave 6 LUTs per compare); ``x < -32768``
+    likewise, and ``x >= 5`` (no trailing zero) keeps every bit."""
+    cases = (("x > 32767i32", 17), ("x < -32768i32", 17), ("x <= 1023i32", 22),
+             ("x >= 5i32", 32), ("x < 0i32", 1))
+    for test, support in cases:
+        s, _ = _estimate(f"#[top] pub fn f(x: i32) -> bool {{ {test} }}")
+        g = s.graph
+        net = CostModel(load_model("ice40")).network(g)
+        (bit,) = net.bits[g.regions[s.region].result]
+        assert len(bit[0]) == support, test
+
+
+def test_a_negation_read_by_one_sum_is_one_subtraction_with_it() -> None:
+    """``-a + b``: ``alumacc`` folds the negation into the sum's ``$macc``, one ALU ``b - a``
+    (yosys 0.70 `synth_ice40`, i8 ports: 15 LUT4s and 7 carries, not a negation's 14 and
+    a sum's 8); ``b - -a`` is ``b + a`` (8 LUT4s); a negation with two readers stays."""
+    for src, lut in (("-a + b", 15), ("b - -a", 8)):
+        _, res = _estimate(f"#[top] pub fn f(a: i8, b: i8) -> i8 {{ {src} }}")
+        assert "neg" not in res.by_op and res.total["lut"] == lut, src
+        assert res.total["carry"] == 7, src
+    _, res = _estimate("#[top] pub fn f(a: i8, b: i8) -> (i8, i8) { let n = -a; (n + b, n) }")
+    assert res.by_op["neg"]["lut"] > 0
