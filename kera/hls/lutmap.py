@@ -155,18 +155,24 @@ class BitNetwork:
             self.materialise(nid)
         self.cover()
 
-    def demanded_leaves(self) -> frozenset[int]:
+    def demanded_leaves(self, exclude: frozenset[bytes] | set[bytes] = frozenset()
+                        ) -> frozenset[int]:
         """Return the leaf bits something reads: the supports of the bits that arithmetic,
-        registers, results and sinks take (a leaf outside them is a bit yosys trims)."""
-        if self._demanded is not None:
+        registers, results and sinks take (a leaf outside them is a bit yosys trims).
+        ``exclude``: results and sinks to leave out (the state registers' next values, whose
+        bits are live only where the state bit is: ``kera.hls.resources.dead_state_bits``)."""
+        if self._demanded is not None and not exclude:
             return self._demanded
         nodes = self.graph.nodes
         reads = [u for nid in self.bits if not is_bitwise(self.graph, nodes[nid])
                  for u in nodes[nid].inputs if u in self.bits and self._reads_comb(u, nid)]
         out: set[int] = set()
-        for u in {*reads, *self._registered, *self._finals}:
+        finals = [u for u in self._finals if u not in exclude]
+        for u in {*reads, *self._registered, *finals}:
             for b in self.bits[u]:
                 out.update(b[0])
+        if exclude:
+            return frozenset(out)
         self._demanded = frozenset(out)
         return self._demanded
 
@@ -737,6 +743,9 @@ class ToolNetwork(BitNetwork):
             bits = neg_wiring(operand, node.type.signed)
             if bits is not None:
                 return bits
+        rom = self._rom_bits(nid, node)
+        if rom is not None:
+            return rom
         out = super()._leaf_bits(nid, node)
         if node.op == "add" and isinstance(t, IntType):
             out = self._known_sums(nid, node, out)
@@ -748,6 +757,30 @@ class ToolNetwork(BitNetwork):
         elif node.op in ("mul", "widening_mul"):
             zeros = sum(_trailing_zeros(self._input(u, nid)) for u in node.inputs)
             out = [ZERO] * min(zeros, len(out)) + out[zeros:]
+        return out
+
+    def _rom_bits(self, nid: bytes, node: Node) -> list[Bit] | None:
+        """Return the bits of a lookup in an array of constants by a variable index (a ROM):
+        a bit that every entry the index reaches has the same is that constant (yosys maps
+        the ROM to LUTs and trims the constant bits and their flip-flops: edge_semantics'
+        ``[10, 20, 30, 40][k]`` has bits 0, 6 and 7 zero), the others fresh leaves; None for
+        any other node."""
+        if node.op != "array_index":
+            return None
+        nodes = self.graph.nodes
+        arr, idx = nodes[node.inputs[0]], nodes[node.inputs[1]]
+        if arr.op != "array" or idx.op == "const" or not isinstance(idx.type, IntType) or any(
+                nodes[e].op != "const" for e in arr.inputs):
+            return None
+        n = len(arr.inputs)
+        b = min(significant_width(self._input(idx.id, nid), idx.type.signed),
+                max(1, (n - 1).bit_length()))
+        values = [int(nodes[e].attr("value")) for e in arr.inputs[: 1 << b]]
+        out = self._fresh(node.type.flat_width)
+        for k in range(len(out)):
+            seen = {v >> k & 1 for v in values}
+            if len(seen) == 1:
+                out[k] = ONE if seen.pop() else ZERO
         return out
 
     def known_prefix(self, nid: bytes, node: Node) -> list[Bit | None]:

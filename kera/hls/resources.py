@@ -131,11 +131,12 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
             mux["lut"] += sel * binding.mux_bits()
     else:
         register_bits = sum(graph.nodes[n].type.flat_width for bank in banks for n in bank)
-        kept_bits = sum(net.live_bits(n) for bank in banks for n in bank)
+        kept_bits = sum(_bank_bits(net, bank) for bank in banks)
     valid_bits = schedule.latency
     from kera.hls.memory import state_ff_bits  # the state registers (STATE.md)
 
-    regs = costs.register_area(kept_bits + valid_bits + state_ff_bits(schedule))
+    state_bits = state_ff_bits(schedule) - dead_state_bits(schedule, net)
+    regs = costs.register_area(kept_bits + valid_bits + state_bits)
     total = dict.fromkeys(RESOURCE_KEYS, 0.0)
     for row in by_op.values():
         for k in AREA_KEYS:
@@ -155,6 +156,50 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
             if k in caps and totals.get(k, 0) > int(caps[k])}
     return Resources(totals, ops, register_bits, valid_bits, registers, util, tuple(warnings),
                      notes, over, kept_bits)
+
+
+def _bank_bits(net: ToolNetwork, bank: list[bytes]) -> int:
+    """Return the flip-flops of one bank: its distinct non-constant bits, across the values it
+    holds (one enable moves the bank, so ``opt_merge`` makes the flip-flops of one signal
+    one: edge_semantics holds ``a`` and ``a < 0``, which is ``a[7]``)."""
+    return len({(b[0], b[2], b[3]) for n in bank for b in net.bits[n] if b[0]})
+
+
+def dead_state_bits(schedule: Schedule, net: ToolNetwork) -> int:
+    """Return the flip-flop bits of the state registers (not block RAM) that nothing reads:
+    a bit of a state's read value on which no result, no arithmetic, no pipeline register
+    and no next value of a live state bit depends. yosys removes those flip-flops
+    (``opt_clean``): fir_stream's delay line writes its last element, which the next
+    transfer never reads (128 bits held, 112 kept). Live bits are found by a fixed point:
+    a state bit is live when a result, arithmetic or a register reads it, or the next value
+    of a live state bit does."""
+    if schedule.state is None:
+        return 0
+    graph = schedule.graph
+    region = graph.regions[schedule.region]
+    ram = {m.slot.index for m in schedule.state.mems if m.mapped_to != "ff"}
+    slots = [(graph.nodes[st.read], st.next) for i, st in enumerate(region.states)
+             if i not in ram]
+    nexts = {nxt for _, nxt in slots} - {region.result}
+    others = net.demanded_leaves(exclude=nexts)
+    leaves: dict[int, tuple[int, int]] = {}  # leaf bit of a state read -> (slot, bit)
+    for k, (read, _) in enumerate(slots):
+        for i, b in enumerate(net.bits.get(read.id, ())):
+            if b[0] and b[2] < 0:
+                leaves[next(iter(b[0]))] = (k, i)
+    live = {leaves[x] for x in others if x in leaves}
+    todo = list(live)
+    while todo:
+        k, i = todo.pop()
+        bits = net.bits.get(slots[k][1], ())
+        if i < len(bits):
+            for x in bits[i][0]:
+                hit = leaves.get(x)
+                if hit is not None and hit not in live:
+                    live.add(hit)
+                    todo.append(hit)
+    total = sum(read.type.flat_width for read, _ in slots)
+    return max(0, total - len(live)) if leaves else 0
 
 
 def bram_glue(schedule: Schedule, costs: CostModel) -> dict[str, float]:

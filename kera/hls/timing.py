@@ -27,6 +27,7 @@ from typing import Any, Protocol
 from kera.diagnostics import KeraError, SourceFile, Span
 from kera.hls.carries import ChainProfile, chain_profile
 from kera.hls.lutmap import (
+    ZERO,
     BitNetwork,
     is_bitwise,
     neg_wiring,
@@ -151,6 +152,7 @@ class CostModel:
         self._flops: dict[int, tuple[Graph, frozenset[int]]] = {}
         self._absorbed: dict[int, tuple[Graph, dict[bytes, int]]] = {}
         self._negations: dict[int, tuple[Graph, dict[bytes, bytes]]] = {}
+        self._owners: dict[int, tuple[Graph, dict[int, bytes]]] = {}
         self._chains: dict[int, tuple[BitNetwork, dict[tuple[bytes, int], Chain]]] = {}
 
     @property
@@ -564,7 +566,8 @@ class CostModel:
             q = self.narrow_query(graph, node) or q
             chain = self.chain(graph, node, q)
             if chain is not None:
-                return self._negated_operand(graph, node, q, self.chain_area(chain, q))
+                return self._less_absorbed(graph, node, q, self._negated_operand(
+                    graph, node, q, self.chain_area(chain, q)))
             q = self._after_known_low(graph, node, q)
         hit = self._area.get(q)
         if hit is None:
@@ -575,12 +578,20 @@ class CostModel:
         if node.op in _ORDERINGS and q[0].removesuffix("_signed") in _ORDERINGS:
             return self._inverted_operand(graph, node, q, dict(hit))
         if node.op in ("sub", "neg") and q[0] == node.op:
-            out = self._inverted_operand(graph, node, q, dict(hit))
-            bits = self.absorbed_sums(graph).get(node.id)
-            if bits:  # the sum LUTs a select absorbs (none where the carry cell sums: ECP5)
-                out["lut"] -= min(float(bits), self._query_area(("add", q[1], None))["lut"])
-            return out
-        return self._negated_operand(graph, node, q, dict(hit))
+            return self._less_absorbed(graph, node, q, self._inverted_operand(graph, node, q,
+                                                                          dict(hit)))
+        return self._less_absorbed(graph, node, q,
+                                   self._negated_operand(graph, node, q, dict(hit)))
+
+    def _less_absorbed(self, graph: Graph, node: Node, q: Query, area: dict[str, float]
+                  ) -> dict[str, float]:
+        """Return ``area`` less the sum LUTs a select absorbs (``absorbed_sums``; none where
+        the carry cell sums: ECP5's fitted ``add`` has no LUT)."""
+        bits = self.absorbed_sums(graph).get(node.id)
+        if bits:
+            sums = self._query_area(("add", q[1], None))["lut"]
+            area["lut"] -= min(float(bits), sums, area["lut"])
+        return area
 
     def merged_negations(self, graph: Graph) -> dict[bytes, bytes]:
         """Return, by negation, the sum that yosys builds it into.
@@ -642,12 +653,50 @@ class CostModel:
             return area
         rate = self._inverter_rate(q[1])
         bits = self.network(graph).bits
-        flops = self._flop_leaves(graph)
+        owners = self._inverter_owners(graph)
         for u, _ in negs:
             x = [b for b in bits[graph.nodes[u].inputs[-1]][: q[1]] if b[0]]  # constant
-            leaves = sum(1 for b in x if b[2] < 0 and next(iter(b[0])) in flops)  # bits: no cell
+            leaves = sum(1 for b in x if owners.get(_leaf(b)) == node.id)  # bits: no cell
             area["lut"] += rate * area["carry"] * leaves / max(1, len(x))
         return area
+
+    def _inverter_owners(self, graph: Graph) -> dict[int, bytes]:
+        """Return, by leaf bit that flip-flops, ports or DSPs drive (``_flop_leaves``), the
+        first node in canonical order whose carry chain reads it inverted: the subtrahend of a
+        ``sub``/``neg``, of an ordering of two variables or a ``min``/``max``, the negated
+        operand of a sum that takes a negation (``merged_negations``). One inverter LUT per
+        bit serves every chain that reads it (yosys's ``$_NOT_`` of one bit is one cell):
+        the rows of a ``u8`` division subtract ``b``'s low bits 8 times (27 inverters
+        before; yosys 0.70 ``synth_ice40``: 76 LUT4s for ``[a / b, a % b]``, 77 estimated)."""
+        hit = self._owners.get(id(graph))
+        if hit is not None and hit[0] is graph:
+            return hit[1]
+        nodes, bits = graph.nodes, self.network(graph).bits
+        flops = self._flop_leaves(graph)
+        negations = self.merged_negations(graph)
+        merged = self.merged_area(graph)  # one ALU with an earlier node: no chain of its own
+        takes: dict[bytes, list[bytes]] = {}
+        for u, n in negations.items():
+            takes.setdefault(n, []).append(nodes[u].inputs[-1])
+        out: dict[int, bytes] = {}
+        for nid in graph.canonical_order():
+            node = nodes[nid]
+            if not node.inputs or not isinstance(nodes[node.inputs[-1]].type, IntType) or (
+                    is_bitwise(graph, node)):
+                continue
+            if nid in merged or self.is_replication(graph, node):
+                continue
+            if node.op in ("sub", "neg", *_ORDERINGS) and nid not in negations:
+                operands = [node.inputs[-1]]
+            else:
+                operands = takes.get(nid, [])
+            for u in operands:
+                for b in bits[u]:
+                    leaf = _leaf(b)
+                    if leaf in flops:
+                        out.setdefault(leaf, nid)
+        self._owners[id(graph)] = (graph, out)
+        return out
 
     def _inverter_rate(self, width: int) -> float:
         """Return the inverter LUTs per carry cell of a subtraction whose subtrahend flip-flops
@@ -657,44 +706,64 @@ class CostModel:
         return max(0.0, sub["lut"] - add["lut"]) / max(1.0, sub["carry"])
 
     def absorbed_sums(self, graph: Graph) -> dict[bytes, int]:
-        """Return, by subtraction, the sum bits that a select absorbs into its own LUTs.
+        """Return, by sum, difference or negation, the sum bits that a select absorbs into
+        its own LUTs.
 
-        In ``if x >= k { x - k } else { x }`` the compare and the subtraction are one ALU
-        (``merged_area``), and bit ``i`` of the select is a function of ``x[i]``, ``k[i]``, the
-        chain's carry into bit ``i`` and the compare's flag: four inputs, one LUT4, where the
-        sum bit on its own took one (iCE40: ``SB_CARRY`` does not sum) and the select another.
-        So it is wherever each bit of the other arm is ``x[i]``, ``k[i]`` (either polarity) or
-        a constant.
-        Operands are matched by their bits in the network: the difference may be the
-        optimiser's narrowed one (on the low bits of the compare's operands); it must have no
-        other reader. The select and its difference are taken to be in one
-        stage (a register between them would keep both LUTs)."""
+        In ``c ? x - k : y`` bit ``i`` of the select is a function of ``c``, ``x[i]``, ``k[i]``,
+        the chain's carry into bit ``i`` and ``y[i]``; where ``y[i]`` is ``x[i]`` or a
+        constant, that is four inputs, one LUT4, where the sum bit on its own took one
+        (iCE40: ``SB_CARRY`` does not sum) and the select another. So it is for ``x + k``
+        (``y[i]`` either operand's bit), whatever the condition: the guarded difference
+        ``if x >= k { x - k } else { x }`` (its flag is the ALU's, ``merged_area``) and a
+        division row's ``if fits && r >= d { r - d } else { r }`` alike. yosys 0.70
+        ``synth_ice40``, 8 bits of ports: ``c ? a + b : a`` 8 LUT4s, as ``a + b``; ``c ? a - b
+        : a`` 15, as ``a - b``. ``y[i]`` may be the subtrahend's bit (``-x``: ``0 - x``) only
+        where a gate of the bit network makes it, whose LUT takes the chain's inversion (``x =
+        p ^ q``: ``c ? a - x : x`` 16, ``a - x`` 15; ``c ? -x : x`` 16, ``-x`` 15): not where
+        flip-flops, ports or another chain drive it, which the chain reads through inverter
+        LUTs (``c ? a - b : b`` 21; ``c ? -a : a`` 19; saturate's ``if d < 0 { -d } else { d
+        }``, ``d`` a difference: no LUT less, placed). Not where ``y`` is only constants (a
+        constant arm before a register is the flip-flop's reset). At most as many as the select has
+        LUTs of its own in the cover: a select folded into its reader's LUTs (biquad_q14's
+        rounding select, read by the saturation's) has no LUT input left for the sum. The
+        arithmetic (through a cast nothing else reads) must have no other reader. The select
+        and it are taken to be in one stage (a register between them would keep both
+        LUTs)."""
         hit = self._absorbed.get(id(graph))
         if hit is not None and hit[0] is graph:
             return hit[1]
         nodes, bits = graph.nodes, self.network(graph).bits
+        luts = self._network(graph)[1]
         readers: dict[bytes, int] = {}
         for node in nodes.values():
             for u in node.inputs:
                 readers[u] = readers.get(u, 0) + 1
         out: dict[bytes, int] = {}
         for node in nodes.values():
-            cond = nodes[node.inputs[0]] if node.op == "select" else None
-            if cond is None or cond.op not in ("lt", "le", "gt", "ge"):
-                continue
+            if node.op != "select" or not bits[node.inputs[0]][0][0]:
+                continue  # a constant condition is no select
             for arm, other in (node.inputs[1:], node.inputs[:0:-1]):
                 d = arm
                 if nodes[d].op == "cast" and readers.get(d) == 1:
                     d = nodes[d].inputs[0]
                 diff = nodes[d]
-                if diff.op != "sub" or readers.get(d) != 1:
+                if diff.op not in ("sub", "add", "neg") or readers.get(d) != 1 or not (
+                        isinstance(diff.type, IntType)) or is_bitwise(graph, diff):
                     continue
                 n = diff.type.flat_width
-                a, b, x, k = (bits[i][:n] for i in (*diff.inputs, *cond.inputs))
-                if ((a, b) == (x, k) or (a, b) == (k, x)) and all(
-                        not o[0] or o[:3] in (p[:3], q[:3])
-                        for o, p, q in zip(bits[other], a, b, strict=False)):
-                    out[d] = n
+                if diff.op == "neg":
+                    a, b = [ZERO] * n, bits[diff.inputs[0]][:n]
+                else:
+                    a, b = (bits[i][:n] for i in diff.inputs)
+                # the subtrahend's bit only where a gate of the network makes it (abc folds
+                # the chain's inversion into that LUT)
+                ops = [(p[:3], q[:3]) if diff.op == "add" or q[2] >= 0 else (p[:3],)
+                       for p, q in zip(a, b, strict=False)]
+                mine = [bool(o[0]) and o[:3] in keys
+                        for o, keys in zip(bits[other], ops, strict=False)]
+                if any(mine) and all(m or not o[0] for m, o in zip(mine, bits[other],
+                                                                    strict=False)):
+                    out[d] = min(n, luts.get(node.id, 0))
         self._absorbed[id(graph)] = (graph, out)
         return out
 
@@ -717,7 +786,8 @@ class CostModel:
         LUT makes has the inversion folded into that LUT (a gate of the bit network, an
         adder's sum, a carry chain's borrow, which leaves the chain through a LUT), and a
         constant bit is inverted for free: only the bits of ``b`` that flip-flops, ports or
-        DSPs drive (``_flop_leaves``) keep theirs."""
+        DSPs drive (``_flop_leaves``) keep theirs, one inverter a bit for the whole design
+        (``_inverter_owners``)."""
         add = self._query_area(("add", q[1], None))
         if node.op in _ORDERINGS:  # an inverter per carry cell, at the subtraction's rate
             extra = min(self._inverter_rate(q[1]) * _area_dict(self._query_area(q))["carry"],
@@ -727,8 +797,8 @@ class CostModel:
         if extra <= 0:
             return area
         bits = self.network(graph).bits[node.inputs[-1]][: q[1]]
-        flops = self._flop_leaves(graph)
-        leaves = sum(1 for b in bits if b[0] and b[2] < 0 and next(iter(b[0])) in flops)
+        owners = self._inverter_owners(graph)
+        leaves = sum(1 for b in bits if owners.get(_leaf(b)) == node.id)
         area["lut"] -= extra * (1.0 - leaves / max(1, len(bits)))
         return area
 
@@ -801,6 +871,11 @@ class CostModel:
                         self._query_area(("eq", _index_bits(count), None)
                                          if op == "array_update" else ("sub", width, None)))
         return {k: v * count for k, v in one.items()}
+
+
+def _leaf(bit: Any) -> int:
+    """Return the leaf number of a wire bit (a leaf bit, either polarity), else -1."""
+    return next(iter(bit[0])) if bit[0] and bit[2] < 0 and len(bit[0]) == 1 else -1
 
 
 def _whole(chain: ChainProfile) -> bool:
