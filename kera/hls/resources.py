@@ -94,7 +94,7 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
     net = tool_network(graph, costs.lut_k,  # a shared unit is a cone of its own
                        cut=lambda u, v: stage[u] < stage[v] or u in bound or v in bound,
                        order=graph.topo_order(graph.regions[schedule.region]),
-                       wide=costs.lut_wide)
+                       wide=costs.lut_wide, resets=registered_selects(schedule), area=True)
     luts = _network_luts(schedule, costs, net)
     by_op: dict[str, dict[str, float]] = {}
     from kera.hls.memory import bram_reads
@@ -156,6 +156,48 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
             if k in caps and totals.get(k, 0) > int(caps[k])}
     return Resources(totals, ops, register_bits, valid_bits, registers, util, tuple(warnings),
                      notes, over, kept_bits)
+
+
+#: Ops that are only wires between a select and the register that holds it.
+_WIRES = frozenset({"cast", "concat", "slice", "tuple", "tuple_get", "array"})
+
+
+def registered_selects(schedule: Schedule) -> frozenset[bytes]:
+    """Return the selects with a constant arm whose bits only registers without a reset read:
+    a later stage's (through its bank) or the output register, through wiring in their own
+    stage; none a state register (whose flip-flops have the reset already) nor any logic of
+    the stage. yosys folds such a select into the flip-flops' synchronous set/reset
+    (``ToolNetwork.resets``). None at ii > 1 (registers shared on the modulo circle take
+    multiplexers)."""
+    if schedule.aligned or schedule.ii > 1:
+        return frozenset()
+    graph, stage = schedule.graph, schedule.stage
+    region = graph.regions[schedule.region]
+    nexts = {st.next for st in region.states}
+    readers: dict[bytes, list[bytes]] = {}
+    for nid in schedule.order:
+        for u in graph.nodes[nid].inputs:
+            readers.setdefault(u, []).append(nid)
+    out = set()
+    for nid in schedule.order:
+        node = graph.nodes[nid]
+        if node.op != "select" or nid in schedule.virtual or not any(
+                graph.nodes[u].op == "const" for u in node.inputs[1:]):
+            continue
+        todo, ok = [nid], True
+        while todo and ok:
+            u = todo.pop()
+            ok = u not in nexts
+            for r in readers.get(u, ()):
+                if stage[r] > stage[u]:
+                    continue  # through the bank between them
+                if graph.nodes[r].op in _WIRES:
+                    todo.append(r)
+                else:
+                    ok = False
+        if ok:
+            out.add(nid)
+    return frozenset(out)
 
 
 def _bank_bits(net: ToolNetwork, bank: list[bytes]) -> int:

@@ -643,21 +643,25 @@ class CostModel:
     def _negated_operand(self, graph: Graph, node: Node, q: Query, area: dict[str, float]
                          ) -> dict[str, float]:
         """Return the area of an ``add`` that reads a negation ``0 - x`` yosys merges into it
-        (``merged_negations``): it is ``b - x``, so the bits of ``x`` that flip-flops, ports
-        or DSPs drive take an inverter each where the family's carry cells do not invert
-        (``_inverted_operand``'s rate, per carry cell of the sum)."""
+        (``merged_negations``): it is ``b - x``, which ``maccmap`` builds as ``b + ~x + 1``
+        with the inversion a ``$not`` of its own, so the bits of ``x`` that flip-flops, ports
+        or DSPs drive take an inverter LUT each, on ECP5 too,
+        whose CCU2C would invert an ``$alu``'s operand for free (yosys 0.70 ``synth_ecp5``, 8
+        bits of ports: ``(0 - a) + b`` 4 CCU2C and 8 LUT4s, ``b - a`` 4 CCU2C)."""
         if node.op != "add":
             return area
         negs = [(u, n) for u, n in self.merged_negations(graph).items() if n == node.id]
         if not negs:
             return area
-        rate = self._inverter_rate(q[1])
         bits = self.network(graph).bits
         owners = self._inverter_owners(graph)
-        for u, _ in negs:
-            x = [b for b in bits[graph.nodes[u].inputs[-1]][: q[1]] if b[0]]  # constant
-            leaves = sum(1 for b in x if owners.get(_leaf(b)) == node.id)  # bits: no cell
-            area["lut"] += rate * area["carry"] * leaves / max(1, len(x))
+        sums_in_cell = float(getattr(self.model, "carry_lut_sites", 0.0)) > 0
+        for u, _ in negs:  # constant bits of x are no cell of the chain: no inverter
+            x = bits[graph.nodes[u].inputs[-1]][: q[1]]
+            n = float(sum(1 for b in x if b[0] and owners.get(_leaf(b)) == node.id))
+            # iCE40: at most one a carry cell (the first sum LUT inverts its own bit:
+            # ``(0 - a) + b`` of 8 bits, 7 inverters)
+            area["lut"] += n if sums_in_cell else min(n, area["carry"])
         return area
 
     def _inverter_owners(self, graph: Graph) -> dict[int, bytes]:
@@ -733,7 +737,8 @@ class CostModel:
         if hit is not None and hit[0] is graph:
             return hit[1]
         nodes, bits = graph.nodes, self.network(graph).bits
-        luts = self._network(graph)[1]
+        luts = tool_network(graph, self.lut_k, order=list(graph.nodes), wide=self.lut_wide,
+                            area=True).luts_by_node()  # the estimate's cover of the selects
         readers: dict[bytes, int] = {}
         for node in nodes.values():
             for u in node.inputs:
