@@ -44,6 +44,10 @@ class ChainProfile:
     #: By position, the operand (0: ``a``, 1: ``b``) whose bit the sum is, as a wire (the
     #: other bit and the carry in are 0), else None.
     wires: tuple[int | None, ...] = ()
+    #: Sum LUTs among ``luts`` whose sum is the carry in itself (both operand bits known and
+    #: their sum even: a carry out): yosys's netlist reads the carry cell's output there and
+    #: has no LUT (nextpnr packs a pass-through logic cell, which the LUT count leaves out).
+    pass_outs: int = 0
 
     @property
     def longest(self) -> int:
@@ -89,7 +93,7 @@ def chain_profile(a: Sequence[Known], b: Sequence[Known], carry_in: Known = 0,
             carry_reads_c = (kept[i] or passes) and live[i + 1]
             live[i] = sum_reads_c or carry_reads_c
     carries = sum(1 for i in range(w) if kept[i] and live[i + 1])
-    luts = 0
+    luts = outs = 0
     constants: list[Known] = []
     lut_at: list[bool] = []
     for i in range(w):
@@ -99,6 +103,8 @@ def chain_profile(a: Sequence[Known], b: Sequence[Known], carry_in: Known = 0,
         lut = want[i] and (free >= 2 or (free == 1 and carry[i] is None))
         lut_at.append(lut)
         luts += lut
+        x, y = a[i], b[i]
+        outs += int(lut and x is not None and y is not None and not (x + y) & 1)
     runs: list[int] = []
     ends_out: list[bool] = []
     i = 0
@@ -115,7 +121,7 @@ def chain_profile(a: Sequence[Known], b: Sequence[Known], carry_in: Known = 0,
                   1 if (b[i] is None and a[i] == 0 and carry[i] == 0) else None
                   for i in range(w))
     return ChainProfile(w, carries, luts, tuple(runs), top is not None and ends_out[top],
-                        tuple(constants), wires)
+                        tuple(constants), wires, outs)
 
 
 __all__ = ["ChainProfile", "Known", "chain_profile"]

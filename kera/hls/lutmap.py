@@ -123,6 +123,8 @@ class BitNetwork:
     #: The gates that are multiplexers (``c ? x : y``): ``kera.hls.sta`` does not merge them
     #: into the cones around them.
     muxes: set[int] = field(default_factory=set)
+    #: Nodes to materialise with the results (the conditions of ``ToolNetwork.resets``).
+    _also: list[bytes] = field(default_factory=list)
 
     def build(self, order: Iterable[bytes], results: Iterable[bytes]) -> BitNetwork:
         """Evaluate the nodes of ``order`` (topological); materialise what leaf-producing
@@ -149,24 +151,30 @@ class BitNetwork:
                 self.bits[nid] = self._leaf_bits(nid, node)
                 self.levels[nid] = 0
                 self._materialised.add(nid)  # leaf bits only: no gate to record
-        self._finals = [n for n in [*results, *(n for n in self.bits if n not in read)]
-                        if n in self.bits]  # results and sinks
+        self._finals = [n for n in [*results, *(n for n in self.bits if n not in read),
+                                    *self._also] if n in self.bits]  # results and sinks
         for nid in self._finals:
             self.materialise(nid)
         self.cover()
 
-    def demanded_leaves(self) -> frozenset[int]:
+    def demanded_leaves(self, exclude: frozenset[bytes] | set[bytes] = frozenset()
+                        ) -> frozenset[int]:
         """Return the leaf bits something reads: the supports of the bits that arithmetic,
-        registers, results and sinks take (a leaf outside them is a bit yosys trims)."""
-        if self._demanded is not None:
+        registers, results and sinks take (a leaf outside them is a bit yosys trims).
+        ``exclude``: results and sinks to leave out (the state registers' next values, whose
+        bits are live only where the state bit is: ``kera.hls.resources.dead_state_bits``)."""
+        if self._demanded is not None and not exclude:
             return self._demanded
         nodes = self.graph.nodes
         reads = [u for nid in self.bits if not is_bitwise(self.graph, nodes[nid])
                  for u in nodes[nid].inputs if u in self.bits and self._reads_comb(u, nid)]
         out: set[int] = set()
-        for u in {*reads, *self._registered, *self._finals}:
+        finals = [u for u in self._finals if u not in exclude]
+        for u in {*reads, *self._registered, *finals}:
             for b in self.bits[u]:
                 out.update(b[0])
+        if exclude:
+            return frozenset(out)
         self._demanded = frozenset(out)
         return self._demanded
 
@@ -287,11 +295,7 @@ class BitNetwork:
 
     def live_bits(self, nid: bytes) -> int:
         """Return how many distinct non-constant bits ``nid`` has (what a register keeps)."""
-        return len(self.signals(nid))
-
-    def signals(self, nid: bytes) -> set[tuple[frozenset[int], int, int]]:
-        """Return the distinct non-constant bits of ``nid``: (support, gate, polarity)."""
-        return {(b[0], b[2], b[3]) for b in self.bits[nid] if b[0]}
+        return len({(b[0], b[2], b[3]) for b in self.bits[nid] if b[0]})
 
     # --- evaluation ------------------------------------------------------------------------
 
@@ -601,8 +605,37 @@ def _compare(net: BitNetwork, node: Node, ins: list[list[Bit]], types: list[Type
         # the xors fold into the tree: its support is that of both operands' bits
         out = live[0] if len(live) == 1 else net._gate(live)
         return [out if node.op == "ne" else _not(out)]
-    # an ordering against a constant: one function of the variable operand's bits
-    return [_reduce(net, a + b)]
+    # an ordering against a constant: one function of the variable operand's bits (for the
+    # area, those above the bound's trailing zeros: ``_bound_zeros``)
+    skip = _bound_zeros(node.op, a, b) if getattr(net, "trim_bounds", False) else 0
+    return [_reduce(net, a[skip:] + b[skip:])]
+
+
+def _bound_zeros(op: str, a: list[Bit], b: list[Bit]) -> int:
+    """Return how many low bits of the variable operand an ordering against a constant does
+    not depend on: the trailing zeros of the bound ``c`` it is written as (``x < c`` or
+    ``x >= c``; ``x > k`` is ``x >= k + 1``, ``x <= k`` is ``x < k + 1``). When ``2**t``
+    divides ``c``, ``x < c`` iff ``x >> t < c >> t``, signed or not (floor division by
+    ``2**t`` is monotone and exact on ``c``). yosys finds the same: ``opt_expr`` and the
+    ``$alu`` it builds trim the carry cells whose carry is constant. ``x > 0x7fff`` of 21 bits
+    is a function of its 6 top bits (yosys 0.70 ``synth_ice40``: 3 LUT4s), not of 21. Only
+    the resource estimate's network trims them (``ToolNetwork.trim_bounds``): yosys often
+    leaves the compare an ``$alu`` whose chain is longer than the function's LUT tree
+    (fir_q15's ``x < -32768`` in place: a 19-cell chain and 1 LUT4), so the delay keeps the
+    whole operand."""
+    k = _const_value(b)
+    if k is not None:  # x OP k
+        plus_one = op in ("gt", "le")
+    else:
+        k = _const_value(a)
+        if k is None:
+            return 0
+        plus_one = op in ("lt", "ge")  # k < x is x > k; k >= x is x <= k
+    w = len(a)
+    c = (k + plus_one) % (1 << w) if w else 0
+    if c == 0:  # ``x < 0``, ``x >= 0``: the sign (signed) or a constant (unsigned)
+        return max(0, w - 1)
+    return (c & -c).bit_length() - 1
 
 
 _RULES: dict[str, Rule] = {
@@ -673,6 +706,30 @@ class ToolNetwork(BitNetwork):
     #: By subtraction or negation: its low bits known before its chain (``known_prefix``).
     known_low: dict[bytes, int] = field(default_factory=dict)
     merge_equal: bool = True
+    #: Selects whose every bit only registers without a reset read (pipeline banks, the
+    #: output register): where an arm is constant, the flip-flops take it as their
+    #: synchronous set/reset (``_evaluate``).
+    resets: frozenset[bytes] = frozenset()
+    #: Whether an ordering against a constant reads only the bits above the bound's trailing
+    #: zeros (``_bound_zeros``): the resource estimate's network, not the timing's.
+    trim_bounds: bool = False
+
+    def _evaluate(self, nid: bytes, node: Node) -> list[Bit]:
+        """A select of ``resets`` with a constant arm is its other arm: yosys's ``opt_dff``
+        makes ``q <= c ? K : y`` a flip-flop with ``c`` as its synchronous reset (set where
+        ``K``'s bit is 1: iCE40 ``SB_DFFESR``/``SB_DFFESS``), and the select no LUT; ``c`` is
+        a signal the flip-flops read (materialised). fir_q15's saturation ``lt ? 0x8000 :
+        (gt ? 0x7fff : x)``: the outer select's 16 LUTs (yosys 0.70: 16 SB_DFFESR/ESS, 214
+        LUT4s). Not where anything else reads the select (biquad_q14's saturated output is
+        also its state's next value, whose flip-flops have the reset: yosys keeps the
+        select)."""
+        if nid in self.resets:
+            (c,), x, y = (self._input(u, nid) for u in node.inputs)
+            for const, other in ((x, y), (y, x)):
+                if c[0] and not any(b[0] for b in const):
+                    self._also.append(node.inputs[0])
+                    return list(other)
+        return super()._evaluate(nid, node)
 
     def inverted_outputs(self) -> dict[bytes, int]:
         """Return, by node, the LUTs that build the second polarity of a gate that flip-flops
@@ -716,6 +773,9 @@ class ToolNetwork(BitNetwork):
             bits = neg_wiring(operand, node.type.signed)
             if bits is not None:
                 return bits
+        rom = self._rom_bits(nid, node)
+        if rom is not None:
+            return rom
         out = super()._leaf_bits(nid, node)
         if node.op == "add" and isinstance(t, IntType):
             out = self._known_sums(nid, node, out)
@@ -727,6 +787,30 @@ class ToolNetwork(BitNetwork):
         elif node.op in ("mul", "widening_mul"):
             zeros = sum(_trailing_zeros(self._input(u, nid)) for u in node.inputs)
             out = [ZERO] * min(zeros, len(out)) + out[zeros:]
+        return out
+
+    def _rom_bits(self, nid: bytes, node: Node) -> list[Bit] | None:
+        """Return the bits of a lookup in an array of constants by a variable index (a ROM):
+        a bit that every entry the index reaches has the same is that constant (yosys maps
+        the ROM to LUTs and trims the constant bits and their flip-flops: edge_semantics'
+        ``[10, 20, 30, 40][k]`` has bits 0, 6 and 7 zero), the others fresh leaves; None for
+        any other node."""
+        if node.op != "array_index":
+            return None
+        nodes = self.graph.nodes
+        arr, idx = nodes[node.inputs[0]], nodes[node.inputs[1]]
+        if arr.op != "array" or idx.op == "const" or not isinstance(idx.type, IntType) or any(
+                nodes[e].op != "const" for e in arr.inputs):
+            return None
+        n = len(arr.inputs)
+        b = min(significant_width(self._input(idx.id, nid), idx.type.signed),
+                max(1, (n - 1).bit_length()))
+        values = [int(nodes[e].attr("value")) for e in arr.inputs[: 1 << b]]
+        out = self._fresh(node.type.flat_width)
+        for k in range(len(out)):
+            seen = {v >> k & 1 for v in values}
+            if len(seen) == 1:
+                out[k] = ONE if seen.pop() else ZERO
         return out
 
     def known_prefix(self, nid: bytes, node: Node) -> list[Bit | None]:
@@ -796,12 +880,15 @@ class ToolNetwork(BitNetwork):
 
 
 def tool_network(graph: Graph, k: int, cut: Callable[[bytes, bytes], bool] | None = None,
-                 order: list[bytes] | None = None, wide: int = 0) -> ToolNetwork:
+                 order: list[bytes] | None = None, wide: int = 0,
+                 resets: frozenset[bytes] = frozenset(), area: bool = False) -> ToolNetwork:
     """Return the :class:`ToolNetwork` of ``graph`` (every region, or the nodes of ``order``):
-    the results and the next values of the state registers are materialised."""
+    the results and the next values of the state registers are materialised. ``area``: the
+    resource estimate's network (``trim_bounds``)."""
     ids = order if order is not None else graph.canonical_order()
     results = [x for r in graph.regions.values() for x in (r.result, *(s.next for s in r.states))]
-    net = ToolNetwork(graph, k, cut, wide=wide, results=tuple(results))
+    net = ToolNetwork(graph, k, cut, wide=wide, results=tuple(results), resets=resets,
+                      trim_bounds=area)
     net.build(ids, results)
     return net
 

@@ -27,6 +27,7 @@ from typing import Any, Protocol
 from kera.diagnostics import KeraError, SourceFile, Span
 from kera.hls.carries import ChainProfile, chain_profile
 from kera.hls.lutmap import (
+    ZERO,
     BitNetwork,
     is_bitwise,
     neg_wiring,
@@ -115,6 +116,8 @@ def display_width(graph: Graph, node: Node) -> int:
 MUL_OPS = frozenset({"mul", "widening_mul"})
 #: Carry-chain ops costed at their operands' significant width (``CostModel.narrow_query``).
 _NARROWED = frozenset({"add", "sub", "neg", "min", "max", "lt", "le", "gt", "ge"})
+#: Carry-chain comparisons of two variables and the selects they drive: ``a - b``'s borrow.
+_ORDERINGS = frozenset({"min", "max", "lt", "le", "gt", "ge"})
 
 
 def csd_digits(value: int) -> int:
@@ -148,6 +151,8 @@ class CostModel:
         self._merged: dict[int, tuple[Graph, dict[bytes, dict[str, float]]]] = {}
         self._flops: dict[int, tuple[Graph, frozenset[int]]] = {}
         self._absorbed: dict[int, tuple[Graph, dict[bytes, int]]] = {}
+        self._negations: dict[int, tuple[Graph, dict[bytes, bytes]]] = {}
+        self._owners: dict[int, tuple[Graph, dict[int, bytes]]] = {}
         self._chains: dict[int, tuple[BitNetwork, dict[tuple[bytes, int], Chain]]] = {}
 
     @property
@@ -251,7 +256,10 @@ class CostModel:
         (also a subtraction of their low bits, the optimiser's narrowed ``if x >= k { x - k }``):
         a comparison whose operands are also subtracted (or compared before) costs one LUT
         for its flag. The comparator of ``min(a, b)`` and ``max(a, b)`` is built once: the
-        second costs only its multiplexer (``min`` minus ``lt``). First is canonical order.
+        second costs only its multiplexer, a ``select`` of its width (``min`` minus ``lt``
+        was one LUT short: the fitted ``lt`` has a LUT for its flag, which a ``min`` feeds
+        to its multiplexer's LUTs; sort8's 19 pairs: yosys 0.70 has 16 LUT4s a pair, not 15).
+        First is canonical order.
         """
         hit = self._merged.get(id(graph))
         if hit is not None and hit[0] is graph:
@@ -273,9 +281,7 @@ class CostModel:
             if kind == "compare" and (pair in subs or (kind, pair) in seen or low(node)):
                 out[nid] = _area_dict({"lut": 1.0})
             elif kind == "minmax" and (kind, pair) in seen:
-                whole = self._query_area(q)
-                cmp = self._query_area(("lt", q[1], None))
-                out[nid] = {k: max(0.0, whole[k] - cmp[k]) for k in AREA_KEYS}
+                out[nid] = _area_dict(self._query_area(("select", q[1], None)))
             seen.add((kind, pair))
         self._merged[id(graph)] = (graph, out)
         return out
@@ -483,12 +489,16 @@ class CostModel:
     def chain_area(self, chain: ChainProfile, q: Query) -> dict[str, float]:
         """Return the area of what is left of a chain, at the fitted rates of its width:
         LUTs per sum LUT and carry cells per kept cell where the family's carry cells do
-        not sum (iCE40), else per bit of each run (ECP5's CCU2C holds two)."""
+        not sum (iCE40), else per bit of each run (ECP5's CCU2C holds two). A carry out
+        (``ChainProfile.pass_outs``) has no LUT where the carry cells do not sum: yosys's
+        netlist reads ``SB_CARRY``'s ``CO`` (yosys 0.70: ``{1'b0, a} + {1'b0, b}`` of 8 bits, 8
+        LUT4s and 8 carries; popcount32's 12 field sums, one carry out each)."""
         fitted = _area_dict(self._query_area(q))
         w = max(1, q[1])
         out = dict(fitted)
-        out["lut"] = fitted["lut"] * chain.luts / w
-        if float(getattr(self.model, "carry_lut_sites", 0.0)) > 0:
+        sums_in_cell = float(getattr(self.model, "carry_lut_sites", 0.0)) > 0
+        out["lut"] = fitted["lut"] * (chain.luts - (0 if sums_in_cell else chain.pass_outs)) / w
+        if sums_in_cell:
             per_bit = fitted["carry"] / w
             out["carry"] = float(sum(math.ceil(r * per_bit - 1e-9) for r in chain.runs))
         else:
@@ -538,7 +548,8 @@ class CostModel:
         if is_bitwise(graph, node):
             return _area_dict({"lut": self._network(graph)[1].get(node.id, 0)})
         q = model_query(graph, node)
-        if q is None or self.is_replication(graph, node):
+        if q is None or self.is_replication(graph, node) or node.id in self.merged_negations(
+                graph):
             return dict.fromkeys(AREA_KEYS, 0.0)
         merged = self.merged_area(graph).get(node.id)
         if merged is not None:
@@ -555,58 +566,209 @@ class CostModel:
             q = self.narrow_query(graph, node) or q
             chain = self.chain(graph, node, q)
             if chain is not None:
-                return self.chain_area(chain, q)
+                return self._less_absorbed(graph, node, q, self._negated_operand(
+                    graph, node, q, self.chain_area(chain, q)))
             q = self._after_known_low(graph, node, q)
         hit = self._area.get(q)
         if hit is None:
             hit = self._area[q] = self._sites(_area_dict(self._query_area(q)))
+        if node.op == "add" and self.carry_out(graph, node) and not float(
+                getattr(self.model, "carry_lut_sites", 0.0)):  # its top bit: SB_CARRY's CO
+            hit = {**hit, "lut": max(0.0, hit["lut"] - hit["lut"] / max(1, q[1]))}
+        if node.op in _ORDERINGS and q[0].removesuffix("_signed") in _ORDERINGS:
+            return self._inverted_operand(graph, node, q, dict(hit))
         if node.op in ("sub", "neg") and q[0] == node.op:
-            out = self._inverted_operand(graph, node, q, dict(hit))
-            bits = self.absorbed_sums(graph).get(node.id)
-            if bits:  # the sum LUTs a select absorbs (none where the carry cell sums: ECP5)
-                out["lut"] -= min(float(bits), self._query_area(("add", q[1], None))["lut"])
-            return out
-        return dict(hit)
+            return self._less_absorbed(graph, node, q, self._inverted_operand(graph, node, q,
+                                                                          dict(hit)))
+        return self._less_absorbed(graph, node, q,
+                                   self._negated_operand(graph, node, q, dict(hit)))
+
+    def _less_absorbed(self, graph: Graph, node: Node, q: Query, area: dict[str, float]
+                  ) -> dict[str, float]:
+        """Return ``area`` less the sum LUTs a select absorbs (``absorbed_sums``; none where
+        the carry cell sums: ECP5's fitted ``add`` has no LUT)."""
+        bits = self.absorbed_sums(graph).get(node.id)
+        if bits:
+            sums = self._query_area(("add", q[1], None))["lut"]
+            area["lut"] -= min(float(bits), sums, area["lut"])
+        return area
+
+    def merged_negations(self, graph: Graph) -> dict[bytes, bytes]:
+        """Return, by negation, the sum that yosys builds it into.
+
+        ``alumacc`` folds an ``$add``/``$sub``/``$neg`` whose only reader is another into that
+        reader's ``$macc``, through sign and zero extensions; with two operands left the
+        ``$macc`` is one ALU: ``(0 - x) + b`` is ``b - x`` and ``b - (0 - x)`` is ``b + x``,
+        one carry chain where the estimate had two (yosys 0.70 ``synth_ice40``, 8 bits, ``x``
+        and ``b`` ports: ``(0 - x) + b`` 15 LUT4s and 7 carries, as ``b - x``; fir_q15's two
+        ``-(x << 9)`` taps). A negation (``neg x``, ``0 - x``) whose one reader, past casts
+        that nothing else reads, is an ``add`` or the subtrahend of a ``sub`` costs nothing;
+        the ``add`` takes the inverters of ``x`` (``_negated_operand``). The emitter keeps
+        (``kera.rtl.emit.chained_sums``) only sums of two variables, never a negation. The
+        two are taken to be in one stage, as ``absorbed_sums`` takes its pairs."""
+        hit = self._negations.get(id(graph))
+        if hit is not None and hit[0] is graph:
+            return hit[1]
+        nodes = graph.nodes
+        readers: dict[bytes, list[bytes]] = {}
+        for node in nodes.values():
+            for u in node.inputs:
+                readers.setdefault(u, []).append(node.id)
+        results = {x for r in graph.regions.values()
+                   for x in (r.result, *(st.next for st in r.states))}
+        out: dict[bytes, bytes] = {}
+        for node in nodes.values():
+            if not isinstance(node.type, IntType) or not (node.op == "neg" or (
+                    node.op == "sub" and self._known(graph, node.inputs[0]) == 0)):
+                continue
+            at, via = node.id, node.id
+            while len(readers.get(at, ())) == 1 and at not in results:
+                reader = nodes[readers[at][0]]
+                if reader.op != "cast" or not isinstance(reader.type, IntType) or (
+                        reader.type.flat_width < nodes[at].type.flat_width):
+                    break
+                via, at = at, reader.id
+            del via
+            if at in results or len(readers.get(at, ())) != 1:
+                continue
+            reader = nodes[readers[at][0]]
+            if not isinstance(reader.type, IntType) or is_bitwise(graph, reader):
+                continue
+            if reader.op == "add" or (reader.op == "sub" and reader.inputs[1] == at
+                                      and reader.inputs[0] != at):
+                out[node.id] = reader.id
+        self._negations[id(graph)] = (graph, out)
+        return out
+
+    def _negated_operand(self, graph: Graph, node: Node, q: Query, area: dict[str, float]
+                         ) -> dict[str, float]:
+        """Return the area of an ``add`` that reads a negation ``0 - x`` yosys merges into it
+        (``merged_negations``): it is ``b - x``, which ``maccmap`` builds as ``b + ~x + 1``
+        with the inversion a ``$not`` of its own, so the bits of ``x`` that flip-flops, ports
+        or DSPs drive take an inverter LUT each, on ECP5 too,
+        whose CCU2C would invert an ``$alu``'s operand for free (yosys 0.70 ``synth_ecp5``, 8
+        bits of ports: ``(0 - a) + b`` 4 CCU2C and 8 LUT4s, ``b - a`` 4 CCU2C)."""
+        if node.op != "add":
+            return area
+        negs = [(u, n) for u, n in self.merged_negations(graph).items() if n == node.id]
+        if not negs:
+            return area
+        bits = self.network(graph).bits
+        owners = self._inverter_owners(graph)
+        sums_in_cell = float(getattr(self.model, "carry_lut_sites", 0.0)) > 0
+        for u, _ in negs:  # constant bits of x are no cell of the chain: no inverter
+            x = bits[graph.nodes[u].inputs[-1]][: q[1]]
+            n = float(sum(1 for b in x if b[0] and owners.get(_leaf(b)) == node.id))
+            # iCE40: at most one a carry cell (the first sum LUT inverts its own bit:
+            # ``(0 - a) + b`` of 8 bits, 7 inverters)
+            area["lut"] += n if sums_in_cell else min(n, area["carry"])
+        return area
+
+    def _inverter_owners(self, graph: Graph) -> dict[int, bytes]:
+        """Return, by leaf bit that flip-flops, ports or DSPs drive (``_flop_leaves``), the
+        first node in canonical order whose carry chain reads it inverted: the subtrahend of a
+        ``sub``/``neg``, of an ordering of two variables or a ``min``/``max``, the negated
+        operand of a sum that takes a negation (``merged_negations``). One inverter LUT per
+        bit serves every chain that reads it (yosys's ``$_NOT_`` of one bit is one cell):
+        the rows of a ``u8`` division subtract ``b``'s low bits 8 times (27 inverters
+        before; yosys 0.70 ``synth_ice40``: 76 LUT4s for ``[a / b, a % b]``, 77 estimated)."""
+        hit = self._owners.get(id(graph))
+        if hit is not None and hit[0] is graph:
+            return hit[1]
+        nodes, bits = graph.nodes, self.network(graph).bits
+        flops = self._flop_leaves(graph)
+        negations = self.merged_negations(graph)
+        merged = self.merged_area(graph)  # one ALU with an earlier node: no chain of its own
+        takes: dict[bytes, list[bytes]] = {}
+        for u, n in negations.items():
+            takes.setdefault(n, []).append(nodes[u].inputs[-1])
+        out: dict[int, bytes] = {}
+        for nid in graph.canonical_order():
+            node = nodes[nid]
+            if not node.inputs or not isinstance(nodes[node.inputs[-1]].type, IntType) or (
+                    is_bitwise(graph, node)):
+                continue
+            if nid in merged or self.is_replication(graph, node):
+                continue
+            if node.op in ("sub", "neg", *_ORDERINGS) and nid not in negations:
+                operands = [node.inputs[-1]]
+            else:
+                operands = takes.get(nid, [])
+            for u in operands:
+                for b in bits[u]:
+                    leaf = _leaf(b)
+                    if leaf in flops:
+                        out.setdefault(leaf, nid)
+        self._owners[id(graph)] = (graph, out)
+        return out
+
+    def _inverter_rate(self, width: int) -> float:
+        """Return the inverter LUTs per carry cell of a subtraction whose subtrahend flip-flops
+        drive: what the fitted ``sub`` takes above ``add`` (iCE40: 1, ECP5: 0)."""
+        add = self._query_area(("add", width, None))
+        sub = self._query_area(("sub", width, None))
+        return max(0.0, sub["lut"] - add["lut"]) / max(1.0, sub["carry"])
 
     def absorbed_sums(self, graph: Graph) -> dict[bytes, int]:
-        """Return, by subtraction, the sum bits that a select absorbs into its own LUTs.
+        """Return, by sum, difference or negation, the sum bits that a select absorbs into
+        its own LUTs.
 
-        In ``if x >= k { x - k } else { x }`` the compare and the subtraction are one ALU
-        (``merged_area``), and bit ``i`` of the select is a function of ``x[i]``, ``k[i]``, the
-        chain's carry into bit ``i`` and the compare's flag: four inputs, one LUT4, where the
-        sum bit on its own took one (iCE40: ``SB_CARRY`` does not sum) and the select another.
-        So it is wherever each bit of the other arm is ``x[i]``, ``k[i]`` (either polarity) or
-        a constant.
-        Operands are matched by their bits in the network: the difference may be the
-        optimiser's narrowed one (on the low bits of the compare's operands); it must have no
-        other reader. The select and its difference are taken to be in one
-        stage (a register between them would keep both LUTs)."""
+        In ``c ? x - k : y`` bit ``i`` of the select is a function of ``c``, ``x[i]``, ``k[i]``,
+        the chain's carry into bit ``i`` and ``y[i]``; where ``y[i]`` is ``x[i]`` or a
+        constant, that is four inputs, one LUT4, where the sum bit on its own took one
+        (iCE40: ``SB_CARRY`` does not sum) and the select another. So it is for ``x + k``
+        (``y[i]`` either operand's bit), whatever the condition: the guarded difference
+        ``if x >= k { x - k } else { x }`` (its flag is the ALU's, ``merged_area``) and a
+        division row's ``if fits && r >= d { r - d } else { r }`` alike. yosys 0.70
+        ``synth_ice40``, 8 bits of ports: ``c ? a + b : a`` 8 LUT4s, as ``a + b``; ``c ? a - b
+        : a`` 15, as ``a - b``. ``y[i]`` may be the subtrahend's bit (``-x``: ``0 - x``) only
+        where a gate of the bit network makes it, whose LUT takes the chain's inversion (``x =
+        p ^ q``: ``c ? a - x : x`` 16, ``a - x`` 15; ``c ? -x : x`` 16, ``-x`` 15): not where
+        flip-flops, ports or another chain drive it, which the chain reads through inverter
+        LUTs (``c ? a - b : b`` 21; ``c ? -a : a`` 19; saturate's ``if d < 0 { -d } else { d
+        }``, ``d`` a difference: no LUT less, placed). Not where ``y`` is only constants (a
+        constant arm before a register is the flip-flop's reset). At most as many as the select has
+        LUTs of its own in the cover: a select folded into its reader's LUTs (biquad_q14's
+        rounding select, read by the saturation's) has no LUT input left for the sum. The
+        arithmetic (through a cast nothing else reads) must have no other reader. The select
+        and it are taken to be in one stage (a register between them would keep both
+        LUTs)."""
         hit = self._absorbed.get(id(graph))
         if hit is not None and hit[0] is graph:
             return hit[1]
         nodes, bits = graph.nodes, self.network(graph).bits
+        luts = tool_network(graph, self.lut_k, order=list(graph.nodes), wide=self.lut_wide,
+                            area=True).luts_by_node()  # the estimate's cover of the selects
         readers: dict[bytes, int] = {}
         for node in nodes.values():
             for u in node.inputs:
                 readers[u] = readers.get(u, 0) + 1
         out: dict[bytes, int] = {}
         for node in nodes.values():
-            cond = nodes[node.inputs[0]] if node.op == "select" else None
-            if cond is None or cond.op not in ("lt", "le", "gt", "ge"):
-                continue
+            if node.op != "select" or not bits[node.inputs[0]][0][0]:
+                continue  # a constant condition is no select
             for arm, other in (node.inputs[1:], node.inputs[:0:-1]):
                 d = arm
                 if nodes[d].op == "cast" and readers.get(d) == 1:
                     d = nodes[d].inputs[0]
                 diff = nodes[d]
-                if diff.op != "sub" or readers.get(d) != 1:
+                if diff.op not in ("sub", "add", "neg") or readers.get(d) != 1 or not (
+                        isinstance(diff.type, IntType)) or is_bitwise(graph, diff):
                     continue
                 n = diff.type.flat_width
-                a, b, x, k = (bits[i][:n] for i in (*diff.inputs, *cond.inputs))
-                if ((a, b) == (x, k) or (a, b) == (k, x)) and all(
-                        not o[0] or o[:3] in (p[:3], q[:3])
-                        for o, p, q in zip(bits[other], a, b, strict=False)):
-                    out[d] = n
+                if diff.op == "neg":
+                    a, b = [ZERO] * n, bits[diff.inputs[0]][:n]
+                else:
+                    a, b = (bits[i][:n] for i in diff.inputs)
+                # the subtrahend's bit only where a gate of the network makes it (abc folds
+                # the chain's inversion into that LUT)
+                ops = [(p[:3], q[:3]) if diff.op == "add" or q[2] >= 0 else (p[:3],)
+                       for p, q in zip(a, b, strict=False)]
+                mine = [bool(o[0]) and o[:3] in keys
+                        for o, keys in zip(bits[other], ops, strict=False)]
+                if any(mine) and all(m or not o[0] for m, o in zip(mine, bits[other],
+                                                                    strict=False)):
+                    out[d] = min(n, luts.get(node.id, 0))
         self._absorbed[id(graph)] = (graph, out)
         return out
 
@@ -617,17 +779,31 @@ class CostModel:
         Where the fitted subtraction takes more LUTs than the addition of its width (iCE40:
         ``2w - 1`` against ``w``: SB_CARRY cannot invert, so each bit of ``b`` passes an
         inverter LUT), those are inverters of operand bits that the measured design read from
-        flip-flops. A bit of ``b`` that a LUT makes has the inversion folded into that LUT
-        (a gate of the bit network, an adder's sum, a carry chain's borrow, which leaves the
-        chain through a LUT), and a constant bit is inverted for free: only the bits of ``b``
-        that flip-flops, ports or DSPs drive (``_flop_leaves``) keep theirs."""
+        flip-flops. An ordering of two variables (``a < b``, ``a >= b``) and ``min``/``max``
+        (``a < b ? a : b``) are the same ALU: ``alumacc`` subtracts ``b``, and the fitted
+        curves (``lt``: ``w + 1`` LUTs, ``min``: ``2w``) hold an inverter per carry cell at
+        the subtraction's rate (iCE40: 1; ECP5's CCU2C inverts inside: 0). yosys 0.70
+        ``synth_ice40``, 8 bits: ``a < b`` with ``b`` from ports 9 LUT4s, with ``b = x ^ y``
+        9 (the 8 xors and the flag); sort8's 19 compare-exchanges 341 LUT4s, of which 32
+        inverters, for the 4 of the first layer, whose operands are ports. (``a > b`` and
+        ``a <= b``, which the RTL also writes, take an equality tree more: 15 LUT4s of ports
+        at 8 bits; not modelled, no design has one of two variables.) A bit of ``b`` that a
+        LUT makes has the inversion folded into that LUT (a gate of the bit network, an
+        adder's sum, a carry chain's borrow, which leaves the chain through a LUT), and a
+        constant bit is inverted for free: only the bits of ``b`` that flip-flops, ports or
+        DSPs drive (``_flop_leaves``) keep theirs, one inverter a bit for the whole design
+        (``_inverter_owners``)."""
         add = self._query_area(("add", q[1], None))
-        extra = area["lut"] - self._sites(dict(add))["lut"]
+        if node.op in _ORDERINGS:  # an inverter per carry cell, at the subtraction's rate
+            extra = min(self._inverter_rate(q[1]) * _area_dict(self._query_area(q))["carry"],
+                        area["lut"])
+        else:
+            extra = area["lut"] - self._sites(dict(add))["lut"]
         if extra <= 0:
             return area
         bits = self.network(graph).bits[node.inputs[-1]][: q[1]]
-        flops = self._flop_leaves(graph)
-        leaves = sum(1 for b in bits if b[0] and b[2] < 0 and next(iter(b[0])) in flops)
+        owners = self._inverter_owners(graph)
+        leaves = sum(1 for b in bits if owners.get(_leaf(b)) == node.id)
         area["lut"] -= extra * (1.0 - leaves / max(1, len(bits)))
         return area
 
@@ -700,6 +876,11 @@ class CostModel:
                         self._query_area(("eq", _index_bits(count), None)
                                          if op == "array_update" else ("sub", width, None)))
         return {k: v * count for k, v in one.items()}
+
+
+def _leaf(bit: Any) -> int:
+    """Return the leaf number of a wire bit (a leaf bit, either polarity), else -1."""
+    return next(iter(bit[0])) if bit[0] and bit[2] < 0 and len(bit[0]) == 1 else -1
 
 
 def _whole(chain: ChainProfile) -> bool:

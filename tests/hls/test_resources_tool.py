@@ -192,3 +192,115 @@ def test_ecp5_negation_merged_into_its_sum_is_one_full_width_chain_and_inverters
     res = estimate(s, CostModel(model))
     assert res.total["carry"] == 14 and res.total["lut"] == 14 * 2 + 16
     assert set(res.by_op) == {"add"}  # the negation is in the sum's chain
+
+
+def test_an_ordering_against_a_constant_reads_only_the_bits_above_its_bounds_zeros() -> None:
+    """``x > 0x7fff`` is ``x >= 0x8000``: with the bound's 15 trailing zeros it is ``x >> 15
+    >= 1``, a function of the top 6 of 21 bits (yosys 0.70 `synth_ice40` on the i21 alone: 3
+    LUT4s; fir_q15's saturation, which the network gave 6 LUTs per compare); ``x < -32768``
+    likewise, and ``x >= 5`` (no trailing zero) keeps every bit. The timing's network keeps
+    every bit: yosys often builds the compare as a longer carry chain."""
+    from kera.hls.lutmap import tool_network
+
+    cases = (("x > 32767i32", 17), ("x < -32768i32", 17), ("x <= 1023i32", 22),
+             ("x >= 5i32", 32), ("x < 0i32", 1))
+    for test, support in cases:
+        s, _ = _estimate(f"#[top] pub fn f(x: i32) -> bool {{ {test} }}")
+        g = s.graph
+        net = tool_network(g, 4, area=True)  # the estimate's network (not the timing's)
+        (bit,) = net.bits[g.regions[s.region].result]
+        (whole,) = tool_network(g, 4).bits[g.regions[s.region].result]
+        assert len(whole[0]) == 32 or support == 1, test
+        assert len(bit[0]) == support, test
+
+
+def test_a_negation_read_by_one_sum_is_one_subtraction_with_it() -> None:
+    """``-a + b``: ``alumacc`` folds the negation into the sum's ``$macc``, one ALU ``b - a``
+    (yosys 0.70 `synth_ice40`, i8 ports: 15 LUT4s and 7 carries, not a negation's 14 and
+    a sum's 8); ``b - -a`` is ``b + a`` (8 LUT4s); a negation with two readers stays."""
+    for src, lut in (("-a + b", 15), ("b - -a", 8)):
+        _, res = _estimate(f"#[top] pub fn f(a: i8, b: i8) -> i8 {{ {src} }}")
+        assert "neg" not in res.by_op and res.total["lut"] == lut, src
+        assert res.total["carry"] == 7, src
+    _, res = _estimate("#[top] pub fn f(a: i8, b: i8) -> (i8, i8) { let n = -a; (n + b, n) }")
+    assert res.by_op["neg"]["lut"] > 0
+
+
+def test_a_select_of_a_sum_and_its_operand_absorbs_the_sum_luts_whatever_its_condition() -> None:
+    """``c ? a + b : a`` and ``c ? a - b : a`` are one LUT4 a bit with the chain (yosys 0.70
+    `synth_ice40`, 8-bit ports: 8 and 15 LUT4s, as ``a + b`` and ``a - b`` alone); not where
+    the other arm is the subtrahend that ports drive (``c ? a - b : b``: 21) or another value
+    (``c ? a + b : x``: 16)."""
+    src = "#[top] pub fn f(c: bool, a: u8, b: u8, x: u8) -> u8 {{ if c {{ {} }} else {{ {} }} }}"
+    for arm, other, lut in (("a + b", "a", 8), ("a - b", "a", 15), ("a - b", "b", 23),
+                            ("a + b", "x", 16)):
+        _, res = _estimate(src.format(arm, other))
+        assert res.total["lut"] == lut, (arm, other)
+
+
+def test_one_inverter_per_flip_flop_bit_serves_every_chain_that_subtracts_it() -> None:
+    """The rows of a ``u8`` division subtract ``b``'s low bits 8 times; yosys makes one
+    ``$_NOT_`` cell a bit (0.70 `synth_ice40`: 80 LUT4s for ``[a / b, a % b]`` of which the
+    handshake's 4). The subtractions' LUTs (their sums are the rows' selects'): 27 before,
+    an inverter a bit in every row; 5 now, each bit's inverter charged once, at the fitted
+    rate, to the first row that subtracts it."""
+    _, res = _estimate("#[top] pub fn f(a: u8, b: u8) -> [u8; 2] { [a / b, a % b] }")
+    assert res.by_op["sub"]["lut"] == 5
+
+
+def test_flip_flops_of_one_signal_in_a_bank_are_one() -> None:
+    """A bank holding ``a`` and ``a < 0`` (``a[7]``) keeps 8 flip-flops, not 9 (yosys's
+    ``opt_merge``: edge_semantics' first bank)."""
+    from kera.hls.lutmap import tool_network
+    from kera.hls.resources import _bank_bits
+
+    p = build_program("t.kera", "#[top] pub fn f(a: i8) -> (i8, bool) { (a, a < 0i8) }")
+    assert p.graph is not None
+    g = lower_for_hardware(p.graph)
+    net = tool_network(g, 4, area=True)
+    a = next(n for n in g.nodes if g.nodes[n].op == "param")
+    lt = next(n for n in g.nodes if g.nodes[n].op == "lt")
+    assert net.live_bits(a) + net.live_bits(lt) == 9 and _bank_bits(net, [a, lt]) == 8
+
+
+def test_a_rom_bit_that_every_entry_has_is_a_constant() -> None:
+    """``[10, 20, 30, 40][k]``: bits 0, 6 and 7 are 0 in every entry, so the lookup's
+    register keeps 5 flip-flops (edge_semantics' ``T[k]``)."""
+    src = ("const T: [u8; 4] = [10, 20, 30, 40];\n"
+           "#[top] pub fn f(k: u8) -> u8 { T[k] }")
+    s, res = _estimate(src)
+    net = CostModel(load_model("ice40")).network(s.graph)
+    bits = net.bits[s.graph.regions[s.region].result]
+    assert [i for i, b in enumerate(bits) if not b[0]] == [0, 6, 7]
+    assert res.total["ff"] == 5 + s.latency
+
+
+def test_a_state_element_nothing_reads_keeps_no_flip_flops() -> None:
+    """fir_stream's delay line writes its last element, which no transfer reads: yosys
+    removes those 16 flip-flops (128 held, 112 kept; core alone 134 FF with the sum's 21
+    and the valid bit)."""
+    src = ("#[top] pub fn f(x: i16) -> i16 {\n    reg d: [i16; 3] = [0; 3];\n"
+           "    d[2] = d[1];\n    d[1] = d[0];\n    d[0] = x;\n    d[1] + d[2]\n}")
+    s, res = _estimate(src)
+    from kera.hls.lutmap import tool_network
+    from kera.hls.memory import state_ff_bits
+    from kera.hls.resources import dead_state_bits
+
+    assert state_ff_bits(s) == 48
+    net = tool_network(s.graph, 4, cut=lambda u, v: s.stage[u] < s.stage[v],
+                       order=s.graph.topo_order(s.graph.regions[s.region]))
+    assert dead_state_bits(s, net) == 16
+
+
+def test_a_registered_select_of_a_constant_is_the_flip_flops_reset() -> None:
+    """``q <= c ? 0 : a + b``: yosys's ``opt_dff`` makes ``c`` the flip-flops' synchronous
+    reset and the select takes no LUT (0.70 `synth_ice40`, 8-bit ports: 8 LUT4s and 8
+    SB_DFFSR, as ``a + b`` alone); where the select is also a state's next value, whose
+    flip-flops have the reset already, it keeps its 8 LUTs (biquad_q14)."""
+    _, res = _estimate("#[top] pub fn f(c: bool, a: u8, b: u8) -> u8 {\n"
+                       "    if c { 0u8 } else { a + b }\n}")
+    assert res.total["lut"] == 8
+    src = ("#[top] pub fn f(c: bool, a: u8, b: u8) -> u8 {\n    reg s: u8 = 0;\n"
+           "    let y = if c { 0u8 } else { a + b + s };\n    s = y;\n    y\n}")
+    _, res = _estimate(src)
+    assert res.by_op["select"]["lut"] == 8
