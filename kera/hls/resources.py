@@ -135,7 +135,9 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
             mux["lut"] += sel * binding.mux_bits()
     else:
         register_bits = sum(graph.nodes[n].type.flat_width for bank in banks for n in bank)
-        kept_bits = sum(_bank_bits(net, bank) for bank in banks)
+        inside = dsp_registers(schedule, costs, banks)
+        kept_bits = sum(_bank_bits(net, [n for n in bank if (k, n) not in inside])
+                        for k, bank in enumerate(banks))
     valid_bits = schedule.latency
     from kera.hls.memory import state_ff_bits  # the state registers (STATE.md)
 
@@ -279,6 +281,63 @@ def registered_selects(schedule: Schedule) -> frozenset[bytes]:
         if ok:
             out.add(nid)
     return frozenset(out)
+
+
+def dsp_registers(schedule: Schedule, costs: CostModel, banks: list[list[bytes]]
+                  ) -> set[tuple[int, bytes]]:
+    """Return the (bank, value) registers that yosys packs into the DSPs (``dsp_timing.
+    registers_absorbed``: iCE40's SB_MAC16 has registers on its inputs and its output, with a
+    clock enable; ``ice40_dsp`` moves flip-flops without a reset into them).
+
+    A value held in the bank right after the DSP multiply that makes it (through casts and
+    slices of its product, nothing else of the stage reading the product) is the DSP's output
+    register; a value held in its last bank whose readers in the next stage are all DSP
+    multiplies (through casts) is their input register. fir_q15 at 55 MHz: bank 0 holds its
+    four products (80 bits in SB_MAC16s): yosys keeps 66 of the 146 flip-flops."""
+    if not getattr(costs.model, "dsp_timing", {}).get("registers_absorbed"):
+        return set()
+    graph, stage = schedule.graph, schedule.stage
+    nodes = graph.nodes
+    on_lut = costs.lut_multipliers(graph)
+    dsp = {nid for nid in schedule.order if nodes[nid].op in MUL_OPS and nid not in on_lut
+           and costs.area(graph, nodes[nid])["dsp"] > 0}
+    if not dsp:
+        return set()
+    readers: dict[bytes, list[bytes]] = {}
+    for nid in schedule.order:
+        for u in dict.fromkeys(nodes[nid].inputs):
+            readers.setdefault(u, []).append(nid)
+    wires = ("cast", "slice")
+
+    def source(v: bytes) -> bytes | None:  # the multiply a value is a view of, in its stage
+        while v not in dsp and nodes[v].op in wires and stage[nodes[v].inputs[0]] == stage[v]:
+            v = nodes[v].inputs[0]
+        return v if v in dsp else None
+
+    def feeds_only_dsps(v: bytes, s: int) -> bool:  # every reader in stage s a multiply's port
+        todo, seen = [v], 0
+        while todo:
+            for r in readers.get(todo.pop(), ()):
+                if stage[r] != s:
+                    continue
+                if r in dsp:
+                    seen += 1
+                elif nodes[r].op in wires:
+                    todo.append(r)
+                else:
+                    return False
+        return seen > 0
+
+    out: set[tuple[int, bytes]] = set()
+    for k, bank in enumerate(banks):
+        for v in bank:
+            m = source(v)
+            if m is not None and stage[m] == k and all(
+                    stage[r] > k or nodes[r].op in wires for r in readers.get(m, ())):
+                out.add((k, v))
+            elif k + 1 < len(banks) and v not in banks[k + 1] and feeds_only_dsps(v, k + 1):
+                out.add((k, v))
+    return out
 
 
 def _bank_bits(net: ToolNetwork, bank: list[bytes]) -> int:

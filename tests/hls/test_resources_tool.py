@@ -304,3 +304,25 @@ def test_a_registered_select_of_a_constant_is_the_flip_flops_reset() -> None:
            "    let y = if c { 0u8 } else { a + b + s };\n    s = y;\n    y\n}")
     _, res = _estimate(src)
     assert res.by_op["select"]["lut"] == 8
+
+
+def test_sb_mac16_registers_hold_the_products_that_a_bank_holds() -> None:
+    """fir_q15 at 55 MHz on iCE40: bank 0 holds its four products by constants (and a tap, a
+    negation, two inputs); ice40_dsp packs the products' flip-flops (no reset) into the
+    SB_MAC16 output registers: yosys 0.70 `synth_ice40 -dsp` keeps 66 of the 146 bits there
+    (246 FFs in all; the estimate had 332). ECP5's MULT18X18D gets none (yosys keeps them
+    all in TRELLIS_FFs)."""
+    from kera.hls.resources import dsp_registers
+    from kera.hls.synth import plan_schedule
+    from tests.conftest import EXAMPLES
+
+    loaded = kera.load(EXAMPLES / "fir_q15.kera")
+    s, board, model = plan_schedule(loaded.graph, loaded.top, board="icebreaker",
+                                    clock_mhz=55.0)
+    costs = CostModel(model, board.capacities.dsp)
+    inside = dsp_registers(s, costs, s.crossing())
+    muls = {n for n in s.order if s.graph.nodes[n].op == "mul"}
+    assert {k for k, _ in inside} == {0} and len(inside) == len(muls) == 4
+    assert estimate(s, CostModel(model), board.capacities).total["ff"] == 252
+    s5, board5, model5 = plan_schedule(loaded.graph, loaded.top, board="ulx3s", clock_mhz=150.0)
+    assert dsp_registers(s5, CostModel(model5, board5.capacities.dsp), s5.crossing()) == set()
