@@ -123,6 +123,7 @@ def build_report(
             "usable_ns": period * (1 - margin) - overhead if margin is not None else None,
             "register_overhead_ns": overhead,
             "max_stage_delay_ns": timing.max_stage_delay,
+            "handshake_ns": timing.handshake_ns,
             **verdict,
         },
         "deadline": deadline(schedule.clock_mhz, schedule.latency, schedule.ii,
@@ -377,6 +378,11 @@ def _critical_text(r: Mapping[str, Any], lines: Mapping[int, str]) -> list[str]:
         return ["Critical path: none (the design is only wiring)"]
     stage = path[-1]["stage"]
     total = next((s["delay_ns"] for s in r["stages"] if s["index"] == stage), 0.0)
+    if path[0]["op"] == "handshake":
+        return [f"Critical path (estimate): the valid/ready handshake, "
+                f"{r['timing']['handshake_ns']:.3f} ns register to register: out_valid -> "
+                "the enable of every register (slower than every stage: more stages do not "
+                "raise the Fmax)"]
     out = [f"Critical path (estimate; stage {stage}, {total:.3f} ns of logic)",
            f"  {'start':>7} {'delay':>7}  {'op':<12} {'width':>5}  source"]
     shown = None

@@ -199,6 +199,7 @@ def _meet_estimate(attempt: Callable[[float], Schedule], margin: float,
         bits = analyse_bits(sched, costs, size)
         if bits is None:
             break
+        # the stages' timing only: more stages cannot shorten the handshake's path
         fmax = 1000.0 / max(max(bits.stage_delays, default=0.0) + costs.overhead_ns, 1e-9)
         tighter = next_margin(margin, fmax, sched.clock_mhz)
         if fmax >= sched.clock_mhz or tighter is None:

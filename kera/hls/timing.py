@@ -1004,6 +1004,9 @@ class Timing:
     stage_delays: tuple[float, ...]
     critical_path: tuple[PathOp, ...]
     overhead_ns: float
+    #: The register-to-register delay of the valid/ready logic (``kera.hls.sta.handshake_ns``;
+    #: 0: not modelled), which every register's clock enable waits for.
+    handshake_ns: float = 0.0
 
     @property
     def max_stage_delay(self) -> float:
@@ -1011,9 +1014,16 @@ class Timing:
         return max(self.stage_delays, default=0.0)
 
     @property
+    def handshake_limits(self) -> bool:
+        """Whether the handshake logic, not a stage, sets the Fmax."""
+        return self.handshake_ns > self.max_stage_delay + self.overhead_ns
+
+    @property
     def fmax_mhz(self) -> float:
-        """``1000 / (max stage delay + register overhead)``."""
-        return 1000.0 / max(self.max_stage_delay + self.overhead_ns, EPS_NS)
+        """``1000 / (max stage delay + register overhead)``, or the handshake's period where
+        that is longer."""
+        period = max(self.max_stage_delay + self.overhead_ns, self.handshake_ns)
+        return 1000.0 / max(period, EPS_NS)
 
 
 def stage_delays(schedule: Schedule) -> list[float]:
@@ -1070,6 +1080,10 @@ def analyse(schedule: Schedule, costs: CostModel, locator: Locator) -> Timing:
                       costs.overhead_ns)
     graph = schedule.graph
     path = []
+    if bits.handshake_ns > max(bits.stage_delays, default=0.0) + costs.overhead_ns:
+        path.append(PathOp(b"", "handshake", 1, schedule.latency - 1, 0.0,
+                           bits.handshake_ns - costs.overhead_ns, ""))
+        return Timing(bits.stage_delays, tuple(path), costs.overhead_ns, bits.handshake_ns)
     for arc in bits.path:
         node = graph.nodes[arc.nid]
         if is_wiring(graph, node) or arc.delay_ns <= EPS_NS:
@@ -1077,7 +1091,7 @@ def analyse(schedule: Schedule, costs: CostModel, locator: Locator) -> Timing:
         path.append(PathOp(arc.nid, node.op, display_width(graph, node),
                            schedule.stage[arc.nid], arc.start_ns, arc.delay_ns,
                            locate(graph, arc.nid, locator)))
-    return Timing(bits.stage_delays, tuple(path), costs.overhead_ns)
+    return Timing(bits.stage_delays, tuple(path), costs.overhead_ns, bits.handshake_ns)
 
 
 __all__ = [

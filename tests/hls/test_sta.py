@@ -222,3 +222,31 @@ pub fn f(a: [u16; 4], b: [u16; 4]) -> u32 {
     if not s.bound():
         pytest.skip("no unit is shared at this II")
     assert analyse_bits(s, CostModel(model)) is None
+
+
+def test_the_handshake_path_caps_a_fast_design_on_ice40() -> None:
+    """Every register moves on one enable from the last valid flip-flop: on iCE40 that is 2
+    LUT levels (3 where state registers wait for the transfer) and a clock-enable net of
+    ~3.5 ns (gray placed: 10.52 ns, 95 MHz, with a 2.8 ns data path). The report's Fmax is
+    the handshake's where it is slower than every stage, and its critical path says so; the
+    ECP5 model has no such path (its clock enables route like data: gray places at 292 MHz
+    on its data path)."""
+    from kera.hls.sta import handshake_ns
+
+    loaded = load(str(ROOT / "examples" / "gray.kera"))
+    s, board, model = plan_schedule(loaded.graph, loaded.top, board="icebreaker")
+    costs = CostModel(model)
+    hs = model.handshake
+    pure = handshake_ns(s, costs, 20.0)
+    level = net_delay(costs, 20.0)(1) + model.lut_network["lut_ns"]
+    assert pure == pytest.approx(hs["clk_to_q_ns"] + 2 * level + hs["enable_net_ns"]
+                                 + hs["enable_setup_ns"])
+    r = build_report(s, board, model=model)
+    assert r["estimate"]["fmax_mhz"] == pytest.approx(1000.0 / r["timing"]["handshake_ns"],
+                                                      rel=1e-3)
+    assert [p["op"] for p in r["critical_path"]] == ["handshake"]
+    stateful = load(str(ROOT / "examples" / "crc32_stream.kera"))
+    s2, _, _ = plan_schedule(stateful.graph, stateful.top, board="icebreaker")
+    assert handshake_ns(s2, costs, 20.0) == pytest.approx(pure + level)
+    s5, board5, model5 = plan_schedule(loaded.graph, loaded.top, board="ulx3s")
+    assert handshake_ns(s5, CostModel(model5), 20.0) == 0.0

@@ -49,7 +49,7 @@ HELD_OUT_TOLERANCE = {"delay_ns": (1.0, 0.25), "lut": (4.0, 0.25), "ff": (4.0, 0
 #: wiring ops, aliases and reasoned absences (the registry check reads them), and the hardware
 #: facts the fitted curves do not show (LUT size, CCU2C sites, untimed DSPs, resource notes).
 KEPT_KEYS = ("wiring", "no_entry", "aliases", "lut_network", "carry_lut_sites", "dsp_timing",
-             "resource_notes")
+             "resource_notes", "handshake")
 #: Ops whose points measure a LUT tree of known depth (no carry chain): the LUT/net fit.
 LUT_TREE_OPS = ("eq", "ne")
 DSP_TILES = {"ice40": "SB_MAC16, 16x16 (synth_ice40 -dsp)", "ecp5": "MULT18X18D, 18x18"}

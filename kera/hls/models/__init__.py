@@ -130,6 +130,8 @@ class DelayModel:
         self.dsp_timing: dict[str, Any] = dict(data.get("dsp_timing", {}))
         #: What each resource of an estimate counts, in the place-and-route tool's terms.
         self.resource_notes: dict[str, str] = dict(data.get("resource_notes", {}))
+        #: The valid/ready logic's register-to-register path (``kera.hls.sta.handshake_ns``).
+        self.handshake: dict[str, Any] = dict(data.get("handshake", {}))
         self._curves: dict[str, tuple[Curve, ...]] = {}
         self._by_n: dict[str, dict[int, tuple[Curve, ...]]] = {}
         for op, entry in data["ops"].items():
