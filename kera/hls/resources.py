@@ -96,7 +96,8 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
     net = tool_network(graph, costs.lut_k,  # a shared unit is a cone of its own
                        cut=lambda u, v: stage[u] < stage[v] or u in bound or v in bound,
                        order=graph.topo_order(graph.regions[schedule.region]),
-                       wide=costs.lut_wide, resets=registered_selects(schedule), area=True)
+                       wide=costs.lut_wide, resets=registered_selects(schedule),
+                       area=costs.trims_bounds)
     luts = _network_luts(schedule, costs, net)
     by_op: dict[str, dict[str, float]] = {}
     from kera.hls.memory import bram_reads

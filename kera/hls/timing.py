@@ -166,6 +166,14 @@ class CostModel:
         return int(getattr(self.model, "lut_network", {}).get("wide", 0))
 
     @property
+    def trims_bounds(self) -> bool:
+        """Whether the estimate's network costs an ordering against a constant by the bits
+        above the bound's trailing zeros (``lutmap._bound_zeros``): iCE40, where yosys trims
+        the constant carry cells; not where the carry cells fill LUT sites (ECP5: abc9 keeps
+        some of those compares as CCU2C chains of the whole width, the eighth run)."""
+        return not float(getattr(self.model, "carry_lut_sites", 0.0))
+
+    @property
     def level_ns(self) -> float:
         """Delay of one LUT level and the net after it, in ns."""
         return float(getattr(self.model, "lut_network", {}).get("level_ns", 0.5))
@@ -738,7 +746,7 @@ class CostModel:
             return hit[1]
         nodes, bits = graph.nodes, self.network(graph).bits
         luts = tool_network(graph, self.lut_k, order=list(graph.nodes), wide=self.lut_wide,
-                            area=True).luts_by_node()  # the estimate's cover of the selects
+                            area=self.trims_bounds).luts_by_node()  # the estimate's cover
         readers: dict[bytes, int] = {}
         for node in nodes.values():
             for u in node.inputs:
