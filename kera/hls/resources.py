@@ -121,6 +121,10 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
             row[k] += area[k]
     if bound:
         _unit_rows(schedule, costs, by_op, luts)
+    inverters = registered_inverters(schedule, costs)
+    if inverters:
+        by_op["inverter"] = {"count": inverters, **dict.fromkeys(AREA_KEYS, 0.0),
+                             "lut": float(inverters)}
     glue = bram_glue(schedule, costs)
     if glue["count"]:
         by_op["bram_glue"] = glue
@@ -339,6 +343,43 @@ def dsp_registers(schedule: Schedule, costs: CostModel, banks: list[list[bytes]]
             elif k + 1 < len(banks) and v not in banks[k + 1] and feeds_only_dsps(v, k + 1):
                 out.add((k, v))
     return out
+
+
+def registered_inverters(schedule: Schedule, costs: CostModel) -> int:
+    """Return the inverter LUTs that the pipeline registers add to subtractions.
+
+    A chain that subtracts an operand (``sub``, ``neg``, an ordering of two variables,
+    ``min``/``max``: ``CostModel._inverted_operand``) takes an inverter LUT per bit that a
+    flip-flop drives where the carry cell cannot invert (iCE40's SB_CARRY); a bit a LUT makes
+    has the inversion folded in. ``CostModel.area`` sees the graph without registers; a bit
+    that a LUT or an adder makes in one stage and a bank holds for a later one is a flip-flop
+    there: one inverter per such bit, whichever readers share it. sort8 at 55 MHz (6 stages,
+    each compare-exchange reading registered values): yosys 0.70 has 459 LUT4s where the
+    single stage has 340."""
+    if costs._inverter_rate(8) <= 0:
+        return 0
+    graph, stage = schedule.graph, schedule.stage
+    nodes = graph.nodes
+    net = costs.network(graph)
+    flops = costs._flop_leaves(graph)
+    bound = schedule.bound()
+    seen: set[tuple[object, ...]] = set()
+    for nid in schedule.order:
+        node = nodes[nid]
+        if node.op not in SUBTRACTING or nid in bound or not node.inputs or is_bitwise(
+                graph, node):
+            continue
+        u = node.inputs[-1]
+        if u not in stage or stage[u] >= stage[nid] or nodes[u].op in ("param", "state"):
+            continue
+        for b in net.bits.get(u, ()):
+            if b[0] and not (b[2] < 0 and len(b[0]) == 1 and next(iter(b[0])) in flops):
+                seen.add((u, b[0], b[2], b[3]))
+    return len(seen)
+
+
+#: Ops whose carry chain subtracts their last operand (``CostModel._inverted_operand``).
+SUBTRACTING = frozenset({"sub", "neg", "lt", "le", "gt", "ge", "min", "max"})
 
 
 def _bank_bits(net: ToolNetwork, bank: list[bytes]) -> int:

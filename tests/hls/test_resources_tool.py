@@ -326,3 +326,25 @@ def test_sb_mac16_registers_hold_the_products_that_a_bank_holds() -> None:
     assert estimate(s, CostModel(model), board.capacities).total["ff"] == 252
     s5, board5, model5 = plan_schedule(loaded.graph, loaded.top, board="ulx3s", clock_mhz=150.0)
     assert dsp_registers(s5, CostModel(model5, board5.capacities.dsp), s5.crossing()) == set()
+
+
+def test_a_registered_subtrahend_takes_its_inverters() -> None:
+    """sort8 on iCE40: one stage, its compare-exchanges read LUT outputs (the inversions
+    folded in): no inverter row; at 55 MHz (6 stages) the compares of a stage read the bank
+    before it, flip-flops, and SB_CARRY cannot invert: one inverter LUT per registered bit
+    they subtract (yosys 0.70: 459 LUT4s placed against 340 in one stage)."""
+    from kera.hls.resources import registered_inverters
+    from kera.hls.synth import plan_schedule
+    from tests.conftest import SHARED_KERNELS
+
+    loaded = kera.load(SHARED_KERNELS / "peers" / "sort8.kera")
+    one, board, model = plan_schedule(loaded.graph, loaded.top, board="icebreaker")
+    six, _, _ = plan_schedule(loaded.graph, loaded.top, board="icebreaker", clock_mhz=55.0)
+    costs = CostModel(model, board.capacities.dsp)
+    assert one.latency == 1 and registered_inverters(one, costs) == 0
+    assert six.latency > 1 and 100 <= registered_inverters(six, costs) <= 130
+    est = estimate(six, CostModel(model), board.capacities)
+    assert est.by_op["inverter"]["lut"] == registered_inverters(six, costs)
+    five, board5, model5 = plan_schedule(loaded.graph, loaded.top, board="ulx3s",
+                                         clock_mhz=150.0)
+    assert registered_inverters(five, CostModel(model5)) == 0  # CCU2C inverts inside
