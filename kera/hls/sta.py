@@ -100,19 +100,22 @@ def handshake_ns(schedule: Schedule, costs: CostModel, size: float) -> float:
     """Return the register-to-register delay of the valid/ready logic (0: not modelled).
 
     The emitted core moves every bank on one enable, ``en = ~out_valid | out_ready`` (a
-    state register: on the transfer, ``in_valid & en & ~rst``), and a valid flip-flop resets
-    whatever the enable: from the last valid flip-flop, ``levels`` (``levels_state`` with
-    state) LUTs, then the enable net to every flip-flop's clock enable (``handshake`` in the
-    model file, measured: iCE40's clock-enable nets route at 3.4-3.6 ns, so gray's and
-    crc32_stream's placed Fmax are this path's, 95 and 75 MHz)."""
+    state register: on the transfer), and the first valid flip-flop loads ``in_valid & en``:
+    from the last valid flip-flop, ``levels`` LUTs (``levels_state`` with state) to every
+    flip-flop's clock enable and the first valid's input. Its nets are the model's measured
+    ones (``handshake.nets``: ``[first, between LUTs, last]``), ``local`` in a short pipeline
+    and ``spanning`` from ``spanning_from_stages`` stages on, where the path runs from the
+    last stage's valid back to the first's across the die (ECP5: 3-4.4 ns nets, sort8 at
+    150 MHz places at 138 MHz on it); the LUTs take ``lut_ns``."""
     hs = getattr(costs.model, "handshake", None)
     if not hs:
         return 0.0
     levels = int(hs["levels_state"] if schedule.state is not None else hs["levels"])
-    level = net_delay(costs, size)(1) + float(getattr(costs.model, "lut_network", {}).get(
-        "lut_ns", costs.level_ns / 2))
-    return (float(hs["clk_to_q_ns"]) + levels * level + float(hs["enable_net_ns"])
-            + float(hs["enable_setup_ns"]))
+    span = schedule.latency >= int(hs.get("spanning_from_stages", 2))
+    first, inner, last = (float(x) for x in hs["nets"]["spanning" if span else "local"])
+    lut = float(getattr(costs.model, "lut_network", {}).get("lut_ns", costs.level_ns / 2))
+    return (float(hs["clk_to_q_ns"]) + first + levels * lut + (levels - 1) * inner + last
+            + float(hs["setup_ns"]))
 
 
 def registered_network(schedule: Schedule, costs: CostModel) -> ToolNetwork:
