@@ -41,7 +41,7 @@ from typing import Any
 from kera import load
 from kera.diagnostics import KeraError
 from kera.hls.boards import load_board
-from kera.hls.pnr import SHELL_VERSION
+from kera.hls.pnr import SHELL_VERSION, const_outputs
 from kera.hls.report import build_report
 from kera.hls.synth import plan_schedule
 from kera.rtl import emit_verilog
@@ -100,20 +100,9 @@ def measure(verilog: str, sched: Any, family: str, seeds: tuple[int, ...]) -> di
             "core_lines": len(verilog.splitlines())}
 
 
-def const_outputs(sched: Any, model: Any) -> list[list[int]]:
-    """Return ``[bit, value]`` of each output bit the graph proves constant (the tool
-    network's known bits of the result: ``popcount32``'s 26 top bits are 0)."""
-    from kera.hls.timing import CostModel
-
-    bits = CostModel(model).network(sched.graph).bits[sched.graph.regions[sched.region].result]
-    return [[i, int(b[1])] for i, b in enumerate(bits) if not b[0]]
-
-
 def measure_const_shell(sched: Any, family: str, consts: list[list[int]]) -> dict[str, Any]:
     """Place and route the shell around a pass-through core whose ``consts`` output bits
-    are those constants, as the design's are: the shell's output register then needs no
-    multiplexer for them (yosys makes ``r <= ld ? 0 : r_prev`` a flip-flop's reset), in the
-    design and in the reference alike."""
+    are those constants, as the design's are (``kera.hls.pnr._passthrough``)."""
     from kera.hls.characterize.designs import Design, Point
     from kera.hls.characterize.tools import FLOWS
     from kera.hls.characterize.tools import measure as run_flow
@@ -122,13 +111,9 @@ def measure_const_shell(sched: Any, family: str, consts: list[list[int]]) -> dic
     params, result = sched.graph.signature(sched.region)
     inputs = [(name, t.flat_width) for name, t in params]
     in_bits, out_bits = sum(w for _, w in inputs), result.flat_width
-    known = {i: v for i, v in consts}
-    text = _passthrough(inputs, out_bits)
-    tied = ", ".join(f"1'b{known[i]}" if i in known else f"all[{i}]"
-                     for i in reversed(range(out_bits)))
-    text = text.replace(f"assign out = all[{out_bits - 1}:0];", f"assign out = {{{tied}}};")
     ref = run_flow(FLOWS[family], Design(Point("design", in_bits), shell_verilog(
-        text, "kera_shell_ref", inputs, out_bits), in_bits, out_bits), seeds=(1,))
+        _passthrough(inputs, out_bits, consts), "kera_shell_ref", inputs, out_bits), in_bits,
+        out_bits), seeds=(1,))
     return {k: ref[k] for k in ("lut", "ff", "carry", "dsp", "fmax_mhz", "seconds")}
 
 

@@ -67,7 +67,18 @@ def shell_verilog(core: str, module: str, inputs: list[tuple[str, int]], out_bit
     return "\n".join(lines)
 
 
-def _passthrough(inputs: list[tuple[str, int]], out_bits: int) -> str:
+def const_outputs(schedule: Any, model: Any) -> list[list[int]]:
+    """Return ``[bit, value]`` of each output bit the graph proves constant (the tool
+    network's known bits of the result: ``popcount32``'s 26 top bits are 0)."""
+    from kera.hls.timing import CostModel
+
+    graph = schedule.graph
+    bits = CostModel(model).network(graph).bits[graph.regions[schedule.region].result]
+    return [[i, int(b[1])] for i, b in enumerate(bits) if not b[0]]
+
+
+def _passthrough(inputs: list[tuple[str, int]], out_bits: int,
+                 consts: list[list[int]] | None = None) -> str:
     """A core that only wires its packed inputs to its output: the shell's cost reference.
 
     Output bit ``i`` is input bit ``i mod IW``: where the output is wider than the input the
@@ -76,18 +87,23 @@ def _passthrough(inputs: list[tuple[str, int]], out_bits: int) -> str:
     those bits flip-flop resets (no LUT), and the design's figures minus the reference's
     would count OW - IW shell LUTs as the core's (gray: 8 in, 16 out: 40 - 8 = 32 LUT4 for a
     core that yosys builds with 24 on its own). Its handshake passes through (``out_valid =
-    in_valid``, ``in_ready = out_ready``), so the shell's observing xor is a LUT here too."""
+    in_valid``, ``in_ready = out_ready``), so the shell's observing xor is a LUT here too.
+    The output bits ``consts`` (``[bit, value]``) are those constants, as the design's are:
+    the shell's output register needs no multiplexer for them (yosys makes ``r <= ld ? 0 :
+    r_prev`` a flip-flop's reset) in the design and in the reference alike."""
     in_bits = sum(w for _, w in inputs)
     ports = ", ".join(f"input [{w - 1}:0] {n}" for n, w in inputs)
     packed = "{" + ", ".join(n for n, _ in reversed(inputs)) + "}"
     copies = -(-out_bits // max(1, in_bits))
     wide = f"{{{copies}{{{packed}}}}}" if copies > 1 else packed
+    known = {i: v for i, v in consts or ()}
+    out = f"all[{out_bits - 1}:0]" if not known else "{" + ", ".join(
+        f"1'b{known[i]}" if i in known else f"all[{i}]" for i in reversed(range(out_bits))) + "}"
     return "\n".join([
         "module kera_shell_ref(input clk, input rst, input in_valid, output in_ready, "
         f"{ports}, output out_valid, input out_ready, output [{out_bits - 1}:0] out);",
         f"  wire [{copies * in_bits - 1}:0] all = {wide};",
-        f"  assign out = all[{out_bits - 1}:0]; assign in_ready = out_ready; "
-        "assign out_valid = in_valid;",
+        f"  assign out = {out}; assign in_ready = out_ready; assign out_valid = in_valid;",
         "endmodule",
     ])
 
@@ -115,11 +131,14 @@ RAM_CELLS = ("SB_RAM40_4K", "DP16KD", "PDPW16KD")
 
 
 def measure_core(verilog: str, module: str, inputs: list[tuple[str, int]], out_bits: int,
-                 family: str, seeds: tuple[int, ...] = SEEDS) -> dict[str, Any]:
+                 family: str, seeds: tuple[int, ...] = SEEDS,
+                 consts: list[list[int]] | None = None) -> dict[str, Any]:
     """Place and route ``module`` (in ``verilog``) for ``family``; return the core's figures.
 
     Fmax is the median over ``seeds``; ``path_sources`` are the ``top.v`` spans of the worst
     path's nets (the core comes first in ``top.v``, so its line numbers are ``verilog``'s).
+    ``consts``: the output bits the core holds constant (``const_outputs``), which the
+    reference holds too.
     """
     flow = FLOWS.get(family)
     if flow is None:
@@ -131,7 +150,7 @@ def measure_core(verilog: str, module: str, inputs: list[tuple[str, int]], out_b
     try:
         full = measure(flow, Design(point, shell_verilog(verilog, module, inputs, out_bits),
                                     in_bits, out_bits), seeds=seeds)
-        ref = measure(flow, Design(point, shell_verilog(_passthrough(inputs, out_bits),
+        ref = measure(flow, Design(point, shell_verilog(_passthrough(inputs, out_bits, consts),
                                                         "kera_shell_ref", inputs, out_bits),
                                    in_bits, out_bits), seeds=(1,))
     except RuntimeError as e:
@@ -186,9 +205,13 @@ def measure_schedule(verilog: str, schedule: Any, family: str,
     The result's ``critical_path`` is nextpnr's worst path mapped back to the schedule
     (``path_to_schedule``).
     """
+    from kera.hls.models import load_model
+
     params, result = schedule.graph.signature(schedule.region)
     inputs = [(name, t.flat_width) for name, t in params]
-    measured = measure_core(verilog, schedule.region, inputs, result.flat_width, family, seeds)
+    consts = const_outputs(schedule, load_model(family))
+    measured = measure_core(verilog, schedule.region, inputs, result.flat_width, family, seeds,
+                            consts)
     measured["critical_path"] = path_to_schedule(verilog, measured["path_sources"], schedule)
     return measured
 
