@@ -13,19 +13,24 @@ levels, not 3).
 
 * the bit network of the pipeline (``kera.hls.lutmap.ToolNetwork``, registers cut where the
   schedule puts them) is split into 2-input nodes, a gate read once being merged into its
-  reader and every merged cone balanced around its earliest signals, as abc balances;
+  reader and every merged cone balanced around its earliest signals, as abc balances (a
+  select is not merged with its neighbours: abc keeps chains of selects nearly in order);
 * every 2-input node keeps its ``CUTS`` best cuts of up to the family's widest one-level
   function (K = 4; ECP5's abc9 library: 7, with the wide LUTs' extra delay), ranked by arrival:
-  a cut arrives one LUT level (``level_ns``: the LUT and the net after it) after its latest
-  leaf -- the delay-optimal mapping abc's ``&if`` computes;
+  a cut arrives a LUT (``lut_ns``) after its latest leaf has crossed its net (``net_delay``:
+  the fitted routing, by the leaf's fanout and the design's size) -- the delay-optimal
+  mapping abc's ``&if`` computes;
 * a leaf bit arrives at 0 where a register or a port drives it; an arithmetic node (a carry
-  chain, a DSP, a ROM, a block RAM read) starts when the latest bit it reads arrives and its
-  output bits arrive its fitted delay later (``CostModel.delay``, as the scheduler has it).
+  chain, a DSP, a ROM, a block RAM read) starts when the latest bit it reads arrives (plus
+  what that bit's net takes over the one its fitted curve has) and its output bits arrive its
+  fitted delay later (``CostModel.delay``, as the scheduler has it; a block RAM read:
+  ``memory.read_delay``).
 
-A stage's delay is the latest arrival of a bit in it; the critical path is followed back from
-it through the chosen cuts and the arithmetic nodes' latest inputs. Schedules whose ops share
-units (ii > 1) keep the scheduler's chained delays: a unit's operand multiplexers are not in
-the bit network.
+A stage's delay is the latest arrival of a bit in it; a LUT only a flip-flop reads shares its
+cell (``ff_packing_ns`` earlier). The critical path is followed back from it through the
+chosen cuts and the arithmetic nodes' latest inputs. The valid/ready logic has a path of its
+own to every register's enable (``handshake_ns``). Schedules whose ops share units (ii > 1)
+keep the scheduler's chained delays: a unit's operand multiplexers are not in the bit network.
 """
 
 from __future__ import annotations
