@@ -56,6 +56,11 @@ def test_disabled_reporting_and_tasks_outside_it_show_nothing() -> None:
     assert out.getvalue() == ""
 
 
+def _default_sigint() -> None:
+    """Give a child process the default SIGINT disposition (``Popen(preexec_fn=...)``)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _loop_file(tmp_path: Path, iterations: int, body: str = "(acc ^ x[i % 16]) + i",
                more: str = "") -> Path:
     path = tmp_path / "loop.kera"
@@ -103,8 +108,12 @@ def test_ctrl_c_stops_a_long_check_with_exit_130_and_no_traceback(tmp_path: Path
                       "fn mix(a: u32, b: u32) -> u32 { a ^ b }\n")
     # faulthandler: if the interrupt is not honoured, SIGABRT dumps where the child is stuck.
     env = dict(os.environ, PYTHONFAULTHANDLER="1")
+    # A child inherits an ignored SIGINT (and Python then leaves it ignored): in fresh clones
+    # the worker running this test sometimes had it ignored, and the check ran to its end
+    # (18 s) instead of stopping. A user's terminal delivers it: the child gets the default.
     proc = subprocess.Popen(KERA + ["check", str(path)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+                            stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env,
+                            preexec_fn=_default_sigint)
     time.sleep(3.0)  # past the imports, into the unrolling
     assert proc.poll() is None
     start = time.monotonic()
