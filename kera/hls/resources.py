@@ -32,7 +32,7 @@ from kera.diagnostics import KeraError
 from kera.hls.cutmap import leaf_arrivals, map_sites
 from kera.hls.lutmap import ToolNetwork, is_bitwise, lut_count, significant_width, tool_network
 from kera.hls.pipeline import Schedule
-from kera.hls.timing import AREA_KEYS, MUL_OPS, CostModel
+from kera.hls.timing import AREA_KEYS, MUL_OPS, SUBTRACTING, CostModel
 from kera.ir.graph import Node
 from kera.ir.types import IntType
 
@@ -376,10 +376,6 @@ def registered_inverters(schedule: Schedule, costs: CostModel) -> int:
             if b[0] and not (b[2] < 0 and len(b[0]) == 1 and next(iter(b[0])) in flops):
                 seen.add((u, b[0], b[2], b[3]))
     return len(seen)
-
-
-#: Ops whose carry chain subtracts their last operand (``CostModel._inverted_operand``).
-SUBTRACTING = frozenset({"sub", "neg", "lt", "le", "gt", "ge", "min", "max"})
 
 
 def _bank_bits(net: ToolNetwork, bank: list[bytes]) -> int:

@@ -118,6 +118,8 @@ MUL_OPS = frozenset({"mul", "widening_mul"})
 _NARROWED = frozenset({"add", "sub", "neg", "min", "max", "lt", "le", "gt", "ge"})
 #: Carry-chain comparisons of two variables and the selects they drive: ``a - b``'s borrow.
 _ORDERINGS = frozenset({"min", "max", "lt", "le", "gt", "ge"})
+#: Ops whose carry chain subtracts their last operand (``CostModel._inverted_operand``).
+SUBTRACTING = frozenset({"sub", "neg", *_ORDERINGS})
 
 
 def csd_digits(value: int) -> int:
@@ -698,7 +700,7 @@ class CostModel:
                 continue
             if nid in merged or self.is_replication(graph, node):
                 continue
-            if node.op in ("sub", "neg", *_ORDERINGS) and nid not in negations:
+            if node.op in SUBTRACTING and nid not in negations:
                 operands = [node.inputs[-1]]
             else:
                 operands = takes.get(nid, [])
@@ -1106,6 +1108,7 @@ __all__ = [
     "AREA_KEYS",
     "DERIVED_OPS",
     "MUL_OPS",
+    "SUBTRACTING",
     "EPS_NS",
     "WIRING_OPS",
     "CostModel",
