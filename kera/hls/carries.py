@@ -66,45 +66,47 @@ def chain_profile(a: Sequence[Known], b: Sequence[Known], carry_in: Known = 0,
 
     ``demanded[i]`` says whether any reader uses sum bit ``i`` (default: every bit)."""
     w = len(a)
-    want = list(demanded) if demanded is not None else [True] * w
-    carry: list[Known] = [carry_in]  # carry into each position, then the carry out
-    kept: list[bool] = []  # a carry cell (two or more signal inputs)
+    want = demanded if demanded is not None else (True,) * w
+    carry: list[Known] = [carry_in] * (w + 1)  # carry into each position, then the carry out
+    kept = [True] * w  # a carry cell (two or more signal inputs)
     for i in range(w):
-        ins = (a[i], b[i], carry[i])
-        consts = [x for x in ins if x is not None]
-        if len(consts) <= 1:
-            kept.append(True)
-            carry.append(None)
-            continue
-        kept.append(False)
-        if len(consts) == 3:
-            carry.append(1 if sum(consts) >= 2 else 0)
-        elif consts[0] == consts[1]:
-            carry.append(consts[0])
-        else:  # 0 and 1: the signal passes
-            carry.append(next(x for x in ins if x is None))
-    # which carries into a position a demanded sum or a live carry reads (backwards)
+        x, y, c = a[i], b[i], carry[i]
+        if x is None:
+            if y is None or c is None:
+                carry[i + 1] = None
+                continue
+            carry[i + 1] = y if y == c else None  # two constants: equal, or the signal passes
+        elif y is None:
+            if c is None:
+                carry[i + 1] = None
+                continue
+            carry[i + 1] = x if x == c else None
+        elif c is None:
+            carry[i + 1] = x if x == y else None
+        else:
+            carry[i + 1] = 1 if x + y + c >= 2 else 0
+        kept[i] = False
+    # which carries into a position a demanded sum or a live carry reads (backwards): the sum
+    # of c with others, or c alone (pass-through); a kept cell, or c passing a known pair
     live = [False] * (w + 1)
     for i in range(w - 1, -1, -1):
-        if carry[i] is None:
-            signals = sum(1 for x in (a[i], b[i]) if x is None)
-            sum_reads_c = want[i]  # a sum of c with others, or c alone (pass-through)
-            passes = not kept[i] and signals == 0 and carry[i + 1] is None
-            carry_reads_c = (kept[i] or passes) and live[i + 1]
-            live[i] = sum_reads_c or carry_reads_c
-    carries = sum(1 for i in range(w) if kept[i] and live[i + 1])
+        if carry[i] is None and (want[i] or live[i + 1] and (
+                kept[i] or a[i] is not None and b[i] is not None and carry[i + 1] is None)):
+            live[i] = True
+    cell = [kept[i] and live[i + 1] for i in range(w)]
     luts = outs = 0
     constants: list[Known] = []
-    lut_at: list[bool] = []
+    used: list[bool] = []  # a sum LUT or a live carry cell at the position
     for i in range(w):
-        ins = (a[i], b[i], carry[i])
-        free = sum(1 for x in ins if x is None)
-        constants.append(None if free else sum(x for x in ins if x is not None) & 1)
-        lut = want[i] and (free >= 2 or (free == 1 and carry[i] is None))
-        lut_at.append(lut)
-        luts += lut
-        x, y = a[i], b[i]
-        outs += int(lut and x is not None and y is not None and not (x + y) & 1)
+        x, y, c = a[i], b[i], carry[i]
+        free = (x is None) + (y is None) + (c is None)
+        constants.append(None if free else (x + y + c) & 1)  # type: ignore[operator]
+        lut = bool(want[i]) and (free >= 2 or (free == 1 and c is None))
+        used.append(lut or cell[i])
+        if lut:
+            luts += 1
+            if x is not None and y is not None and not (x + y) & 1:
+                outs += 1
     runs: list[int] = []
     ends_out: list[bool] = []
     i = 0
@@ -112,15 +114,15 @@ def chain_profile(a: Sequence[Known], b: Sequence[Known], carry_in: Known = 0,
         j = i
         while j + 1 < w and carry[j + 1] is None and live[j + 1]:
             j += 1
-        if any(lut_at[i:j + 1]) or any(kept[k] and live[k + 1] for k in range(i, j + 1)):
+        if any(used[i:j + 1]):
             runs.append(j - i + 1)
             ends_out.append(j > i and a[j] is not None and b[j] is not None)
         i = j + 1
-    top = max(range(len(runs)), key=lambda r: runs[r], default=None)
+    top = max(range(len(runs)), key=runs.__getitem__, default=None)
     wires = tuple(0 if (a[i] is None and b[i] == 0 and carry[i] == 0) else
                   1 if (b[i] is None and a[i] == 0 and carry[i] == 0) else None
                   for i in range(w))
-    return ChainProfile(w, carries, luts, tuple(runs), top is not None and ends_out[top],
+    return ChainProfile(w, sum(cell), luts, tuple(runs), top is not None and ends_out[top],
                         tuple(constants), wires, outs)
 
 

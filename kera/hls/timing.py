@@ -479,6 +479,8 @@ class CostModel:
         a, b = ([None if x[0] else x[1] for x in net.bits[u][:w]] for u in node.inputs)
         if len(a) < w or len(b) < w:
             return None
+        if a.count(None) == w and b.count(None) == w:  # no known bit: the whole chain
+            return None
         prof = chain_profile(a, b)
         if _whole(prof):
             return None
