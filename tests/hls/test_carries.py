@@ -3,6 +3,11 @@ the known carry cells), which the estimate's area and delay follow."""
 
 from __future__ import annotations
 
+import itertools
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from kera.hls.carries import chain_profile
 from kera.hls.models import load_model
 from kera.hls.timing import CostModel
@@ -103,3 +108,31 @@ def test_a_negation_of_a_shifted_value_is_a_chain_of_its_high_bits() -> None:
     assert getattr(net, "known_low", {})[n] == 9
     assert all(b == (frozenset(), 0, -1, 0) for b in net.bits[n][:9])
     assert costs.delay(g, g.nodes[n]) == costs.op_delay(("neg", 23, None))
+
+
+_KNOWN = st.sampled_from([None, 0, 1])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_KNOWN, _KNOWN), max_size=6), _KNOWN)
+def test_constant_and_wire_sum_bits_hold_for_every_value_of_the_signals(
+        pairs: list[tuple[int | None, int | None]], carry_in: int | None) -> None:
+    """Exhaustively: a sum bit the profile calls constant is that constant, and one it calls a
+    wire of an operand is that operand's bit, whatever the signal bits are."""
+    a, b = [x for x, _ in pairs], [y for _, y in pairs]
+    prof = chain_profile(a, b, carry_in)
+    free = [("a", i) for i, x in enumerate(a) if x is None]
+    free += [("b", i) for i, y in enumerate(b) if y is None]
+    free += [("c", 0)] if carry_in is None else []
+    for values in itertools.product((0, 1), repeat=len(free)):
+        given_ = dict(zip(free, values, strict=True))
+        xa = sum((given_.get(("a", i), x) or 0) << i for i, x in enumerate(a))
+        xb = sum((given_.get(("b", i), y) or 0) << i for i, y in enumerate(b))
+        total = xa + xb + (given_.get(("c", 0), carry_in) or 0)
+        for i in range(len(a)):
+            bit = total >> i & 1
+            if prof.constants[i] is not None:
+                assert bit == prof.constants[i], (i, values)
+            if prof.wires[i] is not None:
+                assert bit == (xa, xb)[prof.wires[i]] >> i & 1, (i, values)
+    assert prof.carries <= max(0, len(a)) and sum(prof.runs) <= len(a)
