@@ -30,7 +30,18 @@ from typing import Any
 
 from kera.diagnostics import KeraError
 from kera.hls.cutmap import leaf_arrivals, map_sites
-from kera.hls.lutmap import ToolNetwork, is_bitwise, lut_count, significant_width, tool_network
+from kera.hls.lutmap import (
+    Bit,
+    BitNetwork,
+    ToolNetwork,
+    _logic,
+    _mux,
+    _not,
+    is_bitwise,
+    lut_levels,
+    significant_width,
+    tool_network,
+)
 from kera.hls.pipeline import Schedule
 from kera.hls.timing import AREA_KEYS, MUL_OPS, SUBTRACTING, CostModel
 from kera.ir.graph import Node
@@ -425,28 +436,78 @@ def dead_state_bits(schedule: Schedule, net: ToolNetwork) -> int:
 
 def bram_glue(schedule: Schedule, costs: CostModel) -> dict[str, float]:
     """Return the logic around each block RAM that the emitted Verilog has and no node
-    costs (``kera.rtl``'s memory ports; ``a`` address and ``w`` data bits): the forwarding
-    multiplexer of the read (a ``w``-bit select) and its hit test (valid and an ``a``-bit
-    address compare, ``2a + 1`` inputs); the reset's clear counter (an ``a``-bit increment)
-    and its end test (``a`` inputs); the write port's address and data multiplexers (the
-    counter or the transfer's address, 0 or its data: ``a`` and ``w`` selects); write enable
-    and busy flag (a LUT each). histogram (256 x 16) on iCE40: 16 + 6 + 8 (and 6.9 carries)
-    + 3 + 8 + 16 + 2 = 59 LUTs (yosys 0.70 `synth_ice40`: 97 LUT4 where the nodes are 32)."""
+    costs (``kera.rtl``'s memory ports; ``a`` address and ``w`` data bits), with what yosys's
+    read-old-data emulation adds to a written RAM (``memory.emulated_read_first_bits``):
+
+    * the read: the emulation's select of its registered write data onto the RAM's output
+      where its registered hit says (a ``w``-bit select), then the emitter's forwarding
+      select (``w`` bits) and its hit test (valid and an ``a``-bit compare of registered
+      addresses, ``2a + 1`` inputs); the emulation's own hit test (the delayed write's
+      enable and address against the read address: ``2a + 1`` inputs, into a flip-flop);
+    * the reset's clear counter (an ``a``-bit increment: the fitted ``add``) and its end
+      test (``a`` inputs), the write port's address multiplexer (the counter or the
+      transfer's address, ``a`` selects), write enable and busy flag (a LUT each). Its data
+      multiplexer (0 while clearing) feeds only the emulation's data register, whose
+      synchronous reset it becomes (``opt_dff``): no LUT where the write is emulated.
+
+    These gates are a bit network of their own (``_glue_network``), mapped as the nodes'
+    are (``_network_luts``: abc9's delay-oriented mapping where the model has a LUT library
+    with wide LUTs, the 4-input cover elsewhere). On ECP5 abc9 moves the last AND of the
+    forwarding hit test into every data bit's select (a LUT5: 2 sites each, with the
+    emulation's select before it: 3 LUT4s per bit) and builds the compares from LUT6/7s.
+    histogram (256 x 16), yosys 0.70: ECP5 47 LUT4s of read path, 27 of hit tests, 8 of
+    address select, 4 of counter (its 4 CCU2C apart) and a few of control; iCE40 the cover's
+    count, as the formula had it (59 LUTs, 7 carries before the emulation was modelled)."""
     row = {"count": 0, **dict.fromkeys(AREA_KEYS, 0.0)}
     if schedule.state is None:
         return row
     k = costs.lut_k
+    lib = getattr(costs.model, "lut_network", {}).get("library")
     for m in schedule.state.mems:
         if m.mapped_to != "bram":
             continue
         a = max(1, (m.words - 1).bit_length())
-        sel = costs._query_area(("select", m.width, None))["lut"]
         counter = costs._sites(dict(costs._query_area(("add", a, None))))
+        net = _glue_network(schedule, k, a, m.width, m.write is not None)
+        if lib and len(lib["luts"]) > k:
+            luts = float(sum(map_sites(net, lib["luts"], float(lib["wire_ps"])).values()))
+        else:
+            net.cover()
+            luts = float(sum(net.luts_by_node().values()))
         row["count"] += 1
-        row["lut"] += (2 * sel + costs._query_area(("select", a, None))["lut"]
-                       + lut_count(2 * a + 1, k) + lut_count(a, k) + 2 + counter["lut"])
+        row["lut"] += luts + 2 + counter["lut"]
         row["carry"] += counter["carry"]
     return row
+
+
+def _glue_network(schedule: Schedule, k: int, a: int, w: int, written: bool) -> BitNetwork:
+    """Return the gates around one block RAM (``bram_glue``) as a bit network whose leaves
+    are flip-flops, the RAM's output and the read address; the registered bits (the read
+    data, the emulation's hit, the write address, the end test) are its outputs."""
+    net = BitNetwork(schedule.graph, k)
+    net._levels = [lut_levels(s, k) for s in range(64)]
+    net._node = b"bram_glue"
+
+    def compare(xs: list[Bit], ys: list[Bit], valid: Bit) -> Bit:  # one function of them all
+        return net._gate([valid, *xs, *ys])
+
+    outs: list[Bit] = []
+    dout = net._fresh(w)  # the RAM's output
+    if written:  # the emulation: registered hit and data, selected onto the output
+        ehit, edata = net._fresh(1)[0], net._fresh(w)
+        dout = [_mux(net, ehit, x, y) for x, y in zip(edata, dout, strict=True)]
+        outs.append(compare(net._fresh(a), net._fresh(a), net._fresh(1)[0]))
+    fhit = compare(net._fresh(a), net._fresh(a), net._fresh(1)[0])  # the emitter's forward
+    outs += [_mux(net, fhit, x, y) for x, y in zip(net._fresh(w), dout, strict=True)]
+    busy, count = net._fresh(1)[0], net._fresh(a)
+    outs += [_mux(net, busy, x, y) for x, y in zip(count, net._fresh(a), strict=True)]
+    outs.append(net._gate(count))  # the clear counter's end test
+    if not written:  # the write data's 0 while clearing (the emulation's reset where written)
+        outs += [_logic(net, "and", _not(busy), x) for x in net._fresh(w)]
+    for b in outs:
+        if b[2] >= 0:
+            net.roots.setdefault(b[2], (len(b[0]), net._node))
+    return net
 
 
 def _network_luts(schedule: Schedule, costs: CostModel, net: ToolNetwork) -> dict[bytes, int]:
