@@ -44,10 +44,13 @@ from dataclasses import dataclass
 from kera.hls.lutmap import ToolNetwork, is_bitwise, tool_network
 from kera.hls.memory import read_delay
 from kera.hls.pipeline import Schedule
-from kera.hls.timing import CostModel
+from kera.hls.timing import MUL_OPS, SUBTRACTING, CostModel, model_query
+from kera.ir.graph import Node
 
 #: Cuts kept per 2-input node (priority cuts).
 CUTS = 6
+#: Ops built on carry chains or DSPs, whichever their fitted area at a width says.
+_CHAINED = frozenset({"add", *SUBTRACTING, *MUL_OPS})
 
 
 @dataclass(frozen=True)
@@ -161,7 +164,7 @@ def analyse_bits(schedule: Schedule, costs: CostModel, size: float | None = None
     if size is None:
         size = design_size(schedule, costs)
     net = net if net is not None else registered_network(schedule, costs)
-    bits = _Mapper(schedule, costs, net, net_delay(costs, size)).run()
+    bits = _Mapper(schedule, costs, net, net_delay(costs, size), size).run()
     return BitTiming(bits.stage_delays, bits.path, handshake_ns(schedule, costs, size))
 
 
@@ -169,8 +172,9 @@ class _Mapper:
     """The delay-oriented mapping of one network, with arithmetic between its cones."""
 
     def __init__(self, schedule: Schedule, costs: CostModel, net: ToolNetwork,
-                 wire: Callable[[int], float]) -> None:
+                 wire: Callable[[int], float], size: float = 0.0) -> None:
         self.schedule, self.costs, self.net = schedule, costs, net
+        self.size = size
         self.levels = lut_delays(costs)
         self.kmax = len(self.levels)
         self.wire = wire
@@ -331,7 +335,7 @@ class _Mapper:
                         if sig is not None:  # the fitted curve has a net of ``ref`` in it
                             latest = max(latest, t)
                             start = max(start, t, self.reach[sig] - ref)
-            end = start + costs.delay(graph, node)
+            end = start + costs.delay(graph, node) + self._grown_nets(node)
             # the path shows the op from its latest input: a longer net than the curve's is its
             self.node_start[nid], self.node_arrival[nid] = latest, end
             self._leaves_arrive(nid, end)
@@ -366,6 +370,34 @@ class _Mapper:
                 worst = (t, s, nid)
         path = self._trace(worst[2], worst_signal[worst[2]]) if worst else ()
         return BitTiming(tuple(delays), path)
+
+    def _grown_nets(self, node: Node) -> float:
+        """Return what the nets inside a LUT-only arithmetic node add over its fitted curve in
+        a design of ``size`` LUTs.
+
+        A fitted curve was placed in a design that holds the op alone (its own LUTs, ``area``),
+        and every net in it has the routed delay of a design that small. The routing fit's
+        size term (``lut_network.routing.size``: a net is ``c log2(N)`` longer in a design of
+        N LUTs) holds inside the op as between ops: each of the curve's LUT levels' nets
+        (its delay over ``level_ns``, a LUT and a net a level) is ``c log2(size / own)``
+        longer. Only for ops without carry or DSP cells (a multiplexer tree, a barrel shift):
+        a chain's hops are dedicated wires. delay_line's 64:1 multiplexer of 16 bits, fitted
+        in a design of 926 LUTs (18.5 ns), sits in one of about 2,340 (2,468 placed): 7.1 nets
+        0.17 ns longer each, 1.24 ns (nextpnr, seed 1: its levels' nets 1.8-6.0 ns where the
+        fitted design's are 1.8-3.4; the rest is placement, which no fit of the size holds)."""
+        costs, graph = self.costs, self.schedule.graph
+        fit = getattr(costs.model, "lut_network", {}).get("routing")
+        if not fit or self.size <= 0:
+            return 0.0
+        q = model_query(graph, node)
+        if q is None or node.op in _CHAINED or costs.rom_cost(graph, node) is not None:
+            return 0.0
+        area = costs._query_area(q)  # the fitted point's: the design the curve was placed in
+        own = float(area.get("lut", 0.0))
+        if own <= 0 or area.get("carry", 0.0) or area.get("dsp", 0.0) or own >= self.size:
+            return 0.0
+        nets = costs.delay(graph, node) / costs.level_ns
+        return nets * float(fit["size"]) * math.log2(self.size / own)
 
     def _leaves_arrive(self, nid: bytes, end: float) -> None:
         """Set the arrival of the leaf bits node ``nid`` makes (the first maker of a shared

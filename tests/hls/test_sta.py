@@ -174,6 +174,32 @@ def test_nets_grow_with_fanout_and_design_size() -> None:
     assert lut_delays(COSTS) == [0.4] * 4
 
 
+def test_a_multiplexer_tree_s_nets_grow_with_the_design_it_sits_in() -> None:
+    """A fitted LUT-only op (a 64:1 multiplexer of flip-flops) was placed alone: in a bigger
+    design each of its levels' nets is as much longer as the routing fit's size term says
+    (delay over ``level_ns`` nets, ``c log2(size / own LUTs)`` each); a carry chain's fitted
+    delay does not grow (its hops are dedicated wires)."""
+    src = """
+#[top]
+pub fn f(a: [u16; 64], k: u6, b: u16, c: u16) -> (u16, u16) { (a[k], b + c) }
+"""
+    s, g = _single(src)
+    costs = CostModel(load_model("ice40"))
+    fit = costs.model.lut_network["routing"]
+    index = next(n for n in g.nodes.values() if n.op == "array_index")
+    add = next(n for n in g.nodes.values() if n.op == "add")
+    own = costs._query_area(("array_index", 16, 64))["lut"]
+    fitted = costs.delay(g, index)
+    alone = analyse_bits(s, costs, size=own)
+    big = analyse_bits(s, costs, size=8 * own)
+    assert alone is not None and big is not None
+    grown = fitted / costs.level_ns * fit["size"] * 3  # log2(8)
+    wider = net_delay(costs, 8 * own)(1) - net_delay(costs, own)(1)  # the index's own net
+    assert big.stage_delays[0] - alone.stage_delays[0] == pytest.approx(grown + wider, abs=1e-6)
+    ops = [g.nodes[a.nid].op for a in big.path]
+    assert ops == ["array_index"] and costs.delay(g, add) < fitted
+
+
 def test_ecp5_wide_luts_cost_their_extra_delay() -> None:
     """ECP5's abc9 library: a 5- to 7-input function is one level of LUT4s joined by PFUMX /
     L6MUX21, slower than a LUT4 by the library's difference."""
