@@ -48,6 +48,10 @@ class ChainProfile:
     #: their sum even: a carry out): yosys's netlist reads the carry cell's output there and
     #: has no LUT (nextpnr packs a pass-through logic cell, which the LUT count leaves out).
     pass_outs: int = 0
+    #: Whether the first carry cell of the longest run takes a signal as its carry in (the
+    #: positions below it hold one signal bit: ``a + 1``'s bit 0 passes ``a[0]`` on as the
+    #: carry), which a placer feeds into the chain through a logic cell of its own.
+    signal_carry_in: bool = False
 
     @property
     def longest(self) -> int:
@@ -107,21 +111,24 @@ def chain_profile(a: Sequence[Known], b: Sequence[Known], carry_in: Known = 0,
         outs += int(lut and x is not None and y is not None and not (x + y) & 1)
     runs: list[int] = []
     ends_out: list[bool] = []
+    fed: list[bool] = []
     i = 0
     while i < w:
         j = i
         while j + 1 < w and carry[j + 1] is None and live[j + 1]:
             j += 1
-        if any(lut_at[i:j + 1]) or any(kept[k] and live[k + 1] for k in range(i, j + 1)):
+        cells = [k for k in range(i, j + 1) if kept[k] and live[k + 1]]
+        if any(lut_at[i:j + 1]) or cells:
             runs.append(j - i + 1)
             ends_out.append(j > i and a[j] is not None and b[j] is not None)
+            fed.append(bool(cells) and carry[cells[0]] is None)
         i = j + 1
     top = max(range(len(runs)), key=lambda r: runs[r], default=None)
     wires = tuple(0 if (a[i] is None and b[i] == 0 and carry[i] == 0) else
                   1 if (b[i] is None and a[i] == 0 and carry[i] == 0) else None
                   for i in range(w))
     return ChainProfile(w, carries, luts, tuple(runs), top is not None and ends_out[top],
-                        tuple(constants), wires, outs)
+                        tuple(constants), wires, outs, top is not None and fed[top])
 
 
 __all__ = ["ChainProfile", "Known", "chain_profile"]

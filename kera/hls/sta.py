@@ -104,6 +104,19 @@ def net_delay(costs: CostModel, size: float) -> Callable[[int], float]:
     return lambda fanout: table[fanout - 1] if fanout <= 64 else base + b * math.log2(fanout)
 
 
+def carry_in_ns(costs: CostModel) -> float:
+    """Return what a carry chain whose carry in is a signal takes over the fitted ``add``
+    (``lut_network.carry_in_ns``; 0: not modelled).
+
+    iCE40: a chain's first ``SB_CARRY`` takes its carry in from the chain below it or a
+    constant; a signal (``x + c``'s lowest bits pass ``x``'s bit on as the carry where ``c``
+    has a 1: ``ice40_opt`` removes those cells) enters through a logic cell that nextpnr adds
+    to the chain's foot (``$nextpnr_ICESTORM_LC``, 0.675 ns I1 -> CIN on every placed path
+    that has one: cordic's ``z - atan`` at 55 MHz, fir_q15's and fir_q15_shifts'). The fitted
+    ``add`` (two registers, carry in 0) has none."""
+    return float(getattr(costs.model, "lut_network", {}).get("carry_in_ns", 0.0))
+
+
 def handshake_ns(schedule: Schedule, costs: CostModel, size: float) -> float:
     """Return the register-to-register delay of the valid/ready logic (0: not modelled).
 
@@ -318,6 +331,7 @@ class _Mapper:
         ref = float(getattr(costs.model, "lut_network", {}).get("net_ns", costs.level_ns / 2))
         rams = {m.ports.read: m for m in (schedule.state.mems if schedule.state else ())
                 if m.ports is not None}
+        feed = carry_in_ns(costs)
         for nid in order:
             node = nodes[nid]
             if is_bitwise(graph, node) or nid not in net.bits:
@@ -336,6 +350,8 @@ class _Mapper:
                             latest = max(latest, t)
                             start = max(start, t, self.reach[sig] - ref)
             end = start + costs.delay(graph, node) + self._grown_nets(node)
+            if feed and costs.fed_carry_in(graph, node):
+                end += feed
             # the path shows the op from its latest input: a longer net than the curve's is its
             self.node_start[nid], self.node_arrival[nid] = latest, end
             self._leaves_arrive(nid, end)
@@ -459,5 +475,5 @@ def _merge(arcs: Iterable[Arc]) -> list[Arc]:
     return out
 
 
-__all__ = ["CUTS", "Arc", "BitTiming", "analyse_bits", "design_size", "handshake_ns",
-           "lut_delays", "net_delay", "registered_network"]
+__all__ = ["CUTS", "Arc", "BitTiming", "analyse_bits", "carry_in_ns", "design_size",
+           "handshake_ns", "lut_delays", "net_delay", "registered_network"]

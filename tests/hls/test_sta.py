@@ -200,6 +200,29 @@ pub fn f(a: [u16; 64], k: u6, b: u16, c: u16) -> (u16, u16) { (a[k], b + c) }
     assert ops == ["array_index"] and costs.delay(g, add) < fitted
 
 
+def test_a_chain_fed_a_signal_carry_in_takes_the_feed_cell() -> None:
+    """iCE40: ``x + 5`` passes ``x[0]`` on as the carry into bit 1 (the cell of bit 0 has one
+    signal input and goes), ``x + 4`` ``x[2]`` into bit 3, so nextpnr feeds the chain through a
+    logic cell of its own (``carry_in_ns``, 0.675 ns); ``x + y`` (carry in 0, as the fitted
+    ``add``) does not take it."""
+    costs = CostModel(load_model("ice40"))
+    feed = costs.model.lut_network["carry_in_ns"]
+    assert feed == pytest.approx(0.675)
+    delays = {}
+    for name, rhs in (("odd", "5"), ("even", "4"), ("var", "y")):
+        src = f"#[top]\npub fn f(x: u16, y: u16) -> u16 {{ x + {rhs} }}\n"
+        s, g = _single(src)
+        add = next(n for n in g.nodes.values() if n.op == "add")
+        bits = analyse_bits(s, costs, size=100.0)
+        assert bits is not None
+        delays[name] = (bits.stage_delays[0], costs.delay(g, add), costs.fed_carry_in(g, add))
+    assert delays["odd"][2] and delays["even"][2] and not delays["var"][2]
+    for name in ("odd", "even"):  # the chain from the register: its fitted delay and the cell
+        assert delays[name][0] - delays[name][1] == pytest.approx(
+            delays["var"][0] - delays["var"][1] + feed, abs=1e-6)
+    assert CostModel(load_model("ecp5")).model.lut_network.get("carry_in_ns") is None
+
+
 def test_ecp5_wide_luts_cost_their_extra_delay() -> None:
     """ECP5's abc9 library: a 5- to 7-input function is one level of LUT4s joined by PFUMX /
     L6MUX21, slower than a LUT4 by the library's difference."""
