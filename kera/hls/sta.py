@@ -24,7 +24,9 @@ levels, not 3).
   chain, a DSP, a ROM, a block RAM read) starts when the latest bit it reads arrives (plus
   what that bit's net takes over the one its fitted curve has) and its output bits arrive its
   fitted delay later (``CostModel.delay``, as the scheduler has it; a block RAM read:
-  ``memory.read_delay``).
+  ``memory.read_delay``), plus what the curve's own nets take more in a design bigger than
+  the one it was placed in (a LUT-only op: ``_Mapper._grown_nets``) and, for a carry chain
+  fed a signal carry in, the logic cell nextpnr adds at its foot (``carry_in_ns``).
 
 A stage's delay is the latest arrival of a bit in it; a LUT only a flip-flop reads shares its
 cell (``ff_packing_ns`` earlier). The critical path is followed back from it through the
@@ -49,7 +51,9 @@ from kera.ir.graph import Node
 
 #: Cuts kept per 2-input node (priority cuts).
 CUTS = 6
-#: Ops built on carry chains or DSPs, whichever their fitted area at a width says.
+#: Ops built on carry chains or DSPs whatever their fitted area at a width says (an ordering
+#: or a min/max can be charged to its partner, a sum of 4 bits on ECP5 is LUT logic): their
+#: fitted nets do not grow with the design (``_Mapper._grown_nets``).
 _CHAINED = frozenset({"add", *SUBTRACTING, *MUL_OPS})
 
 
