@@ -103,3 +103,14 @@ def test_a_negation_of_a_shifted_value_is_a_chain_of_its_high_bits() -> None:
     assert getattr(net, "known_low", {})[n] == 9
     assert all(b == (frozenset(), 0, -1, 0) for b in net.bits[n][:9])
     assert costs.delay(g, g.nodes[n]) == costs.op_delay(("neg", 23, None))
+
+
+def test_a_constant_s_lowest_one_passes_a_signal_carry_in_to_the_chain() -> None:
+    """``x + 5``: bit 0 holds one signal (``x[0] + 1``), so its cell goes and ``x[0]`` is the
+    carry into bit 1, the chain's first cell; ``x + y`` starts with a constant carry in, and
+    ``x + 0x80`` of 8 bits keeps no chain at all."""
+    x = [None] * 8
+    five = [1, 0, 1, 0, 0, 0, 0, 0]
+    assert chain_profile(x, five).signal_carry_in
+    assert not chain_profile(x, [None] * 8).signal_carry_in
+    assert not chain_profile(x, [0] * 7 + [1]).signal_carry_in
