@@ -48,6 +48,10 @@ class ChainProfile:
     #: their sum even: a carry out): yosys's netlist reads the carry cell's output there and
     #: has no LUT (nextpnr packs a pass-through logic cell, which the LUT count leaves out).
     pass_outs: int = 0
+    #: Whether the first carry cell of the longest run takes a signal as its carry in (the
+    #: positions below it hold one signal bit: ``a + 1``'s bit 0 passes ``a[0]`` on as the
+    #: carry), which a placer feeds into the chain through a logic cell of its own.
+    signal_carry_in: bool = False
 
     @property
     def longest(self) -> int:
@@ -109,6 +113,7 @@ def chain_profile(a: Sequence[Known], b: Sequence[Known], carry_in: Known = 0,
                 outs += 1
     runs: list[int] = []
     ends_out: list[bool] = []
+    fed: list[bool] = []  # the run's first carry cell takes a signal carry in
     i = 0
     while i < w:
         j = i
@@ -117,13 +122,15 @@ def chain_profile(a: Sequence[Known], b: Sequence[Known], carry_in: Known = 0,
         if any(used[i:j + 1]):
             runs.append(j - i + 1)
             ends_out.append(j > i and a[j] is not None and b[j] is not None)
+            first = next((k for k in range(i, j + 1) if cell[k]), None)
+            fed.append(first is not None and carry[first] is None)
         i = j + 1
     top = max(range(len(runs)), key=runs.__getitem__, default=None)
     wires = tuple(0 if (a[i] is None and b[i] == 0 and carry[i] == 0) else
                   1 if (b[i] is None and a[i] == 0 and carry[i] == 0) else None
                   for i in range(w))
     return ChainProfile(w, sum(cell), luts, tuple(runs), top is not None and ends_out[top],
-                        tuple(constants), wires, outs)
+                        tuple(constants), wires, outs, top is not None and fed[top])
 
 
 __all__ = ["ChainProfile", "Known", "chain_profile"]

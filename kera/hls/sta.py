@@ -24,7 +24,9 @@ levels, not 3).
   chain, a DSP, a ROM, a block RAM read) starts when the latest bit it reads arrives (plus
   what that bit's net takes over the one its fitted curve has) and its output bits arrive its
   fitted delay later (``CostModel.delay``, as the scheduler has it; a block RAM read:
-  ``memory.read_delay``).
+  ``memory.read_delay``), plus what the curve's own nets take more in a design bigger than
+  the one it was placed in (a LUT-only op: ``_Mapper._grown_nets``) and, for a carry chain
+  fed a signal carry in, the logic cell nextpnr adds at its foot (``carry_in_ns``).
 
 A stage's delay is the latest arrival of a bit in it; a LUT only a flip-flop reads shares its
 cell (``ff_packing_ns`` earlier). The critical path is followed back from it through the
@@ -44,10 +46,15 @@ from dataclasses import dataclass
 from kera.hls.lutmap import ToolNetwork, is_bitwise, tool_network
 from kera.hls.memory import read_delay
 from kera.hls.pipeline import Schedule
-from kera.hls.timing import CostModel
+from kera.hls.timing import MUL_OPS, SUBTRACTING, CostModel, model_query
+from kera.ir.graph import Node
 
 #: Cuts kept per 2-input node (priority cuts).
 CUTS = 6
+#: Ops built on carry chains or DSPs whatever their fitted area at a width says (an ordering
+#: or a min/max can be charged to its partner, a sum of 4 bits on ECP5 is LUT logic): their
+#: fitted nets do not grow with the design (``_Mapper._grown_nets``).
+_CHAINED = frozenset({"add", *SUBTRACTING, *MUL_OPS})
 
 
 @dataclass(frozen=True)
@@ -99,6 +106,19 @@ def net_delay(costs: CostModel, size: float) -> Callable[[int], float]:
     base = a + c * math.log2(max(2.0, size))
     table = [base + b * math.log2(f) for f in range(1, 65)]
     return lambda fanout: table[fanout - 1] if fanout <= 64 else base + b * math.log2(fanout)
+
+
+def carry_in_ns(costs: CostModel) -> float:
+    """Return what a carry chain whose carry in is a signal takes over the fitted ``add``
+    (``lut_network.carry_in_ns``; 0: not modelled).
+
+    iCE40: a chain's first ``SB_CARRY`` takes its carry in from the chain below it or a
+    constant; a signal (``x + c``'s lowest bits pass ``x``'s bit on as the carry where ``c``
+    has a 1: ``ice40_opt`` removes those cells) enters through a logic cell that nextpnr adds
+    to the chain's foot (``$nextpnr_ICESTORM_LC``, 0.675 ns I1 -> CIN on every placed path
+    that has one: cordic's ``z - atan`` at 55 MHz, fir_q15's and fir_q15_shifts'). The fitted
+    ``add`` (two registers, carry in 0) has none."""
+    return float(getattr(costs.model, "lut_network", {}).get("carry_in_ns", 0.0))
 
 
 def handshake_ns(schedule: Schedule, costs: CostModel, size: float) -> float:
@@ -161,7 +181,7 @@ def analyse_bits(schedule: Schedule, costs: CostModel, size: float | None = None
     if size is None:
         size = design_size(schedule, costs)
     net = net if net is not None else registered_network(schedule, costs)
-    bits = _Mapper(schedule, costs, net, net_delay(costs, size)).run()
+    bits = _Mapper(schedule, costs, net, net_delay(costs, size), size).run()
     return BitTiming(bits.stage_delays, bits.path, handshake_ns(schedule, costs, size))
 
 
@@ -169,8 +189,9 @@ class _Mapper:
     """The delay-oriented mapping of one network, with arithmetic between its cones."""
 
     def __init__(self, schedule: Schedule, costs: CostModel, net: ToolNetwork,
-                 wire: Callable[[int], float]) -> None:
+                 wire: Callable[[int], float], size: float = 0.0) -> None:
         self.schedule, self.costs, self.net = schedule, costs, net
+        self.size = size
         self.levels = lut_delays(costs)
         self.kmax = len(self.levels)
         self.wire = wire
@@ -314,6 +335,7 @@ class _Mapper:
         ref = float(getattr(costs.model, "lut_network", {}).get("net_ns", costs.level_ns / 2))
         rams = {m.ports.read: m for m in (schedule.state.mems if schedule.state else ())
                 if m.ports is not None}
+        feed = carry_in_ns(costs)
         for nid in order:
             node = nodes[nid]
             if is_bitwise(graph, node) or nid not in net.bits:
@@ -331,7 +353,9 @@ class _Mapper:
                         if sig is not None:  # the fitted curve has a net of ``ref`` in it
                             latest = max(latest, t)
                             start = max(start, t, self.reach[sig] - ref)
-            end = start + costs.delay(graph, node)
+            end = start + costs.delay(graph, node) + self._grown_nets(node)
+            if feed and costs.fed_carry_in(graph, node):
+                end += feed
             # the path shows the op from its latest input: a longer net than the curve's is its
             self.node_start[nid], self.node_arrival[nid] = latest, end
             self._leaves_arrive(nid, end)
@@ -366,6 +390,34 @@ class _Mapper:
                 worst = (t, s, nid)
         path = self._trace(worst[2], worst_signal[worst[2]]) if worst else ()
         return BitTiming(tuple(delays), path)
+
+    def _grown_nets(self, node: Node) -> float:
+        """Return what the nets inside a LUT-only arithmetic node add over its fitted curve in
+        a design of ``size`` LUTs.
+
+        A fitted curve was placed in a design that holds the op alone (its own LUTs, ``area``),
+        and every net in it has the routed delay of a design that small. The routing fit's
+        size term (``lut_network.routing.size``: a net is ``c log2(N)`` longer in a design of
+        N LUTs) holds inside the op as between ops: each of the curve's LUT levels' nets
+        (its delay over ``level_ns``, a LUT and a net a level) is ``c log2(size / own)``
+        longer. Only for ops without carry or DSP cells (a multiplexer tree, a barrel shift):
+        a chain's hops are dedicated wires. delay_line's 64:1 multiplexer of 16 bits, fitted
+        in a design of 926 LUTs (18.5 ns), sits in one of about 2,340 (2,468 placed): 7.1 nets
+        0.17 ns longer each, 1.24 ns (nextpnr, seed 1: its levels' nets average 3.5 ns where
+        the fitted design's average 2.2; the rest is placement, which the fit does not hold)."""
+        costs, graph = self.costs, self.schedule.graph
+        fit = getattr(costs.model, "lut_network", {}).get("routing")
+        if not fit or self.size <= 0:
+            return 0.0
+        q = model_query(graph, node)
+        if q is None or node.op in _CHAINED or costs.rom_cost(graph, node) is not None:
+            return 0.0
+        area = costs._query_area(q)  # the fitted point's: the design the curve was placed in
+        own = float(area.get("lut", 0.0))
+        if own <= 0 or area.get("carry", 0.0) or area.get("dsp", 0.0) or own >= self.size:
+            return 0.0
+        nets = costs.delay(graph, node) / costs.level_ns
+        return nets * float(fit["size"]) * math.log2(self.size / own)
 
     def _leaves_arrive(self, nid: bytes, end: float) -> None:
         """Set the arrival of the leaf bits node ``nid`` makes (the first maker of a shared
@@ -427,5 +479,5 @@ def _merge(arcs: Iterable[Arc]) -> list[Arc]:
     return out
 
 
-__all__ = ["CUTS", "Arc", "BitTiming", "analyse_bits", "design_size", "handshake_ns",
-           "lut_delays", "net_delay", "registered_network"]
+__all__ = ["CUTS", "Arc", "BitTiming", "analyse_bits", "carry_in_ns", "design_size",
+           "handshake_ns", "lut_delays", "net_delay", "registered_network"]

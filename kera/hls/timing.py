@@ -459,6 +459,22 @@ class CostModel:
         out = chain.longest_carries_out if chain is not None else self.carry_out(graph, node)
         return hit + (self.carry_out_ns(q[1]) if out else 0.0)
 
+    def fed_carry_in(self, graph: Graph, node: Node) -> bool:
+        """Return whether an ``add``'s longest carry chain takes a signal as its carry in
+        (``ChainProfile.signal_carry_in``: ``x + 5`` passes ``x[0]`` on as the carry into bit
+        1), where the fitted ``add`` of two registers has a constant one."""
+        if node.op != "add" or not isinstance(node.type, IntType):
+            return False
+        q = model_query(graph, node)
+        if q is None:
+            return False
+        w = (self.narrow_query(graph, node) or q)[1]
+        net = self.network(graph)
+        a, b = ([None if x[0] else x[1] for x in net.bits[u][:w]] for u in node.inputs)
+        if len(a) < w or len(b) < w:
+            return False
+        return chain_profile(a, b).signal_carry_in
+
     def chain(self, graph: Graph, node: Node, q: Query) -> ChainProfile | None:
         """Return the carry chain of an ``add`` (query ``q``) where known operand bits split
         it or take cells out of it (``kera.hls.carries``), else None (one whole chain, as the

@@ -136,3 +136,14 @@ def test_constant_and_wire_sum_bits_hold_for_every_value_of_the_signals(
             if prof.wires[i] is not None:
                 assert bit == (xa, xb)[prof.wires[i]] >> i & 1, (i, values)
     assert prof.carries <= max(0, len(a)) and sum(prof.runs) <= len(a)
+
+
+def test_a_constant_s_lowest_one_passes_a_signal_carry_in_to_the_chain() -> None:
+    """``x + 5``: bit 0 holds one signal (``x[0] + 1``), so its cell goes and ``x[0]`` is the
+    carry into bit 1, the chain's first cell; ``x + y`` starts with a constant carry in, and
+    ``x + 0x80`` of 8 bits keeps no chain at all."""
+    x = [None] * 8
+    five = [1, 0, 1, 0, 0, 0, 0, 0]
+    assert chain_profile(x, five).signal_carry_in
+    assert not chain_profile(x, [None] * 8).signal_carry_in
+    assert not chain_profile(x, [0] * 7 + [1]).signal_carry_in

@@ -174,6 +174,55 @@ def test_nets_grow_with_fanout_and_design_size() -> None:
     assert lut_delays(COSTS) == [0.4] * 4
 
 
+def test_a_multiplexer_tree_s_nets_grow_with_the_design_it_sits_in() -> None:
+    """A fitted LUT-only op (a 64:1 multiplexer of flip-flops) was placed alone: in a bigger
+    design each of its levels' nets is as much longer as the routing fit's size term says
+    (delay over ``level_ns`` nets, ``c log2(size / own LUTs)`` each); a carry chain's fitted
+    delay does not grow (its hops are dedicated wires)."""
+    src = """
+#[top]
+pub fn f(a: [u16; 64], k: u6, b: u16, c: u16) -> (u16, u16) { (a[k], b + c) }
+"""
+    s, g = _single(src)
+    costs = CostModel(load_model("ice40"))
+    fit = costs.model.lut_network["routing"]
+    index = next(n for n in g.nodes.values() if n.op == "array_index")
+    add = next(n for n in g.nodes.values() if n.op == "add")
+    own = costs._query_area(("array_index", 16, 64))["lut"]
+    fitted = costs.delay(g, index)
+    alone = analyse_bits(s, costs, size=own)
+    big = analyse_bits(s, costs, size=8 * own)
+    assert alone is not None and big is not None
+    grown = fitted / costs.level_ns * fit["size"] * 3  # log2(8)
+    wider = net_delay(costs, 8 * own)(1) - net_delay(costs, own)(1)  # the index's own net
+    assert big.stage_delays[0] - alone.stage_delays[0] == pytest.approx(grown + wider, abs=1e-6)
+    ops = [g.nodes[a.nid].op for a in big.path]
+    assert ops == ["array_index"] and costs.delay(g, add) < fitted
+
+
+def test_a_chain_fed_a_signal_carry_in_takes_the_feed_cell() -> None:
+    """iCE40: ``x + 5`` passes ``x[0]`` on as the carry into bit 1 (the cell of bit 0 has one
+    signal input and goes), ``x + 4`` ``x[2]`` into bit 3, so nextpnr feeds the chain through a
+    logic cell of its own (``carry_in_ns``, 0.675 ns); ``x + y`` (carry in 0, as the fitted
+    ``add``) does not take it."""
+    costs = CostModel(load_model("ice40"))
+    feed = costs.model.lut_network["carry_in_ns"]
+    assert feed == pytest.approx(0.675)
+    delays = {}
+    for name, rhs in (("odd", "5"), ("even", "4"), ("var", "y")):
+        src = f"#[top]\npub fn f(x: u16, y: u16) -> u16 {{ x + {rhs} }}\n"
+        s, g = _single(src)
+        add = next(n for n in g.nodes.values() if n.op == "add")
+        bits = analyse_bits(s, costs, size=100.0)
+        assert bits is not None
+        delays[name] = (bits.stage_delays[0], costs.delay(g, add), costs.fed_carry_in(g, add))
+    assert delays["odd"][2] and delays["even"][2] and not delays["var"][2]
+    for name in ("odd", "even"):  # the chain from the register: its fitted delay and the cell
+        assert delays[name][0] - delays[name][1] == pytest.approx(
+            delays["var"][0] - delays["var"][1] + feed, abs=1e-6)
+    assert CostModel(load_model("ecp5")).model.lut_network.get("carry_in_ns") is None
+
+
 def test_ecp5_wide_luts_cost_their_extra_delay() -> None:
     """ECP5's abc9 library: a 5- to 7-input function is one level of LUT4s joined by PFUMX /
     L6MUX21, slower than a LUT4 by the library's difference."""
