@@ -471,8 +471,8 @@ class CostModel:
         w = (self.narrow_query(graph, node) or q)[1]
         net = self.network(graph)
         a, b = ([None if x[0] else x[1] for x in net.bits[u][:w]] for u in node.inputs)
-        if len(a) < w or len(b) < w:
-            return False
+        if len(a) < w or len(b) < w or a.count(None) == w and b.count(None) == w:
+            return False  # no known bit: the carry in is the constant 0
         return chain_profile(a, b).signal_carry_in
 
     def chain(self, graph: Graph, node: Node, q: Query) -> ChainProfile | None:
