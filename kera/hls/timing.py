@@ -168,6 +168,24 @@ class CostModel:
         return int(getattr(self.model, "lut_network", {}).get("wide", 0))
 
     @property
+    def gate_sum_bits(self) -> int:
+        """The widest sum yosys builds as gates, not as a carry chain
+        (``model.lut_network["gate_sum_bits"]``; 0: every sum is a chain).
+
+        yosys's ``$alu`` techmap declines a result of that many bits or fewer
+        (``_TECHMAP_FAIL_ = Y_WIDTH <= 2`` in ``_80_ice40_alu``, ``<= 4`` in ``_80_ecp5_alu``;
+        ``Y_WIDTH`` after ``wreduce``: the operands' significant width plus one, at most the
+        result's), so the generic techmap makes it gates that abc maps to LUTs: no carry cell,
+        and a carry out is a LUT of its own (``gate_sum``)."""
+        return int(getattr(self.model, "lut_network", {}).get("gate_sum_bits", 0))
+
+    def gate_sum(self, op: str, q: Query) -> bool:
+        """Whether the ``add``/``sub``/``neg`` of query ``q`` (at its narrowed width, which is
+        yosys's ``Y_WIDTH``) is gates, not a carry chain (``gate_sum_bits``)."""
+        return op in ("add", "sub", "neg") and q[0].removesuffix("_signed") == op and (
+            q[1] <= self.gate_sum_bits)
+
+    @property
     def trims_bounds(self) -> bool:
         """Whether the estimate's network costs an ordering against a constant by the bits
         above the bound's trailing zeros (``lutmap._bound_zeros``): iCE40, where yosys trims
@@ -509,6 +527,10 @@ class CostModel:
         w = max(1, q[1])
         out = dict(fitted)
         sums_in_cell = float(getattr(self.model, "carry_lut_sites", 0.0)) > 0
+        if self.gate_sum(q[0], q):  # no chain (``gate_sum_bits``): a LUT a sum bit, the
+            out["lut"] = fitted["lut"] * chain.luts / w  # carry out's too, and no carry cell
+            out["carry"] = 0.0
+            return self._sites(out)
         out["lut"] = fitted["lut"] * (chain.luts - (0 if sums_in_cell else chain.pass_outs)) / w
         if sums_in_cell:
             per_bit = fitted["carry"] / w
@@ -584,7 +606,11 @@ class CostModel:
         hit = self._area.get(q)
         if hit is None:
             hit = self._area[q] = self._sites(_area_dict(self._query_area(q)))
-        if node.op == "add" and self.carry_out(graph, node) and not float(
+        gates = self.gate_sum(node.op, q)
+        if gates and hit["carry"]:  # gates (``gate_sum_bits``): the fitted curve's carry
+            sites = float(getattr(self.model, "carry_lut_sites", 0.0))  # there is the fit's
+            hit = {**hit, "lut": hit["lut"] - sites * hit["carry"], "carry": 0.0}
+        if node.op == "add" and not gates and self.carry_out(graph, node) and not float(
                 getattr(self.model, "carry_lut_sites", 0.0)):  # its top bit: SB_CARRY's CO
             hit = {**hit, "lut": max(0.0, hit["lut"] - hit["lut"] / max(1, q[1]))}
         if node.op in _ORDERINGS and q[0].removesuffix("_signed") in _ORDERINGS:

@@ -348,3 +348,18 @@ def test_a_registered_subtrahend_takes_its_inverters() -> None:
     five, board5, model5 = plan_schedule(loaded.graph, loaded.top, board="ulx3s",
                                          clock_mhz=150.0)
     assert registered_inverters(five, CostModel(model5)) == 0  # CCU2C inverts inside
+
+
+def test_a_sum_of_two_result_bits_is_gates_not_a_carry_chain_on_ice40() -> None:
+    """yosys's ``_80_ice40_alu`` declines an ``$alu`` of at most 2 result bits (after
+    ``wreduce``): ``(a & 1) + (b & 1)`` is 2 SB_LUT4 (the xor and the carry out's and) and
+    no SB_CARRY (yosys 0.70 `synth_ice40`), where a chain would read the carry out of its
+    SB_CARRY (1 LUT, 1 carry: popcount's pair sums at 55 MHz, 16 of them in popcount32).
+    Of 2-bit fields the sum is a chain again: 2 SB_LUT4 and 2 SB_CARRY."""
+    ice40 = CostModel(load_model("ice40"))
+    assert ice40.gate_sum_bits == 2 and CostModel(load_model("ecp5")).gate_sum_bits == 4
+    for mask, lut, carry in ((1, 2, 0), (3, 2, 2)):
+        src = f"(a & {mask}u8) + (b & {mask}u8)"
+        _, res = _estimate(f"#[top] pub fn f(a: u8, b: u8) -> u8 {{ {src} }}")
+        assert (res.total["lut"], res.total["carry"]) == (lut, carry), mask
+
