@@ -363,3 +363,32 @@ def test_a_sum_of_two_result_bits_is_gates_not_a_carry_chain_on_ice40() -> None:
         _, res = _estimate(f"#[top] pub fn f(a: u8, b: u8) -> u8 {{ {src} }}")
         assert (res.total["lut"], res.total["carry"]) == (lut, carry), mask
 
+
+def test_a_negation_across_a_pipeline_register_reads_flip_flops_and_absorbs_nothing() -> None:
+    """``c ? -x : x`` with ``x = a ^ b``: in one stage the select absorbs the negation's sum
+    LUTs (the xor's LUT takes the chain's inversion: yosys 0.70 16 LUT4s a byte); with a
+    pipeline register after the xor the chain reads flip-flops through inverters (19 LUT4s
+    and 6 SB_CARRY a byte of registered ``x``), as edge_semantics at 55 MHz negates its
+    division row's register a stage later. ``absorbed_in`` over the schedule's network
+    (``kera.hls.resources.estimate``) sees the register; the graph's network does not."""
+    from kera.hls.lutmap import tool_network
+    from kera.hls.timing import absorbed_in
+
+    p = build_program("t.kera", "#[top] pub fn f(c: bool, a: u8, b: u8) -> u8 {\n"
+                      "    let x = a ^ b;\n    if c { 0u8 - x } else { x }\n}")
+    assert p.graph is not None
+    g = lower_for_hardware(p.graph)
+    costs = CostModel(load_model("ice40"))
+    neg = next(n for n in g.nodes if g.nodes[n].op in ("neg", "sub"))
+    assert costs.absorbed_sums(g) == {neg: 8}
+    xor = next(n for n in g.nodes if g.nodes[n].op == "xor")
+    early = {xor, *g.nodes[xor].inputs}
+    stage = {n: 0 if n in early else 1 for n in g.nodes}
+    net = tool_network(g, 4, cut=lambda u, v: stage[u] < stage[v], order=list(g.nodes),
+                       area=True)
+    luts = net.luts_by_node()
+    assert absorbed_in(g, net._input, luts, stage) == {}
+    assert costs.area(g, g.nodes[neg], {})["lut"] > costs.area(g, g.nodes[neg])["lut"]
+    same = dict.fromkeys(g.nodes, 0)  # no register: the graph's answer
+    net = tool_network(g, 4, order=list(g.nodes), area=True)
+    assert absorbed_in(g, net._input, net.luts_by_node(), same) == {neg: 8}
