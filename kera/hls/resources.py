@@ -118,7 +118,7 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
     # the sums selects absorb, as the schedule's registers leave them (``absorbed_in``);
     # ECP5: as the graph's (its only absorbed sums are gate sums of <= 4 bits, whose fitted
     # LUT table is above what abc9 makes of a division row: edge_semantics at 150 MHz, a row
-    # 18 sites estimated, 9 LUT4 + 1 PFUMX placed; both LUTs kept moved it away)
+    # 18 sites estimated with both LUTs kept, 9 LUT4 + 1 PFUMX in yosys's netlist)
     absorbed = None if costs.sums_in_carry_cells else absorbed_in(graph, net._input, luts,
                                                                     stage)
     for nid in schedule.order:
