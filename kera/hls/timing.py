@@ -528,7 +528,15 @@ class CostModel:
         not sum (iCE40), else per bit of each run (ECP5's CCU2C holds two). A carry out
         (``ChainProfile.pass_outs``) has no LUT where the carry cells do not sum: yosys's
         netlist reads ``SB_CARRY``'s ``CO`` (yosys 0.70: ``{1'b0, a} + {1'b0, b}`` of 8 bits, 8
-        LUT4s and 8 carries; popcount32's 12 field sums, one carry out each)."""
+        LUT4s and 8 carries; popcount32's 12 field sums, one carry out each). yosys splits
+        the sum where its carries are known, and a piece (a run) of at most ``gate_sum_bits``
+        positions is gates, no chain (``_80_ice40_alu`` declines it): its carry cells go and
+        its carry out is a LUT (0.70 `synth_ice40`: ``(a & 8'h55) + (b & 8'h55)`` 8 SB_LUT4
+        and no SB_CARRY; ``(a & 8'hF1) + (b & 8'hF1)`` 6 SB_LUT4 and 3 SB_CARRY, the piece of
+        bits 4-7 a chain). Not on ECP5, whose pieces of up to 4 positions are gates too (``&
+        8'h33``: 6 LUT4 and no CCU2C) whose LUTs depend on abc9's delay-driven mapping around
+        them (popcount32's 3- and 4-position pieces: 24 and 20 LUT4 at 150 MHz, far more in
+        the one deep stage at 25 MHz), which a count per sum does not give."""
         fitted = _area_dict(self._query_area(q))
         w = max(1, q[1])
         out = dict(fitted)
@@ -537,12 +545,14 @@ class CostModel:
             out["lut"] = fitted["lut"] * chain.luts / w  # carry out's too, and no carry cell
             out["carry"] = 0.0
             return self._sites(out)
-        out["lut"] = fitted["lut"] * (chain.luts - (0 if sums_in_cell else chain.pass_outs)) / w
         if sums_in_cell:
+            out["lut"] = fitted["lut"] * chain.luts / w
             per_bit = fitted["carry"] / w
             out["carry"] = float(sum(math.ceil(r * per_bit - 1e-9) for r in chain.runs))
-        else:
-            out["carry"] = fitted["carry"] * chain.carries / max(1, w - 1)
+        else:  # a piece of at most gate_sum_bits positions is gates: its carry out a LUT
+            cells, outs = chain.short_runs(self.gate_sum_bits)
+            out["lut"] = fitted["lut"] * (chain.luts - chain.pass_outs + outs) / w
+            out["carry"] = fitted["carry"] * (chain.carries - cells) / max(1, w - 1)
         return self._sites(out)
 
     @property

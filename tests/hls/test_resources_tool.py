@@ -392,3 +392,15 @@ def test_a_negation_across_a_pipeline_register_reads_flip_flops_and_absorbs_noth
     same = dict.fromkeys(g.nodes, 0)  # no register: the graph's answer
     net = tool_network(g, 4, order=list(g.nodes), area=True)
     assert absorbed_in(g, net._input, net.luts_by_node(), same) == {neg: 8}
+
+
+@pytest.mark.parametrize(("mask", "lut", "carry"), [("0x55", 8, 0), ("0xF1", 6, 3), ("0x33", 4, 4)])
+def test_a_piece_of_a_split_sum_of_two_positions_is_gates_on_ice40(mask: str, lut: int,
+                                                                   carry: int) -> None:
+    """yosys splits a sum where its carries are known and techmaps each piece on its own:
+    of ``(a & m) + (b & m)`` (8 bits, yosys 0.70 `synth_ice40`) the pieces of 2 positions
+    (a pair and its carry out) are 2 SB_LUT4 each and no SB_CARRY (``0x55``: 8 and 0), the
+    piece of bits 4-7 a chain (``0xF1``: 6 and 3), pieces of 3 positions chains whose carry
+    out is the SB_CARRY's (``0x33``: 4 and 4)."""
+    _, res = _estimate(f"#[top] pub fn f(a: u8, b: u8) -> u8 {{ (a & {mask}u8) + (b & {mask}u8) }}")
+    assert (res.total["lut"], res.total["carry"]) == (lut, carry)
