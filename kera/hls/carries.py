@@ -52,6 +52,23 @@ class ChainProfile:
     #: positions below it hold one signal bit: ``a + 1``'s bit 0 passes ``a[0]`` on as the
     #: carry), which a placer feeds into the chain through a logic cell of its own.
     signal_carry_in: bool = False
+    #: The positions of each run, ``(first, last)``, in the order of ``runs``.
+    spans: tuple[tuple[int, int], ...] = ()
+    #: By position: whether a carry cell is kept there; whether its sum LUT is a carry out
+    #: (one of ``pass_outs``).
+    cells: tuple[bool, ...] = ()
+    outs: tuple[bool, ...] = ()
+
+    def short_runs(self, bits: int) -> tuple[int, int]:
+        """Return the carry cells and the carry outs (``pass_outs``) of the runs of at most
+        ``bits`` positions: yosys splits a sum where its carries are known, and a piece that
+        short is gates (``CostModel.gate_sum_bits``), no chain."""
+        carries = outs = 0
+        for lo, hi in self.spans:
+            if hi - lo + 1 <= bits:
+                carries += sum(self.cells[lo:hi + 1])
+                outs += sum(self.outs[lo:hi + 1])
+        return carries, outs
 
     @property
     def longest(self) -> int:
@@ -99,6 +116,7 @@ def chain_profile(a: Sequence[Known], b: Sequence[Known], carry_in: Known = 0,
             live[i] = True
     cell = [kept[i] and live[i + 1] for i in range(w)]
     luts = outs = 0
+    out_at: list[bool] = []
     constants: list[Known] = []
     used: list[bool] = []  # a sum LUT or a live carry cell at the position
     for i in range(w):
@@ -107,11 +125,12 @@ def chain_profile(a: Sequence[Known], b: Sequence[Known], carry_in: Known = 0,
         constants.append(None if free else (x + y + c) & 1)  # type: ignore[operator]
         lut = bool(want[i]) and (free >= 2 or (free == 1 and c is None))
         used.append(lut or cell[i])
+        out_at.append(lut and x is not None and y is not None and not (x + y) & 1)
         if lut:
             luts += 1
-            if x is not None and y is not None and not (x + y) & 1:
-                outs += 1
+            outs += out_at[-1]
     runs: list[int] = []
+    spans: list[tuple[int, int]] = []
     ends_out: list[bool] = []
     fed: list[bool] = []  # the run's first carry cell takes a signal carry in
     i = 0
@@ -121,6 +140,7 @@ def chain_profile(a: Sequence[Known], b: Sequence[Known], carry_in: Known = 0,
             j += 1
         if any(used[i:j + 1]):
             runs.append(j - i + 1)
+            spans.append((i, j))
             ends_out.append(j > i and a[j] is not None and b[j] is not None)
             first = next((k for k in range(i, j + 1) if cell[k]), None)
             fed.append(first is not None and carry[first] is None)
@@ -130,7 +150,8 @@ def chain_profile(a: Sequence[Known], b: Sequence[Known], carry_in: Known = 0,
                   1 if (b[i] is None and a[i] == 0 and carry[i] == 0) else None
                   for i in range(w))
     return ChainProfile(w, sum(cell), luts, tuple(runs), top is not None and ends_out[top],
-                        tuple(constants), wires, outs, top is not None and fed[top])
+                        tuple(constants), wires, outs, top is not None and fed[top],
+                        tuple(spans), tuple(cell), tuple(out_at))
 
 
 __all__ = ["ChainProfile", "Known", "chain_profile"]

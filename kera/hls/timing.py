@@ -19,7 +19,7 @@ the fabric adders the tools do time (``CostModel.dsp_delay``).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -166,6 +166,30 @@ class CostModel:
     def lut_wide(self) -> int:
         """Widest function of one LUT level (``model.lut_network["wide"]``; 0: only K)."""
         return int(getattr(self.model, "lut_network", {}).get("wide", 0))
+
+    @property
+    def gate_sum_bits(self) -> int:
+        """The widest sum yosys builds as gates, not as a carry chain
+        (``model.lut_network["gate_sum_bits"]``; 0: every sum is a chain).
+
+        yosys's ``$alu`` techmap declines a result of that many bits or fewer
+        (``_TECHMAP_FAIL_ = Y_WIDTH <= 2`` in ``_80_ice40_alu``, ``<= 4`` in ``_80_ecp5_alu``;
+        ``Y_WIDTH`` after ``wreduce``: the operands' significant width plus one, at most the
+        result's), so the generic techmap makes it gates that abc maps to LUTs: no carry cell,
+        and a carry out is a LUT of its own (``gate_sum``)."""
+        return int(getattr(self.model, "lut_network", {}).get("gate_sum_bits", 0))
+
+    def gate_sum(self, op: str, q: Query) -> bool:
+        """Whether the ``add``/``sub``/``neg`` of query ``q`` (at its narrowed width, which is
+        yosys's ``Y_WIDTH``) is gates, not a carry chain (``gate_sum_bits``)."""
+        return op in ("add", "sub", "neg") and q[0].removesuffix("_signed") == op and (
+            q[1] <= self.gate_sum_bits)
+
+    @property
+    def sums_in_carry_cells(self) -> bool:
+        """Whether the family's carry cells sum and fill LUT sites (``carry_lut_sites``:
+        ECP5's CCU2C), where iCE40's SB_CARRY only carries beside a sum LUT."""
+        return float(getattr(self.model, "carry_lut_sites", 0.0)) > 0
 
     @property
     def trims_bounds(self) -> bool:
@@ -520,17 +544,31 @@ class CostModel:
         not sum (iCE40), else per bit of each run (ECP5's CCU2C holds two). A carry out
         (``ChainProfile.pass_outs``) has no LUT where the carry cells do not sum: yosys's
         netlist reads ``SB_CARRY``'s ``CO`` (yosys 0.70: ``{1'b0, a} + {1'b0, b}`` of 8 bits, 8
-        LUT4s and 8 carries; popcount32's 12 field sums, one carry out each)."""
+        LUT4s and 8 carries; popcount32's 12 field sums, one carry out each). yosys splits
+        the sum where its carries are known, and a piece (a run) of at most ``gate_sum_bits``
+        positions is gates, no chain (``_80_ice40_alu`` declines it): its carry cells go and
+        its carry out is a LUT (0.70 `synth_ice40`: ``(a & 8'h55) + (b & 8'h55)`` 8 SB_LUT4
+        and no SB_CARRY; ``(a & 8'hF1) + (b & 8'hF1)`` 6 SB_LUT4 and 3 SB_CARRY, the piece of
+        bits 4-7 a chain). Not on ECP5, whose pieces of up to 4 positions are gates too (``&
+        8'h33``: 6 LUT4 and no CCU2C) whose LUTs depend on abc9's delay-driven mapping around
+        them (popcount32's 3- and 4-position pieces: 24 and 20 LUT4 at 150 MHz, far more in
+        the one deep stage at 25 MHz), which a count per sum does not give."""
         fitted = _area_dict(self._query_area(q))
         w = max(1, q[1])
         out = dict(fitted)
         sums_in_cell = float(getattr(self.model, "carry_lut_sites", 0.0)) > 0
-        out["lut"] = fitted["lut"] * (chain.luts - (0 if sums_in_cell else chain.pass_outs)) / w
+        if self.gate_sum(q[0], q):  # no chain (``gate_sum_bits``): a LUT a sum bit, the
+            out["lut"] = fitted["lut"] * chain.luts / w  # carry out's too, and no carry cell
+            out["carry"] = 0.0
+            return self._sites(out)
         if sums_in_cell:
+            out["lut"] = fitted["lut"] * chain.luts / w
             per_bit = fitted["carry"] / w
             out["carry"] = float(sum(math.ceil(r * per_bit - 1e-9) for r in chain.runs))
-        else:
-            out["carry"] = fitted["carry"] * chain.carries / max(1, w - 1)
+        else:  # a piece of at most gate_sum_bits positions is gates: its carry out a LUT
+            cells, outs = chain.short_runs(self.gate_sum_bits)
+            out["lut"] = fitted["lut"] * (chain.luts - chain.pass_outs + outs) / w
+            out["carry"] = fitted["carry"] * (chain.carries - cells) / max(1, w - 1)
         return self._sites(out)
 
     @property
@@ -567,11 +605,14 @@ class CostModel:
         sums_in_cell = float(getattr(self.model, "carry_lut_sites", 0.0)) > 0
         return 0.0 if sums_in_cell else self.net_ns
 
-    def area(self, graph: Graph, node: Node) -> dict[str, float]:
+    def area(self, graph: Graph, node: Node, absorbed: dict[bytes, int] | None = None
+             ) -> dict[str, float]:
         """Return ``{lut, ff, carry, dsp}`` for ``node`` (all 0 for wiring).
 
         A bitwise node costs the LUTs its materialised bits take in the graph's bit network
         (without pipeline registers; ``kera.hls.resources`` recounts them with the stages).
+        ``absorbed``: the sum bits selects absorb (default ``absorbed_sums``, the graph's
+        without pipeline registers; ``kera.hls.resources`` passes the schedule's).
         """
         if is_bitwise(graph, node):
             return _area_dict({"lut": self._network(graph)[1].get(node.id, 0)})
@@ -595,27 +636,31 @@ class CostModel:
             chain = self.chain(graph, node, q)
             if chain is not None:
                 return self._less_absorbed(graph, node, q, self._negated_operand(
-                    graph, node, q, self.chain_area(chain, q)))
+                    graph, node, q, self.chain_area(chain, q)), absorbed)
             q = self._after_known_low(graph, node, q)
         hit = self._area.get(q)
         if hit is None:
             hit = self._area[q] = self._sites(_area_dict(self._query_area(q)))
-        if node.op == "add" and self.carry_out(graph, node) and not float(
+        gates = self.gate_sum(node.op, q)
+        if gates and hit["carry"]:  # gates (``gate_sum_bits``): the fitted curve's carry
+            sites = float(getattr(self.model, "carry_lut_sites", 0.0))  # there is the fit's
+            hit = {**hit, "lut": hit["lut"] - sites * hit["carry"], "carry": 0.0}
+        if node.op == "add" and not gates and self.carry_out(graph, node) and not float(
                 getattr(self.model, "carry_lut_sites", 0.0)):  # its top bit: SB_CARRY's CO
             hit = {**hit, "lut": max(0.0, hit["lut"] - hit["lut"] / max(1, q[1]))}
         if node.op in _ORDERINGS and q[0].removesuffix("_signed") in _ORDERINGS:
             return self._inverted_operand(graph, node, q, dict(hit))
         if node.op in ("sub", "neg") and q[0] == node.op:
             return self._less_absorbed(graph, node, q, self._inverted_operand(graph, node, q,
-                                                                          dict(hit)))
+                                                                          dict(hit)), absorbed)
         return self._less_absorbed(graph, node, q,
-                                   self._negated_operand(graph, node, q, dict(hit)))
+                                   self._negated_operand(graph, node, q, dict(hit)), absorbed)
 
-    def _less_absorbed(self, graph: Graph, node: Node, q: Query, area: dict[str, float]
-                  ) -> dict[str, float]:
-        """Return ``area`` less the sum LUTs a select absorbs (``absorbed_sums``; none where
-        the carry cell sums: ECP5's fitted ``add`` has no LUT)."""
-        bits = self.absorbed_sums(graph).get(node.id)
+    def _less_absorbed(self, graph: Graph, node: Node, q: Query, area: dict[str, float],
+                       absorbed: dict[bytes, int] | None = None) -> dict[str, float]:
+        """Return ``area`` less the sum LUTs a select absorbs (``absorbed``, else
+        ``absorbed_sums``; none where the carry cell sums: ECP5's fitted ``add`` has no LUT)."""
+        bits = (self.absorbed_sums(graph) if absorbed is None else absorbed).get(node.id)
         if bits:
             sums = self._query_area(("add", q[1], None))["lut"]
             area["lut"] -= min(float(bits), sums, area["lut"])
@@ -764,39 +809,10 @@ class CostModel:
         hit = self._absorbed.get(id(graph))
         if hit is not None and hit[0] is graph:
             return hit[1]
-        nodes, bits = graph.nodes, self.network(graph).bits
         luts = tool_network(graph, self.lut_k, order=list(graph.nodes), wide=self.lut_wide,
                             area=self.trims_bounds).luts_by_node()  # the estimate's cover
-        readers: dict[bytes, int] = {}
-        for node in nodes.values():
-            for u in node.inputs:
-                readers[u] = readers.get(u, 0) + 1
-        out: dict[bytes, int] = {}
-        for node in nodes.values():
-            if node.op != "select" or not bits[node.inputs[0]][0][0]:
-                continue  # a constant condition is no select
-            for arm, other in (node.inputs[1:], node.inputs[:0:-1]):
-                d = arm
-                if nodes[d].op == "cast" and readers.get(d) == 1:
-                    d = nodes[d].inputs[0]
-                diff = nodes[d]
-                if diff.op not in ("sub", "add", "neg") or readers.get(d) != 1 or not (
-                        isinstance(diff.type, IntType)) or is_bitwise(graph, diff):
-                    continue
-                n = diff.type.flat_width
-                if diff.op == "neg":
-                    a, b = [ZERO] * n, bits[diff.inputs[0]][:n]
-                else:
-                    a, b = (bits[i][:n] for i in diff.inputs)
-                # the subtrahend's bit only where a gate of the network makes it (abc folds
-                # the chain's inversion into that LUT)
-                ops = [(p[:3], q[:3]) if diff.op == "add" or q[2] >= 0 else (p[:3],)
-                       for p, q in zip(a, b, strict=False)]
-                mine = [bool(o[0]) and o[:3] in keys
-                        for o, keys in zip(bits[other], ops, strict=False)]
-                if any(mine) and all(m or not o[0] for m, o in zip(mine, bits[other],
-                                                                    strict=False)):
-                    out[d] = min(n, luts.get(node.id, 0))
+        bits = self.network(graph).bits
+        out = absorbed_in(graph, lambda u, v: bits[u], luts)
         self._absorbed[id(graph)] = (graph, out)
         return out
 
@@ -909,6 +925,59 @@ class CostModel:
 def _leaf(bit: Any) -> int:
     """Return the leaf number of a wire bit (a leaf bit, either polarity), else -1."""
     return next(iter(bit[0])) if bit[0] and bit[2] < 0 and len(bit[0]) == 1 else -1
+
+
+def absorbed_in(graph: Graph, read: Callable[[bytes, bytes], list[Any]], luts: dict[bytes, int],
+                stage: Mapping[bytes, int] | None = None) -> dict[bytes, int]:
+    """Return ``CostModel.absorbed_sums`` of a bit network: ``read(u, v)`` the bits of ``u``
+    as ``v`` reads them, ``luts`` its cover.
+
+    With the network of a schedule (``kera.hls.resources``: a value read across a pipeline
+    register is flip-flops, fresh leaf bits) and its ``stage`` map, a subtrahend that a gate
+    makes in an earlier stage is flip-flops at the chain, which reads them through inverter
+    LUTs: edge_semantics at 55 MHz negates a division row's select a stage later (``c ? -x :
+    x``, ``x`` the register of the select: yosys 0.70 19 LUT4s and 6 SB_CARRY a byte, as of
+    flip-flops, not 16); a select in another stage than its sum keeps both LUTs (isqrt32's
+    and edge_semantics' rows split where a stage ends: the difference registered, the select
+    after the register); and the cap, the select's own LUTs, is the schedule's cover's: a
+    select registered at the end of its stage keeps its LUTs where the graph's folded them
+    into a reader (fir_q15's rounding ``c ? x + 1 : x`` at 55 MHz: its stage 20 LUTs
+    estimated, 19 SB_LUT4 in yosys's netlist). Nodes outside ``stage`` are left out."""
+    nodes = graph.nodes
+    readers: dict[bytes, int] = {}
+    for node in nodes.values():
+        for u in node.inputs:
+            readers[u] = readers.get(u, 0) + 1
+    out: dict[bytes, int] = {}
+    for node in nodes.values():
+        if stage is not None and node.id not in stage:
+            continue
+        if node.op != "select" or not read(node.inputs[0], node.id)[0][0]:
+            continue  # a constant condition is no select
+        for arm, other in (node.inputs[1:], node.inputs[:0:-1]):
+            d = arm
+            if nodes[d].op == "cast" and readers.get(d) == 1:
+                d = nodes[d].inputs[0]
+            diff = nodes[d]
+            if diff.op not in ("sub", "add", "neg") or readers.get(d) != 1 or not (
+                    isinstance(diff.type, IntType)) or is_bitwise(graph, diff):
+                continue
+            if stage is not None and not stage.get(d) == stage.get(arm) == stage.get(node.id):
+                continue
+            n = diff.type.flat_width
+            if diff.op == "neg":
+                a, b = [ZERO] * n, read(diff.inputs[0], d)[:n]
+            else:
+                a, b = (read(i, d)[:n] for i in diff.inputs)
+            # the subtrahend's bit only where a gate of the network makes it (abc folds
+            # the chain's inversion into that LUT)
+            ops = [(p[:3], q[:3]) if diff.op == "add" or q[2] >= 0 else (p[:3],)
+                   for p, q in zip(a, b, strict=False)]
+            y = read(other, node.id)
+            mine = [bool(o[0]) and o[:3] in keys for o, keys in zip(y, ops, strict=False)]
+            if any(mine) and all(m or not o[0] for m, o in zip(mine, y, strict=False)):
+                out[d] = min(n, luts.get(node.id, 0))
+    return out
 
 
 def _whole(chain: ChainProfile) -> bool:

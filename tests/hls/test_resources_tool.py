@@ -348,3 +348,59 @@ def test_a_registered_subtrahend_takes_its_inverters() -> None:
     five, board5, model5 = plan_schedule(loaded.graph, loaded.top, board="ulx3s",
                                          clock_mhz=150.0)
     assert registered_inverters(five, CostModel(model5)) == 0  # CCU2C inverts inside
+
+
+def test_a_sum_of_two_result_bits_is_gates_not_a_carry_chain_on_ice40() -> None:
+    """yosys's ``_80_ice40_alu`` declines an ``$alu`` of at most 2 result bits (after
+    ``wreduce``): ``(a & 1) + (b & 1)`` is 2 SB_LUT4 (the xor and the carry out's and) and
+    no SB_CARRY (yosys 0.70 `synth_ice40`), where a chain would read the carry out of its
+    SB_CARRY (1 LUT, 1 carry: popcount's pair sums at 55 MHz, 16 of them in popcount32).
+    Of 2-bit fields the sum is a chain again: 2 SB_LUT4 and 2 SB_CARRY."""
+    ice40 = CostModel(load_model("ice40"))
+    assert ice40.gate_sum_bits == 2 and CostModel(load_model("ecp5")).gate_sum_bits == 4
+    for mask, lut, carry in ((1, 2, 0), (3, 2, 2)):
+        src = f"(a & {mask}u8) + (b & {mask}u8)"
+        _, res = _estimate(f"#[top] pub fn f(a: u8, b: u8) -> u8 {{ {src} }}")
+        assert (res.total["lut"], res.total["carry"]) == (lut, carry), mask
+
+
+def test_a_negation_across_a_pipeline_register_reads_flip_flops_and_absorbs_nothing() -> None:
+    """``c ? -x : x`` with ``x = a ^ b``: in one stage the select absorbs the negation's sum
+    LUTs (the xor's LUT takes the chain's inversion: yosys 0.70 16 LUT4s a byte); with a
+    pipeline register after the xor the chain reads flip-flops through inverters (19 LUT4s
+    and 6 SB_CARRY a byte of registered ``x``), as edge_semantics at 55 MHz negates its
+    division row's register a stage later. ``absorbed_in`` over the schedule's network
+    (``kera.hls.resources.estimate``) sees the register; the graph's network does not."""
+    from kera.hls.lutmap import tool_network
+    from kera.hls.timing import absorbed_in
+
+    p = build_program("t.kera", "#[top] pub fn f(c: bool, a: u8, b: u8) -> u8 {\n"
+                      "    let x = a ^ b;\n    if c { 0u8 - x } else { x }\n}")
+    assert p.graph is not None
+    g = lower_for_hardware(p.graph)
+    costs = CostModel(load_model("ice40"))
+    neg = next(n for n in g.nodes if g.nodes[n].op in ("neg", "sub"))
+    assert costs.absorbed_sums(g) == {neg: 8}
+    xor = next(n for n in g.nodes if g.nodes[n].op == "xor")
+    early = {xor, *g.nodes[xor].inputs}
+    stage = {n: 0 if n in early else 1 for n in g.nodes}
+    net = tool_network(g, 4, cut=lambda u, v: stage[u] < stage[v], order=list(g.nodes),
+                       area=True)
+    luts = net.luts_by_node()
+    assert absorbed_in(g, net._input, luts, stage) == {}
+    assert costs.area(g, g.nodes[neg], {})["lut"] > costs.area(g, g.nodes[neg])["lut"]
+    same = dict.fromkeys(g.nodes, 0)  # no register: the graph's answer
+    net = tool_network(g, 4, order=list(g.nodes), area=True)
+    assert absorbed_in(g, net._input, net.luts_by_node(), same) == {neg: 8}
+
+
+@pytest.mark.parametrize(("mask", "lut", "carry"), [("0x55", 8, 0), ("0xF1", 6, 3), ("0x33", 4, 4)])
+def test_a_piece_of_a_split_sum_of_two_positions_is_gates_on_ice40(mask: str, lut: int,
+                                                                   carry: int) -> None:
+    """yosys splits a sum where its carries are known and techmaps each piece on its own:
+    of ``(a & m) + (b & m)`` (8 bits, yosys 0.70 `synth_ice40`) the pieces of 2 positions
+    (a pair and its carry out) are 2 SB_LUT4 each and no SB_CARRY (``0x55``: 8 and 0), the
+    piece of bits 4-7 a chain (``0xF1``: 6 and 3), pieces of 3 positions chains whose carry
+    out is the SB_CARRY's (``0x33``: 4 and 4)."""
+    _, res = _estimate(f"#[top] pub fn f(a: u8, b: u8) -> u8 {{ (a & {mask}u8) + (b & {mask}u8) }}")
+    assert (res.total["lut"], res.total["carry"]) == (lut, carry)

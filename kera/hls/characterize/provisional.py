@@ -91,6 +91,8 @@ def derive_provisional(family: str, base: dict[str, Any]) -> dict[str, Any]:
         net["k"] = scale.get("lut_k", net["k"])
         net["wide"] = scale.get("lut_wide", net.get("wide", 0))
         net.pop("wide_why", None)  # the base family's reason, not this one's
+        net.pop("gate_sum_bits", None)  # the base family's `$alu` techmap, not this one's
+        net.pop("gate_sum_why", None)
         net.pop("library", None)  # the base family's abc9 LUT library (ECP5 wide LUTs)
         model["lut_network"] = net
     return model
