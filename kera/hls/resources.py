@@ -79,6 +79,8 @@ def schedule_costs(schedule: Schedule, costs: CostModel, dsp: Any = None) -> Cos
                    if u.on_dsp and len(u.ops) > 1) if costs.dsp_budget is not None else 0
         left = None if costs.dsp_budget is None else max(0, costs.dsp_budget - int(used))
         costs = CostModel(costs.model, left, exclude=frozenset(bound))
+    if schedule.pipelined and costs.pipelined != schedule.pipelined:  # the DSPs' own registers
+        costs = CostModel(costs.model, costs.dsp_budget, costs.exclude, schedule.pipelined)
     return costs
 
 
@@ -298,14 +300,17 @@ def dsp_registers(schedule: Schedule, costs: CostModel, banks: list[list[bytes]]
     slices of its product, nothing else of the stage reading the product) is the DSP's output
     register; a value held in its last bank whose readers in the next stage are all DSP
     multiplies (through casts) is their input register. fir_q15 at 55 MHz: bank 0 holds its
-    four products (80 bits in SB_MAC16s): yosys keeps 66 of the 146 flip-flops."""
-    if not getattr(costs.model, "dsp_timing", {}).get("registers_absorbed"):
-        return set()
+    four products (80 bits in SB_MAC16s): yosys keeps 66 of the 146 flip-flops. Where yosys
+    packs none (ECP5), only the pipelined multiplies (``Schedule.pipelined``: ``kera.rtl``
+    instantiates their DSPs with those registers) have them."""
     graph, stage = schedule.graph, schedule.stage
     nodes = graph.nodes
-    on_lut = costs.lut_multipliers(graph)
-    dsp = {nid for nid in schedule.order if nodes[nid].op in MUL_OPS and nid not in on_lut
-           and costs.area(graph, nodes[nid])["dsp"] > 0}
+    if getattr(costs.model, "dsp_timing", {}).get("registers_absorbed"):
+        on_lut = costs.lut_multipliers(graph)
+        dsp = {nid for nid in schedule.order if nodes[nid].op in MUL_OPS and nid not in on_lut
+               and costs.area(graph, nodes[nid])["dsp"] > 0}
+    else:
+        dsp = set(schedule.pipelined)
     if not dsp:
         return set()
     readers: dict[bytes, list[bytes]] = {}
