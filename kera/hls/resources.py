@@ -106,8 +106,9 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
 
     rams = bram_reads(schedule)
     maccs = merged_negations(schedule, costs, net)
+    in_dsp = dsp_accumulators(schedule, costs)
     for nid in schedule.order:
-        if nid in schedule.virtual or nid in rams or nid in bound:
+        if nid in schedule.virtual or nid in rams or nid in bound or nid in in_dsp:
             continue  # a block RAM's chain and read: the RAM, counted below; units: below
         node = graph.nodes[nid]
         bitwise = is_bitwise(graph, node)
@@ -319,9 +320,12 @@ def dsp_registers(schedule: Schedule, costs: CostModel, banks: list[list[bytes]]
             readers.setdefault(u, []).append(nid)
     wires = ("cast", "slice")
 
+    sums = dsp_accumulators(schedule, costs)  # a product's sum in the DSP: its output
+
     def source(v: bytes) -> bytes | None:  # the multiply a value is a view of, in its stage
         while v not in dsp and nodes[v].op in wires and stage[nodes[v].inputs[0]] == stage[v]:
             v = nodes[v].inputs[0]
+        v = sums.get(v, v)
         return v if v in dsp else None
 
     def feeds_only_dsps(v: bytes, s: int) -> bool:  # every reader in stage s a multiply's port
@@ -347,6 +351,44 @@ def dsp_registers(schedule: Schedule, costs: CostModel, banks: list[list[bytes]]
                 out.add((k, v))
             elif k + 1 < len(banks) and v not in banks[k + 1] and feeds_only_dsps(v, k + 1):
                 out.add((k, v))
+    return out
+
+
+def dsp_accumulators(schedule: Schedule, costs: CostModel) -> dict[bytes, bytes]:
+    """Return the sums yosys builds inside the DSP of one of their operands: add -> multiply.
+
+    iCE40's ``ice40_dsp`` (``dsp_timing.accumulator_bits``: 32) folds an ``$add`` whose
+    operand is the whole output of a DSP ``$mul`` (read by nothing else) into the SB_MAC16's
+    adder, the other operand on its C/D inputs, and a register after it into its output
+    register (``dsp_registers``): fir8's two ``3 * x[i] + 4 * x[j]`` at 55 MHz, once the
+    products are signed (``kera.rtl.lower``) and so 16 x 3 bits, are 2 SB_MAC16 with no
+    adder LUT and none of their 38 register bits in the fabric. Same stage, sums of at most
+    ``accumulator_bits``."""
+    bits = int(getattr(costs.model, "dsp_timing", {}).get("accumulator_bits", 0))
+    if not bits:
+        return {}
+    graph, stage = schedule.graph, schedule.stage
+    nodes = graph.nodes
+    on_lut = costs.lut_multipliers(graph)
+    readers: dict[bytes, list[bytes]] = {}
+    for nid in schedule.order:
+        for u in dict.fromkeys(nodes[nid].inputs):
+            readers.setdefault(u, []).append(nid)
+    out: dict[bytes, bytes] = {}
+    for nid in schedule.order:
+        node = nodes[nid]
+        if node.op != "add" or not isinstance(node.type, IntType) or node.type.width > bits:
+            continue
+        for v in node.inputs:
+            while nodes[v].op == "cast" and stage[nodes[v].inputs[0]] == stage[nid] and len(
+                    readers.get(v, ())) == 1:
+                v = nodes[v].inputs[0]
+            m = nodes[v]
+            if (m.op in MUL_OPS and v not in on_lut and v not in out.values()
+                    and stage[v] == stage[nid] and len(readers.get(v, ())) == 1
+                    and costs.area(graph, m)["dsp"] == 1):
+                out[nid] = v
+                break
     return out
 
 
@@ -577,4 +619,4 @@ def check_schedule_fits(schedule: Schedule, board: Any, model: Any, source: Any 
 
 
 __all__ = ["CAPACITY_KEYS", "RESOURCE_KEYS", "Resources", "check_fits", "check_schedule_fits",
-           "estimate", "schedule_costs", "utilisation"]
+           "dsp_accumulators", "estimate", "schedule_costs", "utilisation"]
