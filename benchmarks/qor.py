@@ -43,7 +43,7 @@ from kera.diagnostics import KeraError
 from kera.hls.boards import load_board
 from kera.hls.pnr import SHELL_VERSION, const_outputs
 from kera.hls.report import build_report
-from kera.hls.synth import plan_schedule
+from kera.hls.synth import check_operators_fit, graph_margin, plan_schedule
 from kera.rtl import emit_verilog
 from kera.rtl.emit import chained_sums
 
@@ -166,7 +166,30 @@ def schedule_key(sched: Any) -> str:
         h.update(b"keep")
         for nid in sorted(kept):
             h.update(nid)
+    if sched.pipelined:  # DSPs instantiated with their own registers (kera.rtl.dsp)
+        h.update(b"pipelined")
+        for nid in sorted(sched.pipelined):
+            h.update(nid)
+    signed = sorted(nid for nid in signed_products(sched))
+    if signed:  # emitted `$signed(a) * $signed(b)` since the eleventh run (kera.rtl.lower)
+        h.update(b"signed_mul")
+        for nid in signed:
+            h.update(nid)
     return h.hexdigest()
+
+
+def signed_products(sched: Any) -> list[bytes]:
+    """Return the signed ``mul`` nodes the Verilog writes as a product (not shift-and-add)."""
+    from kera.ir.types import IntType
+    from kera.rtl.lower import lut_multiplies
+
+    nodes = sched.graph.nodes
+    muls = [n for n in sched.order if nodes[n].op == "mul" and isinstance(
+        nodes[n].type, IntType) and nodes[n].type.signed]
+    if not muls:
+        return []
+    lut = lut_multiplies(sched, BOARDS.get(sched.family, "icebreaker"))
+    return [n for n in muls if n not in lut]
 
 
 def _error(est: float, meas: float) -> float | None:
@@ -182,11 +205,14 @@ def one(path: Path, family: str, seeds: tuple[int, ...], do_measure: bool,
     board = load_board(BOARDS[family])
     row: dict[str, Any] = {"design": path.stem, "file": str(path), "family": family,
                            "board": board.name}
-    try:
+    try:  # what `synthesize` says first: a design no schedule fits (II = 1), then the clock
+        check_operators_fit(loaded.graph, loaded.top, board=board.name, clock_mhz=clock_mhz,
+                            ii=None, margin=graph_margin(loaded.graph, loaded.top, None),
+                            model=None)
         sched, board, model = plan_schedule(loaded.graph, loaded.top, board=board.name,
                                             clock_mhz=clock_mhz)
     except KeraError as e:
-        return {**row, "error": str(e)}
+        return {**row, "error": str(e), **({"fits": False} if "cannot fit" in str(e) else {})}
     report = build_report(sched, board, model=model, top=loaded.top)
     est = report["estimate"]
     caps = report["capacities"]

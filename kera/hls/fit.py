@@ -138,6 +138,41 @@ def fit_schedule(plan: Planner, board_name: str, clock_mhz: float) -> tuple[Sche
     return dataclasses.replace(sched, ii_reason=reason), board, model
 
 
+def operator_area(graph: Any, region: str, costs: CostModel) -> dict[str, int]:
+    """Return the LUTs, carries and DSPs of the operators of ``region`` alone, by the model's
+    per-node area (``CostModel.area``: bitwise nodes as the LUTs of the unregistered bit
+    network, multiplies beyond ``costs.dsp_budget`` as LUT circuits), before any pipeline
+    register: what every II = 1 schedule of the graph pays at least, whatever its stages."""
+    total = {"lut": 0.0, "carry": 0.0, "dsp": 0.0}
+    nodes = graph.nodes
+    for nid in graph.topo_order(graph.regions[region]):
+        area = costs.area(graph, nodes[nid])
+        for k in total:
+            total[k] += area.get(k, 0.0)
+    return {k: int(round(v)) for k, v in total.items()}
+
+
+def operators_overfull(graph: Any, region: str, costs: CostModel, capacities: Any
+                       ) -> tuple[str, int, int, str] | None:
+    """Return (resource, need, capacity, why) when the operators alone (``operator_area``)
+    exceed the board's LUTs or DSPs at II = 1, else None. ``why`` says how many multiplies
+    the DSP budget leaves to LUTs, where that is the cause."""
+    need = operator_area(graph, region, costs)
+    for k in ("lut", "dsp"):
+        cap = int(getattr(capacities, k))
+        if need[k] <= cap:
+            continue
+        why = ""
+        muls = [n for n in graph.topo_order(graph.regions[region])
+                if graph.nodes[n].op in MUL_OPS]
+        on_lut = [n for n in muls if n in costs.lut_multipliers(graph)]
+        if k == "lut" and on_lut:
+            why = (f"; {len(on_lut)} of its {len(muls)} multiplies are LUT circuits beyond the "
+                   f"{int(capacities.dsp)} DSP{'s' * (int(capacities.dsp) != 1)}")
+        return k, need[k], cap, why
+    return None
+
+
 def hint_ii(plan: Planner) -> int | None:
     """Return the least II at which the design fits (for the over-budget error), or None."""
     try:
@@ -146,5 +181,5 @@ def hint_ii(plan: Planner) -> int | None:
         return None
 
 
-__all__ = ["MAX_FIT_II", "dsp_circuits", "fit_schedule", "flop_cells", "hint_ii", "over_budget",
-           "search"]
+__all__ = ["MAX_FIT_II", "dsp_circuits", "fit_schedule", "flop_cells", "hint_ii", "operator_area",
+           "operators_overfull", "over_budget", "search"]

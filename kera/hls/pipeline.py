@@ -108,6 +108,9 @@ class Schedule:
     # Nodes with no circuit of their own (a block RAM's state node and update chain): never
     # registered, never emitted as wires (kera.rtl.memory emits the RAM's ports instead).
     virtual: frozenset[bytes] = frozenset()
+    # Multiplies on a DSP with its own input and output registers (``kera.hls.schedule.
+    # pipeline_dsps``): operands registered in the bank before their stage, product in theirs.
+    pipelined: frozenset[bytes] = frozenset()
     # Values read by a block RAM's write port in a later stage than their users: node -> stage.
     extra_uses: Mapping[bytes, int] = field(default_factory=dict)
     # Operator sharing at ii > 1 (``kera.hls.sharing``): the units, each serving several ops.

@@ -90,6 +90,8 @@ def schedule_costs(schedule: Schedule, costs: CostModel, dsp: Any = None) -> Cos
                    if u.on_dsp and len(u.ops) > 1) if costs.dsp_budget is not None else 0
         left = None if costs.dsp_budget is None else max(0, costs.dsp_budget - int(used))
         costs = CostModel(costs.model, left, exclude=frozenset(bound))
+    if schedule.pipelined and costs.pipelined != schedule.pipelined:  # the DSPs' own registers
+        costs = CostModel(costs.model, costs.dsp_budget, costs.exclude, schedule.pipelined)
     return costs
 
 
@@ -121,8 +123,9 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
     # 18 sites estimated with both LUTs kept, 9 LUT4 + 1 PFUMX in yosys's netlist)
     absorbed = None if costs.sums_in_carry_cells else absorbed_in(graph, net._input, luts,
                                                                     stage)
+    in_dsp = dsp_accumulators(schedule, costs)
     for nid in schedule.order:
-        if nid in schedule.virtual or nid in rams or nid in bound:
+        if nid in schedule.virtual or nid in rams or nid in bound or nid in in_dsp:
             continue  # a block RAM's chain and read: the RAM, counted below; units: below
         node = graph.nodes[nid]
         bitwise = is_bitwise(graph, node)
@@ -315,14 +318,17 @@ def dsp_registers(schedule: Schedule, costs: CostModel, banks: list[list[bytes]]
     slices of its product, nothing else of the stage reading the product) is the DSP's output
     register; a value held in its last bank whose readers in the next stage are all DSP
     multiplies (through casts) is their input register. fir_q15 at 55 MHz: bank 0 holds its
-    four products (80 bits in SB_MAC16s): yosys keeps 66 of the 146 flip-flops."""
-    if not getattr(costs.model, "dsp_timing", {}).get("registers_absorbed"):
-        return set()
+    four products (80 bits in SB_MAC16s): yosys keeps 66 of the 146 flip-flops. Where yosys
+    packs none (ECP5), only the pipelined multiplies (``Schedule.pipelined``: ``kera.rtl``
+    instantiates their DSPs with those registers) have them."""
     graph, stage = schedule.graph, schedule.stage
     nodes = graph.nodes
-    on_lut = costs.lut_multipliers(graph)
-    dsp = {nid for nid in schedule.order if nodes[nid].op in MUL_OPS and nid not in on_lut
-           and costs.area(graph, nodes[nid])["dsp"] > 0}
+    if getattr(costs.model, "dsp_timing", {}).get("registers_absorbed"):
+        on_lut = costs.lut_multipliers(graph)
+        dsp = {nid for nid in schedule.order if nodes[nid].op in MUL_OPS and nid not in on_lut
+               and costs.area(graph, nodes[nid])["dsp"] > 0}
+    else:
+        dsp = set(schedule.pipelined)
     if not dsp:
         return set()
     readers: dict[bytes, list[bytes]] = {}
@@ -331,9 +337,12 @@ def dsp_registers(schedule: Schedule, costs: CostModel, banks: list[list[bytes]]
             readers.setdefault(u, []).append(nid)
     wires = ("cast", "slice")
 
+    sums = dsp_accumulators(schedule, costs)  # a product's sum in the DSP: its output
+
     def source(v: bytes) -> bytes | None:  # the multiply a value is a view of, in its stage
         while v not in dsp and nodes[v].op in wires and stage[nodes[v].inputs[0]] == stage[v]:
             v = nodes[v].inputs[0]
+        v = sums.get(v, v)
         return v if v in dsp else None
 
     def feeds_only_dsps(v: bytes, s: int) -> bool:  # every reader in stage s a multiply's port
@@ -359,6 +368,44 @@ def dsp_registers(schedule: Schedule, costs: CostModel, banks: list[list[bytes]]
                 out.add((k, v))
             elif k + 1 < len(banks) and v not in banks[k + 1] and feeds_only_dsps(v, k + 1):
                 out.add((k, v))
+    return out
+
+
+def dsp_accumulators(schedule: Schedule, costs: CostModel) -> dict[bytes, bytes]:
+    """Return the sums yosys builds inside the DSP of one of their operands: add -> multiply.
+
+    iCE40's ``ice40_dsp`` (``dsp_timing.accumulator_bits``: 32) folds an ``$add`` whose
+    operand is the whole output of a DSP ``$mul`` (read by nothing else) into the SB_MAC16's
+    adder, the other operand on its C/D inputs, and a register after it into its output
+    register (``dsp_registers``): fir8's two ``3 * x[i] + 4 * x[j]`` at 55 MHz, once the
+    products are signed (``kera.rtl.lower``) and so 16 x 3 bits, are 2 SB_MAC16 with no
+    adder LUT and none of their 38 register bits in the fabric. Same stage, sums of at most
+    ``accumulator_bits``."""
+    bits = int(getattr(costs.model, "dsp_timing", {}).get("accumulator_bits", 0))
+    if not bits:
+        return {}
+    graph, stage = schedule.graph, schedule.stage
+    nodes = graph.nodes
+    on_lut = costs.lut_multipliers(graph)
+    readers: dict[bytes, list[bytes]] = {}
+    for nid in schedule.order:
+        for u in dict.fromkeys(nodes[nid].inputs):
+            readers.setdefault(u, []).append(nid)
+    out: dict[bytes, bytes] = {}
+    for nid in schedule.order:
+        node = nodes[nid]
+        if node.op != "add" or not isinstance(node.type, IntType) or node.type.width > bits:
+            continue
+        for v in node.inputs:
+            while nodes[v].op == "cast" and stage[nodes[v].inputs[0]] == stage[nid] and len(
+                    readers.get(v, ())) == 1:
+                v = nodes[v].inputs[0]
+            m = nodes[v]
+            if (m.op in MUL_OPS and v not in on_lut and v not in out.values()
+                    and stage[v] == stage[nid] and len(readers.get(v, ())) == 1
+                    and costs.area(graph, m)["dsp"] == 1):
+                out[nid] = v
+                break
     return out
 
 
@@ -639,4 +686,4 @@ def check_schedule_fits(schedule: Schedule, board: Any, model: Any, source: Any 
 
 
 __all__ = ["CAPACITY_KEYS", "RESOURCE_KEYS", "Resources", "check_fits", "check_schedule_fits",
-           "estimate", "schedule_costs", "utilisation"]
+           "dsp_accumulators", "estimate", "schedule_costs", "utilisation"]

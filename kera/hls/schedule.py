@@ -76,6 +76,8 @@ class Problem:
     # (u, v): v at least one stage after u (a block RAM read after its registered address)
     gaps: list[tuple[int, int]] = field(default_factory=list)
     virtual: set[int] = field(default_factory=set)  # nodes with no circuit (block RAM chains)
+    # multiplies on a DSP with its own input and output registers (``pipeline_dsps``)
+    pipelined: set[int] = field(default_factory=set)
     costs: CostModel | None = None
     share: Any = None  # kera.hls.sharing.Plan once configured (ii > 1)
 
@@ -111,7 +113,8 @@ def schedule(
     _check_options(clock_mhz, ii, margin, method)
     costs = CostModel(model if model is not None else _load_model(family), dsp_budget)
     stateful = graph.region_or_error(region).stateful  # plan_state checks once RAMs are known
-    problem = build_problem(graph, region, costs, clock_mhz, margin, check=not stateful)
+    problem = build_problem(graph, region, costs, clock_mhz, margin, check=not stateful,
+                            pipeline=ii == 1 and not stateful)
     plan: StatePlan | None = None
     from kera.hls import sharing
 
@@ -143,8 +146,8 @@ def schedule(
                      "ASAP stages were kept")
         stage = None
     chosen = "sdc" if stage is not None else "list"
-    if stage is None and (problem.slots or shared):
-        stage = list(asap)  # push_late knows no modulo or resource rows: ASAP meets them
+    if stage is None and (problem.slots or shared or problem.gaps):
+        stage = list(asap)  # push_late knows no modulo, resource or gap rows: ASAP meets them
     elif stage is None:
         stage = push_late(problem, asap, asap_finish, depth)
     units = sharing.bind(problem, stage)
@@ -200,9 +203,12 @@ def _load_model(family: str) -> DelayAreaModel:
 
 def build_problem(
     graph: Graph, region: str, costs: CostModel, clock_mhz: float, margin: float,
-    check: bool = True,
+    check: bool = True, pipeline: bool = False,
 ) -> Problem:
-    """Index the region, query every delay, and (``check``) that each op fits in the period."""
+    """Index the region, query every delay, and (``check``) that each op fits in the period.
+
+    ``pipeline``: a DSP multiply too slow for the period becomes a two-stage op on the
+    family's pipelined DSP where there is one (``pipeline_dsps``)."""
     reg = graph.region_or_error(region)
     ids = graph.topo_order(reg)
     index = {nid: k for k, nid in enumerate(ids)}
@@ -220,9 +226,37 @@ def build_problem(
     problem = Problem(graph, region, ids, delay, [nodes[n].type.flat_width for n in ids], inputs,
                       users, const, [nodes[n].op == "param" for n in ids], index[reg.result],
                       usable, costs=costs)
+    if pipeline:
+        pipeline_dsps(problem)
     if check:
         check_op_fits(problem, clock_mhz, margin, costs.overhead_ns)
     return problem
+
+
+def pipeline_dsps(problem: Problem) -> None:
+    """Put each DSP multiply slower than the usable period on the DSP's own pipeline
+    registers (``CostModel.can_pipeline``; ECP5's MULT18X18D, which ``kera.rtl`` instantiates):
+    its operands are registered at the end of the stage before it (the DSP's input registers,
+    a gap from each input), it takes ``CostModel.pipelined_ns`` alone in its stage, and its
+    product is registered at the end of that stage (the output register, a gap to each user).
+    So the product of operands ready in stage ``s`` is read in stage ``s + 2``; nothing is
+    chained into or out of the DSP. Where even that does not fit, the op keeps its delay and
+    ``check_op_fits`` refuses the clock."""
+    costs = problem.costs
+    if costs is None or costs.dsp_pipeline is None:
+        return
+    graph = problem.graph
+    for v, nid in enumerate(problem.ids):
+        if problem.delay[v] <= problem.period + EPS_NS or costs.pipelined_ns > problem.period:
+            continue
+        if not costs.can_pipeline(graph, graph.nodes[nid]):
+            continue
+        problem.delay[v] = costs.pipelined_ns
+        problem.pipelined.add(v)
+        problem.gaps.extend((u, v) for u in problem.inputs[v])
+        problem.gaps.extend((v, w) for w in dict.fromkeys(problem.users[v]))
+    if problem.pipelined:
+        costs.pipelined = frozenset(problem.ids[v] for v in problem.pipelined)
 
 
 def check_op_fits(problem: Problem, clock_mhz: float, margin: float, overhead: float) -> None:
@@ -650,6 +684,7 @@ def _finish(problem: Problem, stage: list[int], clock_mhz: float, ii: int, metho
         start_ns=dict(zip(ids, start, strict=True)), finish_ns=dict(zip(ids, finish, strict=True)),
         order=order, method=method, family=family, notes=notes, state=plan,
         virtual=frozenset(ids[v] for v in problem.virtual),
+        pipelined=frozenset(ids[v] for v in problem.pipelined),
         extra_uses=_write_uses(plan, ids, stage), units=units,
     )
 
@@ -679,6 +714,7 @@ __all__ = [
     "chaining_pairs",
     "check_op_fits",
     "list_schedule",
+    "pipeline_dsps",
     "push_late",
     "schedule",
     "sdc_schedule",

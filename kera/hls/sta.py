@@ -223,6 +223,14 @@ class _Mapper:
         self.top: dict[int, int] = {}
         self.node_arrival: dict[bytes, float] = {}
         self.node_start: dict[bytes, float] = {}
+        # a pipelined DSP's product leaves its output register later than a flip-flop's and
+        # crosses a longer net to the fabric (``CostModel.dsp_out_ns``)
+        out = costs.dsp_out_ns(len(schedule.pipelined))
+        for m in sorted(schedule.pipelined) if out > 0 else ():
+            for b in net._registered.get(m, ()):
+                if b[2] < 0 and len(b[0]) == 1:
+                    (n,) = b[0]
+                    self.leaf_arrival[n], self.leaf_owner[n] = out, m
 
     # --- signals -----------------------------------------------------------------------
 

@@ -86,20 +86,31 @@ def synthesize(
     """
     src = _source_file(source) or _read_source(graph.source_path)
     margin = graph_margin(graph, top, margin)
+
+    def hinted(e: KeraError, at_ii: int) -> KeraError:
+        """``e`` (an over-budget error) with the least II that fits, where there is one."""
+        from kera.hls.fit import hint_ii
+
+        n = hint_ii(lambda k: plan_schedule(graph, top, board=board, clock_mhz=clock_mhz, ii=k,
+                                            margin=margin, model=model, method=method))
+        if n is None or n == at_ii:
+            return e
+        head = e.message.split(" (pass --allow-overfull")[0]
+        return KeraError(f"{head}; at II {n} it fits (`#[pipeline(ii = {n})]` or --fit), or "
+                         "pass --allow-overfull to emit it anyway", exit_code=e.exit_code)
+
+    if not allow_overfull and not fit:
+        try:
+            check_operators_fit(graph, top, board=board, clock_mhz=clock_mhz, ii=ii,
+                                margin=margin, model=model, source=src)
+        except _OperatorsOverfull as e:
+            raise (e if e.timing else hinted(e, 1)) from None
     sched, the_board, model = plan_schedule(graph, top, board=board, clock_mhz=clock_mhz, ii=ii,
                                             margin=margin, model=model, method=method, fit=fit)
     try:
         check_schedule_fits(sched, the_board, model, src, allow_overfull)
     except KeraError as e:
-        from kera.hls.fit import hint_ii
-
-        n = hint_ii(lambda k: plan_schedule(graph, top, board=board, clock_mhz=clock_mhz, ii=k,
-                                            margin=margin, model=model, method=method))
-        if n is None or n == sched.ii:
-            raise
-        head = e.message.split(" (pass --allow-overfull")[0]
-        raise KeraError(f"{head}; at II {n} it fits (`#[pipeline(ii = {n})]` or --fit), or pass "
-                        "--allow-overfull to emit it anyway", exit_code=e.exit_code) from None
+        raise hinted(e, sched.ii) from None
     options = {"method": method}
     report = build_report(sched, the_board, model=model, source=src,
                           fingerprint=graph.fingerprint(), top=top, margin=margin,
@@ -173,6 +184,61 @@ def plan_schedule(
                              model=model, method=method, dsp_budget=the_board.capacities.dsp)
 
     return _meet_estimate(attempt, margin, model, the_board), the_board, model
+
+
+class _OperatorsOverfull(KeraError):
+    """The does-not-fit error of ``check_operators_fit``; ``timing``: the clock is missed too."""
+
+    def __init__(self, message: str, timing: bool) -> None:
+        super().__init__(message)
+        self.timing = timing
+
+
+def check_operators_fit(graph: Graph, top: str, *, board: str, clock_mhz: float | None,
+                        ii: int | None, margin: float, model: DelayAreaModel | None,
+                        source: SourceFile | None = None) -> None:
+    """Refuse (exit 1) a design whose operators alone need more LUTs or DSPs than the board has
+    at II = 1 (``kera.hls.fit.operators_overfull``): no schedule can make it fit, so that is
+    what the user is told, before (and beside) any clock its ops cannot meet: 56 of matmul4's
+    64 multiplies are LUT multipliers on an 8-DSP UP5K, 18k LUTs of 5,280, and each is also
+    slower than the period at 55 MHz. Designs at II > 1 (shared operators) or with state (the
+    scheduler picks their II) are left to the scheduled estimate (``check_schedule_fits``)."""
+    from kera.hls.boards import load_board
+    from kera.hls.fit import operators_overfull
+    from kera.hls.schedule import build_problem
+    from kera.hls.timing import locate, make_locator
+
+    the_board = load_board(board)
+    region = graph.region_or_error(top)
+    if ii is None:
+        ii = graph.directives.get(top, {}).get("ii")
+    if (ii or 1) != 1 or region.stateful:
+        return
+    if clock_mhz is not None and (isinstance(clock_mhz, bool) or not _positive(clock_mhz)):
+        return  # plan_schedule says what is wrong with it
+    clock = float(clock_mhz) if clock_mhz is not None else the_board.clock_mhz
+    if model is None:
+        from kera.hls.models import load_model
+
+        model = load_model(the_board.family)
+    _check_widths(graph, top, the_board)
+    costs = CostModel(model, the_board.capacities.dsp)
+    usable = 1000.0 / clock * (1.0 - margin) - costs.overhead_ns
+    lowered = decompose_for_timing(lower_for_hardware(graph.subgraph([top])), costs, usable)
+    over = operators_overfull(lowered, top, costs, the_board.capacities)
+    if over is None:
+        return
+    k, need, cap, why = over
+    where = locate(graph, region.result, make_locator(graph, source)) or graph.source_path or ""
+    head = (f"{where + ': ' if where else ''}the design needs {need} {k.upper()} but "
+            f"{the_board.name} has {cap}: it cannot fit at II = 1, whatever the schedule (its "
+            f"operators alone, before pipeline registers{why})")
+    try:
+        build_problem(lowered, top, costs, clock, margin)
+    except KeraError as e:  # an op slower than the period: say it too
+        raise _OperatorsOverfull(f"{head}; nor can it meet the clock: {e.message}",
+                                 timing=True) from None
+    raise _OperatorsOverfull(f"{head} (pass --allow-overfull to emit it anyway)", timing=False)
 
 
 #: How many schedules ``plan_schedule`` makes, at most, to meet the clock by its own estimate.

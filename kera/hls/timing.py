@@ -139,13 +139,17 @@ class CostModel:
     ``dsp_budget`` is the device's DSP count (None: unbounded): multiplies take DSPs in the
     graph's canonical order while they last, and the rest are built from LUTs. The multiplies
     in ``exclude`` take no part in that count (shared units, costed by ``kera.hls.sharing``).
+    The multiplies in ``pipelined`` are DSPs with their own input and output registers
+    (``Schedule.pipelined``): each costs ``pipelined_ns`` alone in its stage.
     """
 
     def __init__(self, model: DelayAreaModel, dsp_budget: int | None = None,
-                 exclude: frozenset[bytes] = frozenset()) -> None:
+                 exclude: frozenset[bytes] = frozenset(),
+                 pipelined: frozenset[bytes] = frozenset()) -> None:
         self.model = model
         self.dsp_budget = dsp_budget
         self.exclude = exclude
+        self.pipelined = pipelined
         self._delay: dict[Query, float] = {}
         self._area: dict[Query, dict[str, float]] = {}
         self._networks: dict[int, tuple[Graph, BitNetwork, dict[bytes, int]]] = {}
@@ -393,6 +397,55 @@ class CostModel:
             return min(dsp, max(fitted, self._csd_delay(csd_digits(consts[0]), node)))
         return dsp
 
+    @property
+    def dsp_pipeline(self) -> dict[str, Any] | None:
+        """The family's DSP with its own pipeline registers (``model.dsp_timing["pipelined"]``:
+        the primitive, the widest operand it takes, ``stage_ns``), or None where the flow has
+        none that the tools time (iCE40: nextpnr gives an SB_MAC16 0.1 ns placeholders)."""
+        spec = getattr(self.model, "dsp_timing", {}).get("pipelined")
+        return dict(spec) if spec else None
+
+    @property
+    def pipelined_ns(self) -> float:
+        """The delay a pipelined DSP multiply takes in its stage, on the scheduler's scale (the
+        usable period is the clock period less the fabric's register overhead): the DSP's
+        own register-to-register figure, ``stage_ns``, less that overhead."""
+        spec = self.dsp_pipeline
+        return max(0.0, float(spec["stage_ns"]) - self.overhead_ns) if spec else 0.0
+
+    def dsp_out_ns(self, dsps: int) -> float:
+        """The time a pipelined DSP's product arrives at the fabric after a flip-flop's would,
+        in a design with ``dsps`` of them: the output register's clock-to-out over the
+        fabric's (``clk_to_out_ns - ff_clk_to_q_ns``) and the longer net from the DSP row,
+        ``out_net_ns * sqrt(dsps)`` (the DSPs spread over more of the die as there are more;
+        fitted on mat2 and matmul4 at 150 MHz, docs/models.md)."""
+        spec = self.dsp_pipeline
+        if spec is None or dsps <= 0:
+            return 0.0
+        extra = float(spec.get("clk_to_out_ns", 0.0)) - float(spec.get("ff_clk_to_q_ns", 0.0))
+        return max(0.0, extra) + float(spec.get("out_net_ns", 0.0)) * math.sqrt(dsps)
+
+    def can_pipeline(self, graph: Graph, node: Node) -> bool:
+        """Whether ``node`` is a multiply on one DSP that the family's pipelined DSP takes
+        (``dsp_pipeline``): within the DSP budget, each operand of at most ``max_width``
+        significant bits (``_significant``: without its constant-0 top bits or, signed, its
+        repeated sign bits) and a product of at most twice that. Such a product is the exact
+        product of the operands' low ``max_width`` bits (sign-extended when the type is
+        signed), so ``kera.rtl.dsp`` feeds the DSP those bits and takes the product's low bits:
+        an i16 product formed in i32 is one 18 x 18 multiply."""
+        spec = self.dsp_pipeline
+        if spec is None or node.op not in MUL_OPS or node.id in self.exclude:
+            return False
+        if node.id in self.lut_multipliers(graph):
+            return False
+        q = self.mul_query(graph, node)
+        if q is None or self._query_area(q)["dsp"] != 1:
+            return False
+        width = int(spec["max_width"])
+        bits = self.network(graph).bits
+        eff = max(_significant(bits[i], graph.nodes[i].type) for i in node.inputs)
+        return eff <= width and node.type.flat_width <= 2 * width
+
     def rom_cost(self, graph: Graph, node: Node) -> tuple[int, int] | None:
         """Return ``(LUT levels, LUTs)`` of a lookup in an array of constants, else None.
 
@@ -463,6 +516,8 @@ class CostModel:
         if rom is not None:
             return rom[0] * self.level_ns
         if node.op in MUL_OPS:
+            if node.id in self.pipelined:
+                return self.pipelined_ns
             lut = self.lut_multipliers(graph).get(node.id)
             if isinstance(lut, int):
                 return self._csd_delay(lut, node)

@@ -21,6 +21,7 @@ from pathlib import PurePath
 from kera.diagnostics import KeraError
 from kera.hls.pipeline import Schedule
 from kera.ir.graph import Graph
+from kera.rtl.dsp import primitive_lines
 from kera.rtl.lower import LOWERINGS, lut_multiplies, lut_multiply
 from kera.rtl.memory import Rams, declarations, ram_lines, read_wire
 from kera.rtl.names import FIXED_PORTS, NameTable, check_identifier, source_text, variable_names
@@ -173,6 +174,7 @@ class _Module:
         self.fold_names: list[str] = []  # the shared registers (kera.rtl.registers)
         self.unit_operands: dict[bytes, list[Operand]] = {}
         self.kept = chained_sums(schedule)
+        self.dsp_out: dict[bytes, str] = {}  # a pipelined multiply -> its DSP's product
 
     # --- names ----------------------------------------------------------------------------
 
@@ -287,7 +289,16 @@ class _Module:
             lut = self.lut_muls.get(nid)
             lowering = lut_multiply(*lut) if lut else LOWERINGS[node.op]
             assert callable(lowering), node.op  # param and const are never lowered here
+            first = len(self.body.lines)
             lowering(self.body, self.wire[nid], node, [self.ref(i, s) for i in node.inputs])
+            if nid in self.s.pipelined:  # the DSP with its own registers (kera.rtl.dsp)
+                behavioural = self.body.lines[first:]
+                del self.body.lines[first:]
+                self.dsp_out[nid], dsp = primitive_lines(self, nid, s, self.s.family)
+                self.body.lines += [f"// a pipelined DSP multiply: operands registered in "
+                                    f"bank {s - 1}, product in bank {s}",
+                                    "`ifdef SYNTHESIS", *dsp, "`else", *behavioural, "`endif"]
+                continue
             head = f"wire {rng(node.type.flat_width)}{self.wire[nid]} = "
             if nid in self.kept and self.body.lines[-1].startswith(head):
                 self.body.lines[-1] = "(* keep *) " + self.body.lines[-1]
@@ -298,13 +309,18 @@ class _Module:
         held = [n for n in self.banks[s]
                 if self.g.nodes[n].type.flat_width > 0 and n not in self.unwired]
         loads = []
+        products = []  # pipelined DSP products: the DSP's output register (kera.rtl.dsp)
         for nid in held:
             name = self._bank_reg(s, nid)
             # A value made in an earlier stage comes from the previous bank (a constant result
             # too: it is registered from its stage on, like any other value).
             made = self.s.stage[nid]
             source = self.ref(nid, s).expr if made == s else self.bank_name[(s - 1, nid)]
-            loads.append((name, self.g.nodes[nid].type.flat_width, source))
+            w = self.g.nodes[nid].type.flat_width
+            if made == s and nid in self.dsp_out:
+                products.append((name, w, source, self.dsp_out[nid]))
+            else:
+                loads.append((name, w, source))
             self.bank_name[(s, nid)] = name
         lines = ["", f"// ---- bank {s}: {len(held)} register{'s' * (len(held) != 1)} + valid"]
         lines += [f"reg {rng(w)}{name};" for name, w, _ in loads]
@@ -313,6 +329,11 @@ class _Module:
         lines += [f"        {name} <= {expr};" for name, _, expr in loads]
         lines.append("    end")
         lines.append("end")
+        for name, w, expr, product in products:
+            lines += ["`ifdef SYNTHESIS", f"wire {rng(w)}{name} = {product}[{w - 1}:0];", "`else",
+                      f"reg {rng(w)}{name};",
+                      f"always @(posedge clk) if ({self.control.en}) {name} <= {expr};",
+                      "`endif"]
         return lines
 
     def _handshake(self) -> list[str]:

@@ -48,7 +48,15 @@ _INFIX = {"add": "+", "sub": "-", "mul": "*", "and": "&", "or": "|", "xor": "^",
 
 @_lowering("add", "sub", "mul", "and", "or", "xor", "eq", "ne")
 def _infix(b: Body, out: str, node: Node, ops: list[Operand]) -> None:
+    """``x op y``; a signed ``mul`` as ``$signed(x) * $signed(y)``: its low bits are the same,
+    and yosys's ``wreduce`` then drops the operands' repeated sign bits before it maps the
+    product (the estimate's ``CostModel.mul_query``). Unsigned, a sign-extended i16 in i32
+    times ``-24576`` is a 32 x 32 product: biquad_q14's two multiplies took 5 SB_MAC16 (4
+    MULT18X18D) where 2 were estimated."""
     x, y = ops
+    if node.op == "mul" and _signed(node.type):
+        b.define(out, node.type.flat_width, f"$signed({x.expr}) * $signed({y.expr})")
+        return
     b.define(out, node.type.flat_width, f"{x.expr} {_INFIX[node.op]} {y.expr}")
 
 

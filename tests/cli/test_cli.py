@@ -97,3 +97,40 @@ def test_console_script_version_and_usage():
     assert out.returncode == 0 and out.stdout.startswith("kera-hls ")
     out = subprocess.run([*exe, "frobnicate"], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 2 and "Traceback" not in out.stderr
+
+
+MATMUL_I8 = """// 4x4 product of i8 matrices formed in i32 (../shared/kernels/peers/matmul4.kera)
+#[top]
+pub fn matmul4(a: [[i8; 4]; 4], b: [[i8; 4]; 4]) -> [[i32; 4]; 4] {
+    let mut c = [[0i32; 4]; 4];
+    for i in 0..4 {
+        let mut row = [0i32; 4];
+        for j in 0..4 {
+            let mut acc = 0i32;
+            for k in 0..4 {
+                acc += (a[i][k] as i32) * (b[k][j] as i32);
+            }
+            row[j] = acc;
+        }
+        c[i] = row;
+    }
+    c
+}
+"""
+
+
+def test_matmul4_on_ice40_at_55mhz_does_not_fit_before_it_misses_the_clock(capsys, tmp_path):
+    """64 multiplies on an 8-DSP UP5K: no schedule fits at II = 1, and the error says so
+    (naming the resource, the need and the capacity) rather than only the clock its LUT
+    multipliers cannot meet; that is said too, on the same line."""
+    src = tmp_path / "matmul4.kera"
+    src.write_text(MATMUL_I8, encoding="utf-8")
+    code, out, err = cli(capsys, "synthesize", str(src), "--board", "icebreaker",
+                         "--clock-mhz", "55", "-o", str(tmp_path / "out"))
+    assert code == 1 and out == "" and "Traceback" not in err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith(f"{src}:") and "it cannot fit at II = 1, whatever the schedule" in last
+    assert "the design needs " in last and " LUT but icebreaker has 5280" in last
+    assert "56 of its 64 multiplies are LUT circuits beyond the 8 DSPs" in last
+    assert "nor can it meet the clock: " in last and "`mul` (16 bits) needs" in last
+    assert not (tmp_path / "out" / "matmul4.v").exists()

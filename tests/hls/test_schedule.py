@@ -29,8 +29,12 @@ def usable(clock_mhz: float, margin: float = 0.1, model: object = MODEL) -> floa
 
 
 def check(s: Schedule, model: object = MODEL, margin: float = 0.1) -> int:
-    """Check a schedule against the contract independently; return its register bits."""
-    g, costs = s.graph, CostModel(model)  # type: ignore[arg-type]
+    """Check a schedule against the contract independently; return its register bits.
+
+    A pipelined DSP multiply (``Schedule.pipelined``) costs its DSP stage and reads only
+    registered operands, and only later stages read its product."""
+    g = s.graph
+    costs = CostModel(model, pipelined=s.pipelined)  # type: ignore[arg-type]
     region = g.regions[s.region]
     nodes = g.topo_order(region)
     assert set(s.stage) == set(nodes) and sorted(s.order) == sorted(nodes)
@@ -51,6 +55,10 @@ def check(s: Schedule, model: object = MODEL, margin: float = 0.1) -> int:
             continue
         for u in node.inputs:
             assert s.stage[u] <= s.stage[v], "a node reads a later stage"
+            if v in s.pipelined and g.nodes[u].op != "const":
+                assert s.stage[u] < s.stage[v], "a pipelined DSP reads an unregistered operand"
+            if u in s.pipelined:
+                assert s.stage[u] < s.stage[v], "a pipelined DSP's product is read unregistered"
         start = max((finish[u] for u in node.inputs
                      if s.stage[u] == s.stage[v] and g.nodes[u].op != "const"), default=0.0)
         finish[v] = start + costs.delay(g, node)

