@@ -30,18 +30,14 @@ _NO_TRIVIA: tuple[GreenToken, ...] = ()
 
 # (trivia run, token) pairs. The trivia alternatives are the master pattern's own, tried first
 # as there; the token alternatives are the rest of it, so the pieces are the master's. The
-# last pair is (trailing trivia, "") at the end of the text. The quantifiers are possessive
-# (``*+``: no backtracking state kept, which halves the split's time): a token always
-# matches after any trivia (``.`` or ``\Z``), and no piece can give characters back to the
-# one after it (an identifier or number is followed by a non-word character, whitespace by
-# a non-blank, a comment's body cannot hold its closer), so the pairs are the same.
-_WS_SOURCE = r"[ \t\n\r\x0b\x0c]*+"
-_TRIVIA_SOURCE = rf"{_WS_SOURCE}(?:(?://[^\n]*+|/\*(?:[^*/]|/(?!\*)|\*(?!/))*+\*/){_WS_SOURCE})*+"
+# last pair is (trailing trivia, "") at the end of the text.
+_WS_SOURCE = r"[ \t\n\r\x0b\x0c]*"
+_TRIVIA_SOURCE = rf"{_WS_SOURCE}(?:(?://[^\n]*|/\*(?:[^*/]|/(?!\*)|\*(?!/))*\*/){_WS_SOURCE})*"
 _TOKEN_SOURCE = (
-    r"[A-Za-z_]\w*+"
+    r"[A-Za-z_]\w*"
     r"|[(){}\[\],;#]"
     rf"|{lexer._FRAC_SOURCE}"
-    r"|[0-9]\w*+"
+    r"|[0-9]\w*"
     r"|/\*"
     r"|<<=|>>=|\.\.|::|->|==|!=|<=|>=|&&|\|\||<<|>>|[-+*/%&|^]="
     r"|."
