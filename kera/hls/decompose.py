@@ -24,6 +24,10 @@ scheduler can put in successive stages:
   Multiplies by a constant that the DSP budget leaves to LUTs (``CostModel.lut_multipliers``)
   are rewritten the same way (a variable one stays a ``mul``, which ``kera.rtl`` emits as
   shift-and-add), so the RTL holds exactly the multiplies the estimate puts on DSPs.
+* **variable multiplies wider than the pipelined DSP** (ECP5's MULT18X18D, 18-bit operands;
+  results of 17 to 32 bits) become three products of the operands' 16-bit halves and their
+  sums (``_split_mul``), each product one DSP that ``kera.hls.schedule.pipeline_dsps`` puts
+  on its own registers.
 * **lookups in a constant array** (``array_index`` of an ``array`` of constants) become a mux
   tree: the low index bits pick within groups of ``2**m`` elements, the high bits among the
   groups (the array is padded with its last element, which is what a clamped read returns).
@@ -203,7 +207,8 @@ class _Splitter:
         if op == "array_index":
             return self._lookup(node, ins, span)
         if op == "mul":
-            return self._const_mul(nid, node, ins, span)
+            got = self._const_mul(nid, node, ins, span)
+            return got if got is not None else self._split_mul(nid, node, ins, span)
         if nid in self._low_sub:
             return self._low_difference(nid, node, span)
         if op == "sub" and isinstance(t, IntType):
@@ -453,6 +458,38 @@ class _Splitter:
         if lo:
             total = add("concat", uint(hi), total, const(g, uint(lo), 0, span))
         return add("cast", t, total)
+
+    def _split_mul(self, nid: bytes, node: Node, ins: tuple[bytes, ...], span: Span | None
+                   ) -> bytes | None:
+        """Return a variable multiply too wide for the family's pipelined DSP
+        (``CostModel.dsp_pipeline``: ECP5's MULT18X18D, 18-bit operands) as DSP-sized partial
+        products, for results of 17 to 32 bits: with ``a = ah:al`` and ``b = bh:bl`` (16-bit
+        low halves), the product's low ``w`` bits are ``al*bl + ((ah*bl + al*bh) << 16)``
+        (``ah*bh`` lands at bit 32 and above; the cross products need only their low ``w - 16``
+        bits). Each partial product is one DSP multiply the scheduler can put on the DSP's own
+        registers (``kera.hls.schedule.pipeline_dsps``), and the sums are carry chains it can
+        segment: a u32 ``a * b`` that needed 9.5 ns in one piece fits 150 MHz. None where the
+        multiply is not such a case (one pipelined DSP takes it, it is a LUT multiplier over
+        the DSP budget, or the family has no pipelined DSP)."""
+        t = node.type
+        costs = self.costs
+        if (not isinstance(t, IntType) or not 16 < t.width <= 32 or costs.dsp_pipeline is None
+                or nid in costs.lut_multipliers(self.src) or costs.can_pipeline(self.src, node)):
+            return None
+        g = self.g
+        add = adder(g, span)
+        w, h = t.width, t.width - 16
+        a, b = ins
+        al, bl = (add("slice", uint(16), x, attrs={"lo": 0}) for x in (a, b))
+        ah, bh = (add("slice", uint(h), x, attrs={"lo": 16}) for x in (a, b))
+        al_h, bl_h = (x if h == 16 else add("slice", uint(h), x, attrs={"lo": 0})
+                      for x in (al, bl))
+        low = add("mul", uint(w), add("cast", uint(w), al), add("cast", uint(w), bl))
+        cross = self.arith("add", add("mul", uint(h), ah, bl_h), add("mul", uint(h), al_h, bh),
+                           span)
+        high = add("concat", uint(w), cross, const(g, uint(16), 0, span))
+        total = self.arith("add", low, high, span)
+        return total if t == uint(w) else add("cast", t, total)
 
     def _low_cut(self, x: bytes, c: int, lo: int, hi: int) -> int:
         """The highest ``L <= lo`` such that the terms' bits below ``L`` never carry into it."""
