@@ -278,8 +278,9 @@ def test_the_handshake_path_caps_a_fast_design_on_ice40() -> None:
     LUT levels (3 where state registers wait for the transfer) and a clock-enable net of
     ~3.5 ns (gray placed: 10.52 ns, 95 MHz, with a 2.8 ns data path). The report's Fmax is
     the handshake's where it is slower than every stage, and its critical path says so; the
-    ECP5 routes clock enables like data in a single stage (gray places at 292 MHz on its data
-    path), but across the die in a long pipeline."""
+    ECP5 routes clock enables like data (gray places at 292 MHz on its data path), and a long
+    pipeline's median seed too (sort8 at 150 MHz, 6 stages: 4.47 ns, a data path; seed 1 alone
+    ran the enable across the die, 7.26 ns)."""
     from kera.hls.sta import handshake_ns
 
     loaded = load(str(ROOT / "examples" / "gray.kera"))
@@ -287,7 +288,7 @@ def test_the_handshake_path_caps_a_fast_design_on_ice40() -> None:
     costs = CostModel(model)
     hs = model.handshake
     pure = handshake_ns(s, costs, 20.0)
-    first, inner, last = hs["nets"]["local"]
+    first, inner, last = hs["nets"]
     lut = model.lut_network["lut_ns"]
     assert pure == pytest.approx(hs["clk_to_q_ns"] + first + 2 * lut + inner + last
                                  + hs["setup_ns"])
@@ -301,9 +302,10 @@ def test_the_handshake_path_caps_a_fast_design_on_ice40() -> None:
     s5, board5, model5 = plan_schedule(loaded.graph, loaded.top, board="ulx3s")
     local = handshake_ns(s5, CostModel(model5), 20.0)
     assert build_report(s5, board5, model=model5)["critical_path"][0]["op"] != "handshake"
-    # ECP5: a long pipeline's enable runs from its end back to its start (sort8 at 150 MHz,
-    # 6 stages: 7.26 ns placed); a single stage's is local
     sort8 = load(str(SHARED_KERNELS / "peers" / "sort8.kera"))
-    s6, _, _ = plan_schedule(sort8.graph, sort8.top, board="ulx3s", clock_mhz=150.0)
-    assert s6.latency >= model5.handshake["spanning_from_stages"]
-    assert handshake_ns(s6, CostModel(model5), 20.0) > local + 5.0
+    s6, board6, _ = plan_schedule(sort8.graph, sort8.top, board="ulx3s", clock_mhz=150.0)
+    assert s6.latency >= 5
+    assert handshake_ns(s6, CostModel(model5), 20.0) == pytest.approx(local)
+    r6 = build_report(s6, board6, model=model5)
+    assert r6["critical_path"][0]["op"] != "handshake"
+    assert 212.0 <= r6["estimate"]["fmax_mhz"] <= 260.0  # placed: 223.6 MHz, 3 seeds' median
