@@ -1,11 +1,12 @@
 """Quality of results: estimated vs measured (yosys + nextpnr) LUT, FF, DSP and Fmax, as JSON.
 
-Usage: python benchmarks/qor.py [--families ice40,ecp5] [--seeds 1] [--no-measure]
+Usage: python benchmarks/qor.py [--families ice40,ecp5] [--seeds 1,2,3] [--no-measure]
                                 [--clock ice40=55,ecp5=150] [--cache FILE.json] [--cached-only]
                                 [FILE ...]
 
-Default designs: examples/*.kera, ../shared/kernels/*.kera and ../shared/kernels/peers/*.kera (a
-file whose text another already has is measured once). Each design is scheduled for the family's
+Default designs: examples/*.kera, ../shared/kernels/*.kera, ../shared/kernels/peers/*.kera and the
+project's own kernels of issue 10 (tests/opt/kernels/*.kera; a file whose text another already has
+is measured once). Each design is scheduled for the family's
 reference board at the board's clock (``plan_schedule``, as ``synthesize`` does), its Verilog is
 placed and routed out of context with the serial shell of ``kera.hls.pnr`` (the shell's own cost
 measured and subtracted), and the estimate of the report is compared with the measurement
@@ -63,11 +64,16 @@ HAND: dict[str, dict[str, tuple[float, float]]] = {
 }
 
 
+#: The project's own versions of the other designs issue 10 names (an SECDED(72,64) encoder, a
+#: GF(2^8) multiply, a bit reverse, a CRC-8, u32 ``x / 10``), which tests/opt checks exactly.
+OWN = ROOT / "tests" / "opt" / "kernels"
+
+
 def default_files() -> list[Path]:
     """Return the default designs, one per distinct text, in a stable order."""
     shared = ROOT.parent / "shared" / "kernels"
     files = [*sorted((ROOT / "examples").glob("*.kera")), *sorted(shared.glob("*.kera")),
-             *sorted((shared / "peers").glob("*.kera"))]
+             *sorted((shared / "peers").glob("*.kera")), *sorted(OWN.glob("*.kera"))]
     seen: set[str] = set()
     out = []
     for f in files:
@@ -284,7 +290,8 @@ def main() -> None:
     """Measure every design on every family and print the JSON summary."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--families", default="ice40,ecp5")
-    ap.add_argument("--seeds", default="1", help="nextpnr seeds, comma-separated (default 1)")
+    ap.add_argument("--seeds", default="1,2,3",
+                    help="nextpnr seeds, comma-separated; Fmax is their median (default 1,2,3)")
     ap.add_argument("--no-measure", action="store_true", help="estimates only (no tools)")
     ap.add_argument("--cache", type=Path, help="a JSON file of measurements to reuse and extend")
     ap.add_argument("--cached-only", action="store_true",

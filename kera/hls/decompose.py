@@ -51,7 +51,7 @@ from kera.opt.knownbits import KnownBits
 
 #: Ops this pass may rewrite.
 DECOMPOSED_OPS: frozenset[str] = frozenset(
-    {"add", "sub", "neg", "lt", "le", "gt", "ge", "mul", "array_index"})
+    {"add", "sub", "neg", "lt", "le", "gt", "ge", "mul", "widening_mul", "array_index"})
 
 
 def decompose_for_timing(graph: Graph, costs: CostModel, usable_ns: float) -> Graph:
@@ -209,6 +209,8 @@ class _Splitter:
         if op == "mul":
             got = self._const_mul(nid, node, ins, span)
             return got if got is not None else self._split_mul(nid, node, ins, span)
+        if op == "widening_mul":
+            return self._const_mul(nid, node, ins, span)
         if nid in self._low_sub:
             return self._low_difference(nid, node, span)
         if op == "sub" and isinstance(t, IntType):
@@ -427,19 +429,24 @@ class _Splitter:
 
     def _const_mul(self, nid: bytes, node: Node, ins: tuple[bytes, ...], span: Span | None
                    ) -> bytes | None:
-        """Return a shift-and-add sum for a multiply by a constant (None: no constant)."""
+        """Return a shift-and-add sum for a multiply by a constant (None: no constant, or a
+        signed ``widening_mul``). An unsigned ``widening_mul`` is the ``mul`` of its operands
+        zero-extended to the product's width: u32 ``x / 10``'s multiply-high by
+        ``0x66666667``."""
         g = self.g
         t = node.type
         assert isinstance(t, IntType)
         w = t.width
         ks = [self.known(i) for i in ins]
         which = next((j for j, k in enumerate(ks) if k is not None and k.is_const()), None)
-        if which is None:
+        if which is None or (node.op == "widening_mul" and t.signed):
             return None  # a variable multiply over the budget: kera.rtl builds it from LUTs
-        c = ks[which].one  # type: ignore[union-attr]
-        x = ins[1 - which]
-        d = self._demanded(nid) & ((1 << w) - 1)
+        c = ks[which].one & ((1 << w) - 1)  # type: ignore[union-attr]
         add = adder(g, span)
+        x = ins[1 - which]
+        if node.op == "widening_mul":  # the operand zero-extended to the product's width
+            x = add("cast", t, x)
+        d = self._demanded(nid) & ((1 << w) - 1)
         if d == 0 or c == 0:
             return const(g, t, 0, span)
         hi = d.bit_length()
@@ -449,6 +456,10 @@ class _Splitter:
         signed_digits = _csd(c, hi)
         if lo == 0 and sum(map(len, signed_digits)) < len(plus):
             plus, minus = signed_digits
+        adds, recipe = mul_plan(c, hi)
+        if adds * hi < (len(plus) + len(minus) - 1) * (hi - lo):
+            xh = add("slice", uint(hi), x, attrs={"lo": 0})
+            return add("cast", t, self._build(recipe, xh, hi, span))
         n = hi - lo
         p = self._sum([self._term(x, s, lo, hi, span) for s in plus], span)
         m = self._sum([self._term(x, s, lo, hi, span) for s in minus], span)
@@ -458,6 +469,34 @@ class _Splitter:
         if lo:
             total = add("concat", uint(hi), total, const(g, uint(lo), 0, span))
         return add("cast", t, total)
+
+    def _build(self, recipe: tuple, x: bytes, n: int, span: Span | None) -> bytes:
+        """The ``uint(n)`` product ``x * c mod 2**n`` by the adders of ``mul_plan``'s recipe
+        for ``c`` (``x``: a ``uint(n)``)."""
+        kind = recipe[0]
+        if kind == "zero":
+            return const(self.g, uint(n), 0, span)
+        if kind == "x":
+            return x
+        if kind == "shl":  # the product of x's low n - s bits, s zeros below it
+            s, add = recipe[1], adder(self.g, span)
+            inner = self._build(recipe[2], add("slice", uint(n - s), x, attrs={"lo": 0}),
+                                n - s, span)
+            return add("concat", uint(n), inner, const(self.g, uint(s), 0, span))
+        if kind == "csd":
+            plus, minus = _csd(recipe[1], n)
+            p = self._sum([self._term(x, s, 0, n, span) for s in plus], span)
+            m = self._sum([self._term(x, s, 0, n, span) for s in minus], span)
+            p = p if p is not None else const(self.g, uint(n), 0, span)
+            return self.arith("sub", p, m, span) if m is not None else p
+        op = "add" if recipe[-2] > 0 else "sub"
+        if kind == "fact":  # t * (2**k +- 1) = (t << k) +- t
+            t = self._build(recipe[3], x, n, span)
+            shifted = self._term(t, recipe[1], 0, n, span)
+            if shifted is None:
+                shifted = const(self.g, uint(n), 0, span)
+            return self.arith(op, shifted, t, span)
+        return self.arith(op, self._build(recipe[2], x, n, span), x, span)  # t +- x
 
     def _split_mul(self, nid: bytes, node: Node, ins: tuple[bytes, ...], span: Span | None
                    ) -> bytes | None:
@@ -564,6 +603,51 @@ class _Splitter:
                    hi_i)
 
 
+def mul_plan(c: int, n: int, depth: int = 4) -> tuple[int, tuple]:
+    """Return ``(adders, recipe)``: the fewest adders found for ``x * c mod 2**n``.
+
+    A recipe is ``("zero",)``, ``("x",)``, ``("shl", s, r)`` (``r``'s product shifted by
+    ``s``), ``("csd", c)`` (the canonical signed digits' sum), ``("fact", k, sign, r)``
+    (``r``'s product times ``2**k + sign``: one adder) or ``("pm", sign, r)`` (``r``'s
+    product plus or minus ``x``: one adder). Factors of the form ``2**k +- 1`` and steps of
+    one are searched ``depth`` deep, as in Bernstein's constant multiplication: a repeating
+    constant factors, ``0x66666667 = 2 * 3 * 0x11 * 0x101 * 0x10001 + 1``, 5 adders where its
+    16 signed digits take 15."""
+    memo: dict[tuple[int, int, int], tuple[int, tuple]] = {}
+
+    def best(c: int, depth: int, n: int) -> tuple[int, tuple]:
+        c &= (1 << n) - 1
+        if c == 0:
+            return 0, ("zero",)
+        s = (c & -c).bit_length() - 1
+        if s:  # x * (c' << s) mod 2**n is (x * c' mod 2**(n - s)) << s
+            a, r = best(c >> s, depth, n - s)
+            return a, ("shl", s, r)
+        if c == 1:
+            return 0, ("x",)
+        key = (c, depth, n)
+        if key in memo:
+            return memo[key]
+        plus, minus = _csd(c, n)
+        found: tuple[int, tuple] = (len(plus) + len(minus) - 1, ("csd", c))
+        if depth > 0:
+            for k in range(1, n):
+                for sign in (1, -1):
+                    f = (1 << k) + sign
+                    if 1 < f < c and c % f == 0:
+                        a, r = best(c // f, depth - 1, n)
+                        if a + 1 < found[0]:
+                            found = (a + 1, ("fact", k, sign, r))
+            for sign in (1, -1):
+                a, r = best(c - sign, depth - 1, n)
+                if a + 1 < found[0]:
+                    found = (a + 1, ("pm", sign, r))
+        memo[key] = found
+        return found
+
+    return best(c, depth, n)
+
+
 def _csd(c: int, hi: int) -> tuple[list[int], list[int]]:
     """The canonical signed digits of ``c mod 2**hi``: (shifts of +1 digits, of -1 digits)."""
     value = c & ((1 << hi) - 1)
@@ -582,4 +666,4 @@ def _csd(c: int, hi: int) -> tuple[list[int], list[int]]:
         s += 1
     return plus, minus
 
-__all__ = ["DECOMPOSED_OPS", "decompose_for_timing"]
+__all__ = ["DECOMPOSED_OPS", "decompose_for_timing", "mul_plan"]

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from kera import load
 from kera.diagnostics import KeraError, Span
-from kera.hls.decompose import decompose_for_timing
+from kera.hls.decompose import _csd, decompose_for_timing, mul_plan
 from kera.hls.models import load_model
 from kera.hls.schedule import schedule
 from kera.hls.synth import plan_schedule
@@ -385,3 +385,93 @@ def test_a_u32_multiply_schedules_at_150_mhz_on_ecp5(tmp_path: Path) -> None:
     p = load(str(src))
     s, _, _ = plan_schedule(p.graph, p.top, board="ulx3s", clock_mhz=150)
     assert len(s.pipelined) == 3 and s.latency >= 2
+
+
+def _apply(recipe: tuple, x: int, n: int) -> int:
+    """Evaluate a ``mul_plan`` recipe on ``x`` modulo ``2**n``, as ``_build`` wires it."""
+    kind, m = recipe[0], (1 << n) - 1
+    if kind == "zero":
+        return 0
+    if kind == "x":
+        return x & m
+    if kind == "shl":
+        s = recipe[1]
+        return (_apply(recipe[2], x & ((1 << (n - s)) - 1), n - s) << s) & m
+    if kind == "csd":
+        plus, minus = _csd(recipe[1], n)
+        return (sum(x << p for p in plus) - sum(x << q for q in minus)) & m
+    if kind == "fact":
+        t = _apply(recipe[3], x, n)
+        return ((t << recipe[1]) + recipe[2] * t) & m
+    return (_apply(recipe[2], x, n) + recipe[1] * x) & m
+
+
+def _adders(recipe: tuple, n: int) -> int:
+    """The adders a recipe wires (a sum of d signed digits: d - 1)."""
+    kind = recipe[0]
+    if kind == "csd":
+        plus, minus = _csd(recipe[1], n)
+        return len(plus) + len(minus) - 1
+    if kind == "shl":
+        return _adders(recipe[2], n - recipe[1])
+    if kind == "fact":
+        return _adders(recipe[3], n) + 1
+    if kind == "pm":
+        return _adders(recipe[2], n) + 1
+    return 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(n=st.integers(2, 64), data=st.data())
+def test_a_constant_multiply_plan_is_exact_and_no_dearer_than_its_digits(
+        n: int, data: st.DataObject) -> None:
+    """``mul_plan``: factors ``2**k +- 1`` and steps of one (Bernstein) where they save
+    adders; its recipe is the product modulo ``2**n`` and wires the adders it claims."""
+    c = data.draw(st.integers(1, (1 << n) - 1))
+    adds, recipe = mul_plan(c, n)
+    plus, minus = _csd(c, n)
+    assert adds <= max(0, len(plus) + len(minus) - 1)
+    assert adds == _adders(recipe, n)
+    for x in (0, 1, (1 << n) - 1, data.draw(st.integers(0, (1 << n) - 1))):
+        assert _apply(recipe, x, n) == (x * c) & ((1 << n) - 1)
+
+
+def test_a_repeating_constant_factors() -> None:
+    """u32 ``x / 10``'s multiply-high by 0x66666667 (16 signed digits): 5 adders."""
+    assert mul_plan(0x66666667, 62)[0] == 5
+    assert mul_plan(0x0101010101010101, 64)[0] == 3
+
+
+def _widening_graph(n: int, c: int) -> Graph:
+    t = uint(n)
+    g = Graph("w.kera")
+    x = param(g, 0, "x", t)
+    p = g.add("widening_mul", uint(2 * n), (x, const(g, t, c)), span=Span(9, 10))
+    g.add_region(Region("f", (x,), p))
+    return g
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(2, 32), data=st.data())
+def test_a_widening_multiply_by_a_constant_becomes_shift_and_add(
+        n: int, data: st.DataObject) -> None:
+    """An unsigned ``widening_mul`` too slow for the period is the ``mul`` of its operands
+    zero-extended to the product's width: shift-and-add, bit-exact on random and edge values."""
+    c = data.draw(st.integers(0, (1 << n) - 1))
+    g = _widening_graph(n, c)
+    h = decompose_for_timing(g, CostModel(MODEL), 0.5)
+    assert not {"mul", "widening_mul"} & set(_ops(h))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    _same_one(g, h, {"x": _random_of(uint(n), rng, 400)})
+
+
+@pytest.mark.parametrize(("board", "clock"), [("icebreaker", 55.0), ("ulx3s", 150.0)])
+def test_a_u32_division_by_ten_schedules_at_the_tight_clocks(board: str, clock: float) -> None:
+    """u32 ``x / 10`` (and ``x % 10``) was refused at both tight clocks ("`widening_mul` (31
+    bits) needs 48.6 ns" on iCE40, 10.6 ns on ECP5): its multiply-high by 0x66666667 is now
+    5 adders, segmented for the period (tests/opt/kernels/div10.kera; parity interp/rtl 0
+    mismatches on 3,385 vectors at both clocks)."""
+    p = load(str(Path(__file__).resolve().parents[1] / "opt" / "kernels" / "div10.kera"))
+    s, _, _ = plan_schedule(p.graph, p.top, board=board, clock_mhz=clock)
+    assert "widening_mul" not in {s.graph.nodes[n].op for n in s.order
+                                  if s.graph.nodes[n].type.flat_width > 32}
