@@ -154,7 +154,27 @@ def _wants(graph: Graph, node: Node, costs: CostModel, usable_ns: float,
         return True  # over the DSP budget: a constant one becomes shift-and-add here
     if node.op == "mul" and _shifts_are_smaller(graph, node, costs, demand.get(node.id, 0)):
         return True
+    if node.op == "array_index" and _reads_a_word_just_written(graph, node):
+        return True  # at any clock: the `mem` keeps one read port (a block RAM), not a mux
     return costs.delay(graph, node) > usable_ns + EPS_NS
+
+
+def _reads_a_word_just_written(graph: Graph, node: Node) -> bool:
+    """Whether ``node`` reads a `mem` after a write in the same transfer (``m[b]`` after
+    ``m[a] = x``, the indices in range by their types), which ``_Splitter._lookup`` forwards:
+    delay_line's 64 x i16 buffer was flip-flops for it (2,344 LUTs at 12 MHz)."""
+    arr, idx = (graph.nodes[i] for i in node.inputs)
+    at, it = arr.type, idx.type
+    if arr.op != "array_update" or not isinstance(at, ArrayType) or not isinstance(
+            it, IntType) or it.signed or 1 << it.width > at.length:
+        return False
+    root = arr
+    while root.op == "array_update":
+        a_t = graph.nodes[root.inputs[1]].type
+        if not isinstance(a_t, IntType) or a_t.signed or 1 << a_t.width > at.length:
+            return False
+        root = graph.nodes[root.inputs[0]]
+    return root.op == "state" and root.attr("kind") == "mem"
 
 
 def _shifts_are_smaller(graph: Graph, node: Node, costs: CostModel, demand: int) -> bool:
@@ -571,15 +591,36 @@ class _Splitter:
     # --- constant tables ---------------------------------------------------------------------
 
     def _lookup(self, node: Node, ins: tuple[bytes, ...], span: Span | None) -> bytes | None:
-        """Return a two-level mux tree for a lookup in an array of constants."""
+        """Return a two-level mux tree for a lookup in an array: of constants (a ROM), or any
+        other array value but a `mem`'s state (its elements the reads at constant indices,
+        which are wires). A read of an array just written at an index (``m[b]`` after ``m[a]
+        = x``, both in range by their types) is ``a == b ? x : m[b]``: the read no longer
+        waits for the write, and a `mem` read so becomes its block RAM's read port."""
         g = self.g
         arr, idx = g.nodes[ins[0]], g.nodes[ins[1]]
         at, it = arr.type, idx.type
-        if arr.op != "array" or not isinstance(at, ArrayType) or not isinstance(it, IntType) \
-                or it.signed or any(g.nodes[e].op != "const" for e in arr.inputs):
+        if not isinstance(at, ArrayType) or not isinstance(it, IntType) or it.signed:
             return None
         add = adder(g, span)
         n = at.length
+        if arr.op == "state" and arr.attr("kind") == "mem":
+            return None  # one read port of a `mem`: kera.hls.memory maps it (block RAM)
+        if arr.op == "array_update":  # a read of the word just written is that word
+            m, a, x = arr.inputs
+            a_t = g.nodes[a].type
+            if isinstance(a_t, IntType) and not a_t.signed and max(
+                    1 << a_t.width, 1 << it.width) <= n:  # both indices always in range
+                w = max(a_t.width, it.width)
+                hit = add("eq", BOOL, add("cast", uint(w), a), add("cast", uint(w), ins[1]))
+                old = self._lookup(node, (m, ins[1]), span)
+                if old is None:  # the `mem`'s own read, of the word as the transfer found it
+                    old = add("array_index", at.elem, m, ins[1])
+                return add("select", at.elem, hit, x, old)
+        if arr.op == "array" and all(g.nodes[e].op == "const" for e in arr.inputs):
+            items = list(arr.inputs)
+        else:  # the elements an index of this type reaches
+            items = [add("array_index", at.elem, ins[0], const(g, it, k, span))
+                     for k in range(min(n, 1 << it.width))]
         bits = max(1, (n - 1).bit_length())
         if bits < 2:
             return None
@@ -590,7 +631,7 @@ class _Splitter:
             i = add("slice", uint(bits), i, attrs={"lo": 0})
         elif it.width < bits:
             bits = it.width
-        elems = list(arr.inputs)[: 1 << bits]
+        elems = items[: 1 << bits]
         elems += [elems[-1]] * ((1 << bits) - len(elems))
         low = bits // 2
         lo_i = add("slice", uint(low), i, attrs={"lo": 0})

@@ -1,8 +1,9 @@
 """Block RAM memories of a stateful region (STATE.md, "Hardware"; kera.hls.memory).
 
 Each `mem` mapped to block RAM becomes a Verilog memory array that yosys infers as the family's
-RAM: one write port (``we``/``wa``/``wd``) and one synchronous read port whose data register
-loads on the pipeline enable, so a stall holds it. The read address is the read's address in
+block RAM (``ram_style = "block"``: yosys's own choice for a small one on ECP5 is LUT RAM,
+which the plan does not cost): one write port (``we``/``wa``/``wd``) and one synchronous read
+port whose data register loads on the pipeline enable, so a stall holds it. The read address is the read's address in
 the stage before the read; the read's wire is the RAM's data, or the data written at the very
 edge the read was captured when that write hit the same address (forwarding: the scheduler's
 modulo constraint leaves no other earlier write unseen). After ``rst`` a counter clears every
@@ -113,6 +114,7 @@ def _ram(m: _Module, rams: Rams, p: Any) -> list[str]:
     return ["", f"// ---- memory `{p.name}`: {p.words} x {w} block RAM, synchronous read in "
                 f"stage {rstage + 1}, written in stage {ws}",
             *helpers,
+            "(* ram_style = \"block\" *)  // the plan's block RAM, not yosys's LUT RAM",
             f"reg {rng(w)}{base} [0:{p.words - 1}];",
             f"wire {base}_we = {we};",
             f"wire {rng(ab)}{base}_wa = {waddr};",
