@@ -3,11 +3,11 @@
 Each `mem` mapped to block RAM becomes a Verilog memory array that yosys infers as the family's
 block RAM (``ram_style = "block"``: yosys's own choice for a small one on ECP5 is LUT RAM,
 which the plan does not cost): one write port (``we``/``wa``/``wd``) and one synchronous read
-port whose data register loads on the pipeline enable, so a stall holds it. The read address is the read's address in
-the stage before the read; the read's wire is the RAM's data, or the data written at the very
-edge the read was captured when that write hit the same address (forwarding: the scheduler's
-modulo constraint leaves no other earlier write unseen). After ``rst`` a counter clears every
-word, one per cycle, with ``in_ready`` low until it is done.
+port whose data register loads on the pipeline enable, so a stall holds it. The read address
+is the read's address in the stage before the read; the read's wire is the RAM's data, or the
+data written at the very edge the read was captured when that write hit the same address
+(forwarding: the scheduler's modulo constraint leaves no other earlier write unseen). After
+``rst`` a counter clears every word, one per cycle, with ``in_ready`` low until it is done.
 """
 
 from __future__ import annotations
