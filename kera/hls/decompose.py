@@ -21,6 +21,10 @@ scheduler can put in successive stages:
   (``kera.opt.demanded``): terms below the lowest demanded bit ``L`` are dropped when their
   known bits prove that they cannot carry into bit ``L`` (the sum of their largest values stays
   below ``2**L``); otherwise the canonical signed digits (``csd_digits``) over bits ``0..H``.
+  Where it takes fewer adder bits, the product is built by the adders ``mul_plan`` finds
+  (factors ``2**k +- 1`` and steps of one: u32 ``x / 10``'s multiply-high by ``0x66666667``
+  in 5 adders, not 15); an unsigned ``widening_mul`` by a constant is the ``mul`` of its
+  operands zero-extended to the product's width.
   Multiplies by a constant that the DSP budget leaves to LUTs (``CostModel.lut_multipliers``)
   are rewritten the same way (a variable one stays a ``mul``, which ``kera.rtl`` emits as
   shift-and-add), so the RTL holds exactly the multiplies the estimate puts on DSPs.
@@ -28,9 +32,12 @@ scheduler can put in successive stages:
   results of 17 to 32 bits) become three products of the operands' 16-bit halves and their
   sums (``_split_mul``), each product one DSP that ``kera.hls.schedule.pipeline_dsps`` puts
   on its own registers.
-* **lookups in a constant array** (``array_index`` of an ``array`` of constants) become a mux
-  tree: the low index bits pick within groups of ``2**m`` elements, the high bits among the
-  groups (the array is padded with its last element, which is what a clamped read returns).
+* **lookups in an array** (``array_index`` of an ``array`` of constants, or of any array value
+  but a `mem`'s state, whose one read port ``kera.hls.memory`` maps) become a mux tree: the low
+  index bits pick within groups of ``2**m`` elements, the high bits among the groups (the
+  array is padded with its last element, which is what a clamped read returns). A read of a
+  `mem` just written in the same transfer (``m[b]`` after ``m[a] = x``) is forwarded at any
+  clock, ``a == b ? x : m[b]``, so the `mem` keeps one read port and can be a block RAM.
 
 Every piece is built with ``Graph.add`` (registry ops only, bit-exact by construction; the
 tests evaluate both graphs) and takes the span of the node it replaces, so a report still
