@@ -23,7 +23,9 @@ placed (``"fits": false``); on iCE40 a design with SB_MAC16s has no Fmax error (
 time them: ``"fmax_untimed_dsp": true``). Prints per-design errors and, per family and metric,
 the MAPE and the worst error. It runs the real tools: minutes per design on a busy machine;
 ``--cache`` keeps measurements by (family, seeds, the graph and every node's stage), so
-re-estimating after a model change re-measures only the designs whose stages changed.
+re-estimating after a model change re-measures only the designs whose stages changed; a
+measurement records the Verilog's SHA-256, and one of other Verilog (the emitter changed) is
+placed again (entries cached before that field existed are taken as they are).
 ``--clock`` schedules at a clock of its own per family (the tight clocks of issue 10: iCE40 55,
 ECP5 150 MHz) instead of the board's. A peer kernel (``../shared/kernels/peers``) also gets
 ``peer``: its measured LUTs over the hand design's and its measured Fmax over the hand
@@ -229,12 +231,15 @@ def one(path: Path, family: str, seeds: tuple[int, ...], do_measure: bool,
         return row
     verilog = emit_verilog(sched, board=board.name, version="bench")
     key = f"{family}/{','.join(map(str, seeds))}/shell{SHELL_VERSION}/{schedule_key(sched)}"
+    digest = hashlib.sha256(verilog.encode()).hexdigest()
     meas = (cache or {}).get(key)
+    if meas is not None and meas.get("verilog_sha256", digest) != digest:
+        meas = None  # the same stages, other Verilog (the emitter changed): place it again
     if meas is None and cached_only:
         return {**row, "measure_error": "not measured: no cached place and route of this Verilog"}
     if meas is None:
         try:
-            meas = measure(verilog, sched, family, seeds)
+            meas = {**measure(verilog, sched, family, seeds), "verilog_sha256": digest}
         except (RuntimeError, KeraError) as e:  # e.g. nextpnr runs out of DSP sites
             meas = {"error": str(e).splitlines()[0][:300]}
     consts = const_outputs(sched, model)
