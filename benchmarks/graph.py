@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 from kera.interp import evaluate
 from kera.ir import keg, values
@@ -25,7 +26,10 @@ U32 = uint(32)
 BINARY = ["add", "sub", "mul", "xor", "and", "or", "min", "max", "shl", "shr", "rotl"]
 
 
-def _timed(fn: Callable[[], object]) -> tuple[object, float]:
+T = TypeVar("T")
+
+
+def _timed(fn: Callable[[], T]) -> tuple[T, float]:
     """Run ``fn`` once; return its result and the CPU seconds it took (robust to load)."""
     start = time.process_time()
     result = fn()
@@ -119,6 +123,7 @@ def bench_build(lines: int = 20_000) -> dict[str, object]:
 
     src = kera_source(lines)
     program, t = _timed(lambda: build_program("big.kera", src))
+    assert program.graph is not None, program.diagnostics
     nodes = len(program.graph.nodes)
     return {"source_lines": lines, "nodes": nodes, "seconds": round(t, 3),
             "build_nodes_per_s": round(nodes / t)}
@@ -133,7 +138,7 @@ def bench_interp_kernels(rows: int = 100_000) -> dict[str, object]:
 
     root = Path(__file__).resolve().parents[1] / "examples"
     rng = np.random.default_rng(1)
-    out = {}
+    out: dict[str, object] = {}
     for name in ("fir8", "popcount32"):
         loaded = load(str(root / f"{name}.kera"))
         params, _ = loaded.graph.signature(loaded.top)
@@ -143,7 +148,7 @@ def bench_interp_kernels(rows: int = 100_000) -> dict[str, object]:
             draw = rng.integers(lo, hi, size=(rows, getattr(t, "length", 1)), endpoint=True)
             inputs[pname] = stack([r.tolist() if hasattr(t, "elem") else int(r[0])
                                    for r in draw], t)
-        _, secs = _timed(lambda g=loaded.graph, tp=loaded.top, i=inputs: evaluate(g, tp, i))
+        _, secs = _timed(partial(evaluate, loaded.graph, loaded.top, inputs))
         out[name] = {"vectors": rows, "seconds": round(secs, 3),
                      "vectors_per_s": round(rows / secs)}
     return out

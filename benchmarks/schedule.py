@@ -111,13 +111,14 @@ def kernel_table(directory: Path, cases: list[tuple[str, float | None]]) -> list
     rows = []
     for path in sorted(directory.glob("*.kera")):
         p = build_program(str(path), path.read_bytes())
+        assert p.graph is not None and p.top is not None, p.diagnostics
         for board, clock in cases:
             row: dict = {"kernel": path.stem, "board": board, "clock_mhz": clock}
             try:
                 with tempfile.TemporaryDirectory() as out:
                     t0 = time.perf_counter()
                     r = synthesize(p.graph, p.top, board=board, clock_mhz=clock, outdir=out,
-                                   source=p).report  # type: ignore[arg-type]
+                                   source=p).report
                     row["seconds"] = round(time.perf_counter() - t0, 3)
             except KeraError as e:
                 rows.append(row | {"error": e.message})

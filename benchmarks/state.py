@@ -119,8 +119,8 @@ def hand_call(name: str, inputs: dict[str, np.ndarray], n: int) -> tuple[Callabl
     if name == "fir":
         x = inputs["x"].astype(np.int16)
         y = np.zeros(n, dtype=np.int32)
-        args = (ctypes.c_size_t(n), ptr(x.ctypes.data), ptr(y.ctypes.data))
-        return (lambda keep=(x, y): lib.hand_fir(*args)), y  # keep the buffers alive
+        fir = (ctypes.c_size_t(n), ptr(x.ctypes.data), ptr(y.ctypes.data))
+        return (lambda keep=(x, y): lib.hand_fir(*fir)), y  # keep the buffers alive
     b, s = inputs["b"].astype(np.uint8), inputs["start"].astype(np.uint8)
     y = np.zeros(n, dtype=np.uint32)
     args = (ctypes.c_size_t(n), ptr(b.ctypes.data), ptr(s.ctypes.data), ptr(y.ctypes.data))
