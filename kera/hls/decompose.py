@@ -166,19 +166,23 @@ def _wants(graph: Graph, node: Node, costs: CostModel, usable_ns: float,
     return costs.delay(graph, node) > usable_ns + EPS_NS
 
 
+def _in_range(t: object, length: int) -> bool:
+    """Whether every value of the index type ``t`` is an index of an array of ``length``."""
+    return isinstance(t, IntType) and not t.signed and 1 << t.width <= length
+
+
 def _reads_a_word_just_written(graph: Graph, node: Node) -> bool:
     """Whether ``node`` reads a `mem` after a write in the same transfer (``m[b]`` after
     ``m[a] = x``, the indices in range by their types), which ``_Splitter._lookup`` forwards:
     delay_line's 64 x i16 buffer was flip-flops for it (2,344 LUTs at 12 MHz)."""
     arr, idx = (graph.nodes[i] for i in node.inputs)
     at, it = arr.type, idx.type
-    if arr.op != "array_update" or not isinstance(at, ArrayType) or not isinstance(
-            it, IntType) or it.signed or 1 << it.width > at.length:
+    if arr.op != "array_update" or not isinstance(at, ArrayType) or not _in_range(
+            it, at.length):
         return False
     root = arr
     while root.op == "array_update":
-        a_t = graph.nodes[root.inputs[1]].type
-        if not isinstance(a_t, IntType) or a_t.signed or 1 << a_t.width > at.length:
+        if not _in_range(graph.nodes[root.inputs[1]].type, at.length):
             return False
         root = graph.nodes[root.inputs[0]]
     return root.op == "state" and root.attr("kind") == "mem"
@@ -615,8 +619,7 @@ class _Splitter:
         if arr.op == "array_update":  # a read of the word just written is that word
             m, a, x = arr.inputs
             a_t = g.nodes[a].type
-            if isinstance(a_t, IntType) and not a_t.signed and max(
-                    1 << a_t.width, 1 << it.width) <= n:  # both indices always in range
+            if isinstance(a_t, IntType) and _in_range(a_t, n) and _in_range(it, n):
                 w = max(a_t.width, it.width)
                 hit = add("eq", BOOL, add("cast", uint(w), a), add("cast", uint(w), ins[1]))
                 old = self._lookup(node, (m, ins[1]), span)
