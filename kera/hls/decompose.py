@@ -48,6 +48,8 @@ X ns" error.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from kera.diagnostics import Span
 from kera.hls.lower import adder
 from kera.hls.timing import EPS_NS, MUL_OPS, CostModel
@@ -58,7 +60,8 @@ from kera.opt.knownbits import KnownBits
 
 #: Ops this pass may rewrite.
 DECOMPOSED_OPS: frozenset[str] = frozenset(
-    {"add", "sub", "neg", "lt", "le", "gt", "ge", "mul", "widening_mul", "array_index"})
+    {"add", "sub", "neg", "lt", "le", "gt", "ge", "mul", "widening_mul", "array_index",
+     "popcount"})
 
 
 def decompose_for_timing(graph: Graph, costs: CostModel, usable_ns: float) -> Graph:
@@ -161,6 +164,9 @@ def _wants(graph: Graph, node: Node, costs: CostModel, usable_ns: float,
         return True  # over the DSP budget: a constant one becomes shift-and-add here
     if node.op == "mul" and _shifts_are_smaller(graph, node, costs, demand.get(node.id, 0)):
         return True
+    if node.op == "popcount":
+        return True  # at any clock: the nibbles' adder tree is smaller and faster
+
     if node.op == "array_index" and _reads_a_word_just_written(graph, node):
         return True  # at any clock: the `mem` keeps one read port (a block RAM), not a mux
     return costs.delay(graph, node) > usable_ns + EPS_NS
@@ -242,6 +248,8 @@ class _Splitter:
             return got if got is not None else self._split_mul(nid, node, ins, span)
         if op == "widening_mul":
             return self._const_mul(nid, node, ins, span)
+        if op == "popcount" and isinstance(t, IntType):
+            return self._count_tree(ins[0], t, span)
         if nid in self._low_sub:
             return self._low_difference(nid, node, span)
         if op == "sub" and isinstance(t, IntType):
@@ -263,6 +271,24 @@ class _Splitter:
             zero = const(self.g, uint(1), 0, span)
             return add("ne" if op in ("lt", "gt") else "eq", BOOL, borrow, zero)
         return None
+
+    # --- bit counts --------------------------------------------------------------------------
+
+    def _count_tree(self, x: bytes, t: IntType, span: Span | None) -> bytes:
+        """Return ``popcount(x)`` as the counts of its nibbles (each count bit one LUT4 of the
+        nibble's bits) summed by a balanced tree of adders, each as narrow as its count."""
+        add = adder(self.g, span)
+        bits = [add("slice", uint(1), x, attrs={"lo": i}) for i in range(t.width)]
+        counts = [(_nibble_count(add, bits[i:i + 4]), min(4, t.width - i))
+                  for i in range(0, t.width, 4)]
+        while len(counts) > 1:
+            paired = []
+            for (a, ma), (b, mb) in zip(counts[::2], counts[1::2], strict=False):
+                w = uint((ma + mb).bit_length())
+                paired.append((self.arith("add", add("cast", w, a), add("cast", w, b), span),
+                               ma + mb))
+            counts = paired + counts[len(paired) * 2:]
+        return add("cast", t, counts[0][0])
 
     # --- carry chains ------------------------------------------------------------------------
 
@@ -652,6 +678,29 @@ class _Splitter:
                  for j in range(0, len(elems), 1 << low)]
         return add("array_index", at.elem, add("array", ArrayType(at.elem, len(picks)), *picks),
                    hi_i)
+
+
+def _nibble_count(add: Callable[..., bytes], bits: list[bytes]) -> bytes:
+    """Return the count of up to four one-bit values as a ``uN`` whose every bit is its own
+    function of them (one LUT4 each; no gate shared between two count bits, which a LUT
+    cover would keep as a LUT of its own): for ``a, b, c, d`` the bits are ``a ^ c ^ b ^ d``,
+    ``(a & b) ^ (c & d) ^ ((a ^ b) & (c ^ d))`` and ``(a & c) & (b & d)``."""
+    u1 = uint(1)
+    if len(bits) == 1:
+        return bits[0]
+    a, b, *rest = bits
+    if not rest:
+        return add("concat", uint(2), add("and", u1, a, b), add("xor", u1, a, b))
+    if len(rest) == 1:
+        c = rest[0]
+        carry = add("or", u1, add("and", u1, a, b), add("and", u1, c, add("or", u1, a, b)))
+        return add("concat", uint(2), carry, add("xor", u1, add("xor", u1, a, c), b))
+    c, d = rest
+    ones = add("xor", u1, add("xor", u1, a, c), add("xor", u1, b, d))
+    twos = add("xor", u1, add("xor", u1, add("and", u1, a, b), add("and", u1, c, d)),
+               add("and", u1, add("xor", u1, a, b), add("xor", u1, c, d)))
+    fours = add("and", u1, add("and", u1, a, c), add("and", u1, b, d))
+    return add("concat", uint(3), fours, add("concat", uint(2), twos, ones))
 
 
 def mul_plan(c: int, n: int, depth: int = 4) -> tuple[int, tuple]:

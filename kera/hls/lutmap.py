@@ -328,7 +328,8 @@ class BitNetwork:
     def _leaf_bits(self, nid: bytes, node: Node) -> list[Bit]:
         """Return the bits of a non-bitwise node: fresh leaves, except the top bits yosys
         knows (``wreduce``): an add, subtract, min/max or product of narrower operands leaves
-        its top bits 0 or copies of its sign, and a subtraction's sign is the borrow that every
+        its top bits 0 or copies of its sign, a count (``popcount``, ``clz``, ``ctz``) of
+        ``n`` bits is 0 above ``n``'s bit length, and a subtraction's sign is the borrow that every
         comparison of the same operands reads (``alumacc`` builds them as one ALU)."""
         t, w = node.type, node.type.flat_width
         op = node.op
@@ -336,6 +337,11 @@ class BitNetwork:
             a, b = node.inputs if op in ("lt", "ge") else node.inputs[::-1]
             borrow = self._borrow(a, b)
             return [borrow if op in ("lt", "gt") else _not(borrow)]
+        if isinstance(t, IntType) and op in ("popcount", "clz", "ctz"):
+            x = self._input(node.inputs[0], nid)
+            most = sum(b != ZERO for b in x) if op == "popcount" else len(x)
+            n = min(w, most.bit_length())  # a count of at most ``most``: the rest are 0
+            return self._fresh(n) + [ZERO] * (w - n)
         if not isinstance(t, IntType) or op not in _WREDUCED:
             return self._fresh(w)
         ins = [self._input(u, nid) for u in node.inputs]

@@ -963,6 +963,10 @@ class CostModel:
                         + self._query_delay(("select", width, None)))
 
     def _query_area(self, q: Query) -> dict[str, float]:
+        op, width, n = q
+        g = self.gate_sum_bits
+        if self.sums_in_carry_cells and op in ("add", "sub") and g < width < 2 * g:
+            return self._short_chain(q)
         got = self._ask("area", q)
         if got is not None:
             return _area_dict(got)
@@ -975,6 +979,22 @@ class CostModel:
                         self._query_area(("eq", _index_bits(count), None)
                                          if op == "array_update" else ("sub", width, None)))
         return {k: v * count for k, v in one.items()}
+
+
+    def _short_chain(self, q: Query) -> dict[str, float]:
+        """Return the area of an ``add``/``sub`` just above ``gate_sum_bits`` (ECP5: 5 to 7
+        bits) as a carry chain, at the per-bit rates of the fitted ``2 * gate_sum_bits``
+        point, a cell per two bits rounded up: the fitted table has a gate sum at 4 bits (14
+        LUT4) and a chain at 8 (4 CCU2C), and between them it would mix the two, where yosys
+        builds a chain (0.70 ``synth_ecp5``: popcount64's adder tree, 5- to 7-bit sums of
+        narrower counts, 22 CCU2C and no LUT4 for 4 + 4 + 4 + 4 + 5 + 5 + 6 + 6 + 7 bits;
+        the table said 59.5 LUT4 and 11 CCU2C)."""
+        op, width, n = q
+        top = 2 * self.gate_sum_bits
+        at = _area_dict(self._ask("area", (op, top, n)))
+        out = {k: v * width / top for k, v in at.items()}
+        out["carry"] = float(math.ceil(out["carry"] - 1e-9))
+        return out
 
 
 def _leaf(bit: Any) -> int:

@@ -18,6 +18,7 @@ from kera.ir.graph import Graph, node_id
 from kera.ir.ops import OPS
 from kera.ir.types import BoolType, IntType, Type
 from kera.opt.consts import all_ones, eval_const, is_const
+from kera.opt.idioms import swar_popcount
 from kera.opt.rewrite import Rewriter, Term, rewrite
 
 SimplifyRule = Callable[[Rewriter, Term], "bytes | None"]
@@ -229,6 +230,10 @@ def _shift(rw: Rewriter, t: Term) -> bytes | None:
     if k == 0:
         return a
     if k < ty.width:
+        if t.op == "shr":
+            count = swar_popcount(rw, a, k, ty)
+            if count is not None:
+                return count
         return _shift_masked(rw, t, k)
     if t.op == "shl" or not ty.signed:
         return rw.const(ty, 0)  # every bit shifted out

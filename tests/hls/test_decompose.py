@@ -536,3 +536,58 @@ def test_delay_line_reads_its_block_ram_past_the_write(clock: float) -> None:
     assert s.state is not None and [m.mapped_to for m in s.state.mems] == ["bram"]
     res = estimate(s, CostModel(model))
     assert res.total["bram"] == 1 and res.total["lut"] < 200 and res.total["ff"] < 200
+
+
+@pytest.mark.parametrize("width", [1, 2, 3, 5, 8, 13, 32, 64])
+def test_a_popcount_is_nibble_counts_and_an_adder_tree(width: int) -> None:
+    """At any clock: a count bit of each nibble is one function of its bits (no gate shared
+    between two count bits), then adders as narrow as their counts; exact on edges and at
+    random (exhaustive up to 13 bits)."""
+    t = uint(width)
+    g = Graph("p.kera")
+    x = param(g, 0, "x", t)
+    g.add_region(Region("f", (x,), g.add("popcount", t, (x,))))
+    h = decompose_for_timing(g, CostModel(MODEL), 100.0)
+    assert "popcount" not in _ops(h)
+    sums = sorted(n.type.flat_width for n in h.nodes.values() if n.op == "add")
+    nibbles = -(-width // 4)
+    assert len(sums) == max(0, nibbles - 1)
+    assert all(w <= (width.bit_length()) for w in sums)
+    if width <= 13:
+        xs = np.arange(1 << width, dtype=np.uint64)
+    else:
+        rng = np.random.default_rng(width)
+        xs = (rng.integers(0, 2**63, 4000, dtype=np.uint64) * np.uint64(2) + rng.integers(
+            0, 2, 4000, dtype=np.uint64)) & np.uint64(t.mask)
+        xs = np.concatenate([xs, np.array([0, t.mask, t.mask - 1, 1], dtype=np.uint64)])
+    _same_one(g, h, {"x": xs})
+
+
+def test_a_popcount_costs_its_nibbles_and_its_adders_on_ice40() -> None:
+    """popcount64 as 16 nibble counts (3 LUT4 each) and 15 adders: 48 + 56 LUTs and the
+    handshake's 3 (yosys 0.70 + nextpnr 0.11, icebreaker at 12 MHz: 107 SB_LUT4), and 7
+    flip-flops of the count: the 57 above are known zero."""
+    from kera.hls.resources import estimate
+
+    loaded = load(PEERS / "popcount64.kera")
+    s = plan_schedule(loaded.graph, loaded.top, board="icebreaker")[0]
+    assert "popcount" not in _ops(s.graph) and "mul" not in _ops(s.graph)
+    res = estimate(s, CostModel(load_model("ice40")))
+    assert res.by_op["add"]["count"] == 15
+    assert res.by_op["xor"]["lut"] + res.by_op["and"]["lut"] == 48
+    assert res.total["lut"] == 107 and res.total["ff"] == 8
+
+
+@pytest.mark.parametrize(("width", "cells"), [(5, 3), (6, 3), (7, 4), (8, 4)])
+def test_an_ecp5_sum_just_above_the_gate_sums_is_a_chain(width: int, cells: int) -> None:
+    """yosys builds a sum of 5 to 7 bits on CCU2C cells (two bits each, no LUT4), which the
+    fitted table, a gate sum at 4 bits and a chain at 8, would have mixed: popcount64's
+    adder tree (4, 5, 6 and 7 bits) is 22 CCU2C in yosys 0.70's netlist."""
+    costs = CostModel(load_model("ecp5"))
+    area = costs._query_area(("add", width, None))
+    assert area["carry"] == cells and area["lut"] == 0
+    loaded = load(PEERS / "popcount64.kera")
+    s = plan_schedule(loaded.graph, loaded.top, board="ulx3s")[0]
+    from kera.hls.resources import estimate
+
+    assert estimate(s, costs).total["carry"] == 22

@@ -29,7 +29,7 @@ CLOCK = 75.0
 EXAMPLE_NAMES = sorted(p.stem for p in EXAMPLES.glob("*.kera"))
 SOFTWARE = ["interp"] + [b for b in ("cpu", "wasm") if not unavailable(b)]
 #: (example, II): bound registers, shared units and state (fir_stream).
-RTL_CHEAP = [("fir8", 3), ("fir_stream", 4), ("popcount32", 3)]
+RTL_CHEAP = [("fir8", 3), ("fir_stream", 4), ("fir_q15", 3)]
 ALL = os.environ.get("KERA_FOLD_PARITY_ALL") == "1"
 #: Examples whose schedules and builds take long; the cheap part leaves them to the full run
 #: (tests/hls/test_sharing_fold.py and tests/sim/test_fold_sim.py check their binding).
