@@ -243,11 +243,13 @@ class _Splitter:
         op = node.op
         if op == "array_index":
             return self._lookup(node, ins, span)
-        if op == "mul":
+        if op in ("mul", "widening_mul"):
             got = self._const_mul(nid, node, ins, span)
-            return got if got is not None else self._split_mul(nid, node, ins, span)
-        if op == "widening_mul":
-            return self._const_mul(nid, node, ins, span)
+            if got is None and op == "mul":
+                got = self._split_mul(nid, node, ins, span)
+            if got is None and self._lut_product(node):
+                got = self._and_mul(nid, node, ins, span)
+            return got
         if op == "popcount" and isinstance(t, IntType):
             return self._count_tree(ins[0], t, span)
         if nid in self._low_sub:
@@ -586,6 +588,55 @@ class _Splitter:
         high = add("concat", uint(w), cross, const(g, uint(16), 0, span))
         total = self.arith("add", low, high, span)
         return total if t == uint(w) else add("cast", t, total)
+
+    def _lut_product(self, node: Node) -> bool:
+        """Whether a multiply is too slow for the period on a DSP, pipelined or not
+        (``kera.hls.schedule.pipeline_dsps`` puts one that ``CostModel.can_pipeline`` on
+        the DSP's own registers when those fit)."""
+        costs = self.costs
+        if costs.delay(self.src, node) <= self.usable + EPS_NS:
+            return False
+        return not (costs.can_pipeline(self.src, node) and costs.pipelined_ns <= self.usable)
+
+    def _and_mul(self, nid: bytes, node: Node, ins: tuple[bytes, ...], span: Span | None
+                 ) -> bytes:
+        """Return a variable multiply that nothing else fits in the period (iCE40's SB_MAC16
+        has no pipelined form the tools time) as shift-and-add in LUTs: the operands extended
+        to the product's type (a ``widening_mul``'s as their signedness says), then for each
+        bit ``i`` of ``b`` that may be 1 below the highest demanded bit, ``a << i`` masked by
+        that bit, summed by a balanced tree of adders the scheduler can segment and pipeline.
+        The product's low bits do not depend on the operands' signedness, so this is exact
+        for signed types too."""
+        g = self.g
+        t = node.type
+        assert isinstance(t, IntType)
+        add = adder(g, span)
+        a, b = (add("cast", t, x) for x in ins)
+        if node.op == "mul":
+            ka, kb = self.known(a), self.known(b)
+            wa = ka.maybe.bit_length() if ka is not None else t.width
+            wb = kb.maybe.bit_length() if kb is not None else t.width
+            if wa < wb:  # the narrower operand picks the terms: fewer partial products
+                a, b = b, a
+        hi = (self._demanded(nid) & t.mask).bit_length()
+        if hi == 0:
+            return const(g, t, 0, span)
+        kb = self.known(b)
+        maybe = kb.maybe if kb is not None else t.mask
+        u1, n = uint(1), uint(hi)
+        terms: list[bytes | None] = []
+        for i in range(hi):
+            if not maybe >> i & 1:
+                continue
+            bit = add("slice", u1, b, attrs={"lo": i})
+            mask = add("cast", uint(hi - i), add("cast", sint(1), bit))  # all ones when set
+            part = add("and", uint(hi - i), add("slice", uint(hi - i), a, attrs={"lo": 0}),
+                       mask)
+            terms.append(part if i == 0 else add("concat", n, part, const(g, uint(i), 0, span)))
+        total = self._sum(terms, span)
+        if total is None:
+            return const(g, t, 0, span)
+        return add("cast", t, total)
 
     def _low_cut(self, x: bytes, c: int, lo: int, hi: int) -> int:
         """The highest ``L <= lo`` such that the terms' bits below ``L`` never carry into it."""

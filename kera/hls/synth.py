@@ -104,7 +104,13 @@ def synthesize(
             check_operators_fit(graph, top, board=board, clock_mhz=clock_mhz, ii=ii,
                                 margin=margin, model=model, source=src)
         except _OperatorsOverfull as e:
-            raise (e if e.timing else hinted(e, 1)) from None
+            if e.timing:
+                raise
+            if e.nodes > HINT_MAX_NODES:
+                head = e.message.split(" (pass --allow-overfull")[0]
+                raise KeraError(f"{head} (`--fit` searches the least II that fits, or pass "
+                                "--allow-overfull to emit it anyway)") from None
+            raise hinted(e, 1) from None
     sched, the_board, model = plan_schedule(graph, top, board=board, clock_mhz=clock_mhz, ii=ii,
                                             margin=margin, model=model, method=method, fit=fit)
     try:
@@ -186,12 +192,21 @@ def plan_schedule(
     return _meet_estimate(attempt, margin, model, the_board), the_board, model
 
 
-class _OperatorsOverfull(KeraError):
-    """The does-not-fit error of ``check_operators_fit``; ``timing``: the clock is missed too."""
+#: The most operators (nodes, after lowering and decomposition) for which the over-budget
+#: error searches the least II that fits: each II tried is a whole schedule, and matmul4 at 55
+#: MHz on iCE40 (64 LUT multipliers as shift-and-add, ~12,000 nodes) took minutes to find
+#: none. Larger designs are told that ``--fit`` searches.
+HINT_MAX_NODES = 4000
 
-    def __init__(self, message: str, timing: bool) -> None:
+
+class _OperatorsOverfull(KeraError):
+    """The does-not-fit error of ``check_operators_fit``; ``timing``: the clock is missed too;
+    ``nodes``: the size of the graph it was found in."""
+
+    def __init__(self, message: str, timing: bool, nodes: int = 0) -> None:
         super().__init__(message)
         self.timing = timing
+        self.nodes = nodes
 
 
 def check_operators_fit(graph: Graph, top: str, *, board: str, clock_mhz: float | None,
@@ -238,7 +253,8 @@ def check_operators_fit(graph: Graph, top: str, *, board: str, clock_mhz: float 
     except KeraError as e:  # an op slower than the period: say it too
         raise _OperatorsOverfull(f"{head}; nor can it meet the clock: {e.message}",
                                  timing=True) from None
-    raise _OperatorsOverfull(f"{head} (pass --allow-overfull to emit it anyway)", timing=False)
+    raise _OperatorsOverfull(f"{head} (pass --allow-overfull to emit it anyway)", timing=False,
+                             nodes=len(lowered.nodes))
 
 
 #: How many schedules ``plan_schedule`` makes, at most, to meet the clock by its own estimate.

@@ -369,9 +369,10 @@ def test_a_wide_variable_multiply_becomes_dsp_sized_partial_products(t: IntType)
     assert all(CostModel(load_model("ecp5")).can_pipeline(h, m) for m in muls)
     rng = np.random.default_rng(t.width)
     _same_one(g, h, {"a": _random_of(t, rng, 3000), "b": _random_of(t, rng, 3000)})
-    # without a pipelined DSP (iCE40: nextpnr does not time SB_MAC16) it is left alone
-    assert decompose_for_timing(g, CostModel(load_model("ice40")), 4.8).nodes.keys() == \
-        g.nodes.keys()
+    # without a pipelined DSP (iCE40: nextpnr does not time SB_MAC16) it is shift-and-add
+    lut = decompose_for_timing(g, CostModel(load_model("ice40")), 4.8)
+    assert "mul" not in _ops(lut)
+    _same_one(g, lut, {"a": _random_of(t, rng, 500), "b": _random_of(t, rng, 500)})
     # an i17 product fits one 18-bit DSP: the scheduler pipelines it whole
     narrow = _var_mul_graph(IntType(17, True))
     assert decompose_for_timing(narrow, costs, 4.8).nodes.keys() == narrow.nodes.keys()
@@ -591,3 +592,32 @@ def test_an_ecp5_sum_just_above_the_gate_sums_is_a_chain(width: int, cells: int)
     from kera.hls.resources import estimate
 
     assert estimate(s, costs).total["carry"] == 22
+
+
+@pytest.mark.parametrize("op", ["mul", "widening_mul"])
+@pytest.mark.parametrize("signed", [False, True], ids=["u", "i"])
+def test_a_variable_multiply_too_slow_for_any_dsp_is_shift_and_add(op: str, signed: bool
+                                                                    ) -> None:
+    """Where no DSP form fits the period (SimpleModel has no pipelined DSP), ``a * b`` is the
+    masked shifts of ``a`` by the bits of ``b``, summed by adders: exact on every pair of
+    6-bit operands, signed or not, and for the widening product too."""
+    t = IntType(6, signed)
+    out = IntType(12, signed) if op == "widening_mul" else t
+    g = Graph("m.kera")
+    a, b = param(g, 0, "a", t), param(g, 1, "b", t)
+    g.add_region(Region("f", (a, b), g.add(op, out, (a, b))))
+    h = decompose_for_timing(g, CostModel(MODEL), 1.0)
+    assert op not in _ops(h) and "add" in _ops(h)
+    xs, ys = (v.ravel() for v in np.meshgrid(_values(t), _values(t)))
+    _same_one(g, h, {"a": xs, "b": ys})
+
+
+def test_mat2_schedules_at_55_mhz_on_ice40_with_lut_multipliers() -> None:
+    """mat2's eight u8 x u8 products (formed in u17) were refused at 55 MHz on iCE40 ("`mul`
+    (17 bits) needs 19.8 ns"): nextpnr does not time an SB_MAC16, so the model costs it as the
+    LUT multiplier it cannot prove faster, and no pipelined SB_MAC16 is timed either. Now
+    each is eight masked shifts and their adders (yosys 0.70 + nextpnr 0.11, seed 1: 1,103
+    SB_LUT4 as estimated, 61.6 MHz placed)."""
+    loaded = load(PEERS.parent / "mat2.kera")
+    s = plan_schedule(loaded.graph, loaded.top, board="icebreaker", clock_mhz=55.0)[0]
+    assert "mul" not in _ops(s.graph) and s.latency > 1
