@@ -606,26 +606,25 @@ class _Splitter:
         bit ``i`` of ``b`` that may be 1 below the highest demanded bit, ``a << i`` masked by
         that bit, summed by a balanced tree of adders the scheduler can segment and pipeline.
         The product's low bits do not depend on the operands' signedness, so this is exact
-        for signed types too."""
+        for signed types too. A ``b`` that is the sign extension of ``k`` bits is ``b[0..k-1]
+        - b[k-1] * 2**(k-1)``: ``k`` terms, the last one subtracted (an i16 product formed in
+        i32: 16 terms, not 32)."""
         g = self.g
         t = node.type
         assert isinstance(t, IntType)
         add = adder(g, span)
-        a, b = (add("cast", t, x) for x in ins)
-        if node.op == "mul":
-            ka, kb = self.known(a), self.known(b)
-            wa = ka.maybe.bit_length() if ka is not None else t.width
-            wb = kb.maybe.bit_length() if kb is not None else t.width
-            if wa < wb:  # the narrower operand picks the terms: fewer partial products
-                a, b = b, a
+        a, b = (x if g.nodes[x].type == t else add("cast", t, x) for x in ins)
+        if self._terms(a, t) < self._terms(b, t):  # the narrower picks the partial products
+            a, b = b, a
         hi = (self._demanded(nid) & t.mask).bit_length()
         if hi == 0:
             return const(g, t, 0, span)
+        width, signed = self._terms(b, t), self._sign_extended(b) is not None
         kb = self.known(b)
-        maybe = kb.maybe if kb is not None else t.mask
+        maybe = kb.maybe if kb is not None and not signed else t.mask
         u1, n = uint(1), uint(hi)
         terms: list[bytes | None] = []
-        for i in range(hi):
+        for i in range(min(hi, width)):
             if not maybe >> i & 1:
                 continue
             bit = add("slice", u1, b, attrs={"lo": i})
@@ -633,10 +632,35 @@ class _Splitter:
             part = add("and", uint(hi - i), add("slice", uint(hi - i), a, attrs={"lo": 0}),
                        mask)
             terms.append(part if i == 0 else add("concat", n, part, const(g, uint(i), 0, span)))
+        last = terms.pop() if signed and width <= hi else None  # b[k-1]: weight -2**(k-1)
         total = self._sum(terms, span)
+        if last is not None:
+            total = self.arith("sub", total if total is not None else const(g, n, 0, span),
+                               last, span)
         if total is None:
             return const(g, t, 0, span)
         return add("cast", t, total)
+
+    def _sign_extended(self, x: bytes) -> int | None:
+        """The width ``k`` of the signed value that ``x`` (a cast) extends, else None."""
+        node = self.g.nodes[x]
+        if node.op != "cast":
+            return None
+        src = self.g.nodes[node.inputs[0]].type
+        if isinstance(src, IntType) and src.signed and src.width < node.type.flat_width:
+            return src.width
+        return None
+
+    def _terms(self, x: bytes, t: IntType) -> int:
+        """How many low bits of ``x`` make its partial products (the rest are 0 or copies of
+        the sign): its known-bits width when unsigned, else its sign extension's."""
+        k = self._sign_extended(x)
+        if k is not None:
+            return k
+        if t.signed:
+            return t.width
+        known = self.known(x)
+        return known.maybe.bit_length() if known is not None else t.width
 
     def _low_cut(self, x: bytes, c: int, lo: int, hi: int) -> int:
         """The highest ``L <= lo`` such that the terms' bits below ``L`` never carry into it."""

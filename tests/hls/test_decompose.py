@@ -621,3 +621,20 @@ def test_mat2_schedules_at_55_mhz_on_ice40_with_lut_multipliers() -> None:
     loaded = load(PEERS.parent / "mat2.kera")
     s = plan_schedule(loaded.graph, loaded.top, board="icebreaker", clock_mhz=55.0)[0]
     assert "mul" not in _ops(s.graph) and s.latency > 1
+
+
+@pytest.mark.parametrize("signed", [False, True], ids=["u", "i"])
+def test_a_multiply_of_extended_operands_takes_the_narrow_ones_terms(signed: bool) -> None:
+    """``(a as T16) * (b as T16)`` of 8-bit operands: 8 partial products, not 16 (a sign
+    extension's top term is subtracted, ``b = b[0..6] - b[7] * 2**7``); exact on every pair."""
+    t, wide = IntType(8, signed), IntType(16, signed)
+    g = Graph("m.kera")
+    a, b = param(g, 0, "a", t), param(g, 1, "b", t)
+    ea, eb = (g.add("cast", wide, (x,)) for x in (a, b))
+    g.add_region(Region("f", (a, b), g.add("mul", wide, (ea, eb))))
+    h = decompose_for_timing(g, CostModel(MODEL), 1.0)
+    assert "mul" not in _ops(h)
+    masks = [n for n in h.nodes.values() if n.op == "and" and n.type.flat_width > 1]
+    assert len(masks) == 8
+    xs, ys = (v.ravel() for v in np.meshgrid(_values(t), _values(t)))
+    _same_one(g, h, {"a": xs, "b": ys})
