@@ -606,7 +606,7 @@ class _Splitter:
         bit ``i`` of ``b`` that may be 1 below the highest demanded bit, ``a << i`` masked by
         that bit, summed by a balanced tree of adders the scheduler can segment and pipeline.
         The product's low bits do not depend on the operands' signedness, so this is exact
-        for signed types too. A ``b`` that is the sign extension of ``k`` bits is ``b[0..k-1]
+        for signed types too. A ``b`` that is the sign extension of ``k`` bits is ``b[0..k-2]
         - b[k-1] * 2**(k-1)``: ``k`` terms, the last one subtracted (an i16 product formed in
         i32: 16 terms, not 32)."""
         g = self.g
