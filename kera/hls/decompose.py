@@ -17,6 +17,11 @@ scheduler can put in successive stages:
   known to be zero on top (``kera.opt.knownbits``) are not segmented: the result's top bits
   are the carry, or copies of the borrow. An addition is first
   cut where its known bits prove that no carry crosses (SWAR field sums): independent adders.
+* **sums too narrow for a carry chain** (``gate_sum_width``: yosys's ``Y_WIDTH`` at most
+  ``CostModel.ripple_sum_bits``, 4 on ECP5) become full-adder gates at any clock, as
+  yosys's generic techmap makes them: the bit network then merges a divider's narrow rows
+  with the selects after them, as abc does (edge_semantics on ECP5: 37.3 MHz estimated,
+  38.3 placed, where the rows as fitted atoms said 30.3).
 * **multiplies by a constant** become shift-and-add sums narrowed to the demanded bits
   (``kera.opt.demanded``): terms below the lowest demanded bit ``L`` are dropped when their
   known bits prove that they cannot carry into bit ``L`` (the sum of their largest values stays
@@ -74,14 +79,22 @@ def decompose_for_timing(graph: Graph, costs: CostModel, usable_ns: float) -> Gr
     demand: dict[bytes, int] = {}
     if any(n.op == "mul" for n in graph.nodes.values()):
         demand = demanded(graph)
+    known = KnownBits(graph)
     slow = [nid for nid in graph.canonical_order()
-            if _wants(graph, graph.nodes[nid], costs, usable_ns, demand)]
+            if _wants(graph, graph.nodes[nid], costs, usable_ns, demand, known)]
     if not slow:
         return graph
     todo = set(slow)
+    limit = costs.ripple_sum_bits
+    narrow = {n for n in todo if gate_sum_width(graph, graph.nodes[n], known) <= limit}
     pairs = borrow_pairs(graph)
     for members in pairs.values():
-        if todo & members:
+        if not todo & members:
+            continue
+        if todo & members <= narrow and any(
+                gate_sum_width(graph, graph.nodes[m], known) > limit for m in members):
+            todo -= members  # a narrow difference beside a wide comparison: one chain
+        else:
             todo |= members  # one chain for all of them, or yosys builds two
     out = Graph(graph.source_path)
     out.directives = {k: dict(v) for k, v in graph.directives.items()}
@@ -156,7 +169,7 @@ def borrow_pairs(graph: Graph) -> dict[tuple[bytes, bytes], frozenset[bytes]]:
 
 
 def _wants(graph: Graph, node: Node, costs: CostModel, usable_ns: float,
-           demand: dict[bytes, int]) -> bool:
+           demand: dict[bytes, int], known: KnownBits) -> bool:
     """Whether ``node`` is an op this pass rewrites and the cost model says it must be."""
     if node.op not in DECOMPOSED_OPS:
         return False
@@ -169,7 +182,50 @@ def _wants(graph: Graph, node: Node, costs: CostModel, usable_ns: float,
 
     if node.op == "array_index" and _reads_a_word_just_written(graph, node):
         return True  # at any clock: the `mem` keeps one read port (a block RAM), not a mux
+    if gate_sum_width(graph, node, known) <= costs.ripple_sum_bits:
+        return True  # at any clock: gates, as yosys builds it (``_Splitter._ripple``)
     return costs.delay(graph, node) > usable_ns + EPS_NS
+
+
+def gate_sum_width(graph: Graph, node: Node, known: KnownBits) -> int:
+    """Return the ``Y_WIDTH`` yosys gives the ``$alu`` of an integer ``add``/``sub``/``neg``
+    (the operands' significant width plus one, at most the result's) or ordering (the
+    operands' significant width), or a large number for any other node.
+
+    yosys's ``$alu`` techmap declines a result of ``CostModel.gate_sum_bits`` or fewer bits
+    (``_80_ecp5_alu``: ``Y_WIDTH <= 4``) and makes it gates that abc maps with the logic
+    around them (yosys 0.70 ``synth_ecp5``: registered ``a < b`` of 4-bit ``a``, ``b`` is 9
+    LUT4 and no CCU2C, of 5 bits 2 CCU2C). The decomposition writes those sums as gates
+    (``_Splitter._ripple``), so that the estimate's bit network sees them as abc does:
+    a divider's narrow rows merge with the selects after them.
+
+    A constant operand leaves the node as it is, and so does a one-bit result: yosys folds
+    such an ``$alu`` further (``0 - (c & 1)`` is wires: ``kera.hls.lutmap.neg_wiring``; an
+    ordering against a constant is one function of the other operand's bits, which the bit
+    network already has), and ripple gates there placed worse (crc32_stream on ECP5: 145 LUT4
+    where the ``$alu`` took 117)."""
+    ops = node.inputs if node.op != "neg" else node.inputs[:1]
+    none = 1 << 30
+    if node.op not in ("add", "sub", "neg", "lt", "le", "gt", "ge") or not ops or any(
+            graph.nodes[x].op == "const" for x in node.inputs):
+        return none
+    t = graph.nodes[ops[0]].type
+    if not isinstance(t, IntType):
+        return none
+    eff = _significant(t, known, ops)
+    y = eff if node.op in ("lt", "le", "gt", "ge") else eff + 1 if eff < t.width else t.width
+    return y if y >= 2 else none
+
+
+def _significant(t: IntType, known: KnownBits, xs: tuple[bytes, ...]) -> int:
+    """The significant width of unsigned operands ``xs`` (the width itself for signed ones)."""
+    if t.signed:
+        return t.width
+    eff = 1
+    for x in xs:
+        k = known(x)
+        eff = max(eff, k.maybe.bit_length() if k is not None else t.width)
+    return min(eff, t.width)
 
 
 def _in_range(t: object, length: int) -> bool:
@@ -309,13 +365,12 @@ class _Splitter:
 
     def _eff(self, t: IntType, *xs: bytes) -> int:
         """The significant width of unsigned operands (the width itself for signed ones)."""
-        if t.signed:
-            return t.width
-        eff = 1
-        for x in xs:
-            k = self.known(x)
-            eff = max(eff, k.maybe.bit_length() if k is not None else t.width)
-        return min(eff, t.width)
+        return _significant(t, self.known, xs)
+
+    def _gates(self, y_width: int) -> bool:
+        """Whether yosys builds an ``$alu`` of ``y_width`` result bits as gates
+        (``gate_sum_width``)."""
+        return y_width <= self.costs.ripple_sum_bits
 
     def arith(self, op: str, a: bytes, b: bytes, span: Span | None, force: bool = False
               ) -> bytes:
@@ -331,7 +386,9 @@ class _Splitter:
         need = eff + (1 if op == "add" and eff < t.width else 0)
         w = max(1, need)
         out = self.costs.carry_out_ns(w) if eff < t.width and not t.signed else 0.0
-        if not force and self.costs.op_delay((op, w, None)) + out <= self.usable + EPS_NS:
+        gates = self._gates(eff + 1 if eff < t.width else t.width)
+        if not (force or gates) and \
+                self.costs.op_delay((op, w, None)) + out <= self.usable + EPS_NS:
             return add(op, t, a, b)
         if op == "add":
             pieces = self._carry_free(t, a, b, eff)
@@ -342,7 +399,7 @@ class _Splitter:
                 for lo, part in zip(pieces[1:], parts[1:], strict=False):
                     whole = add("concat", uint(lo + g.nodes[part].type.flat_width), part, whole)
                 return add("cast", t, whole)
-        chain = self._chain(op, a, b, eff, span)
+        chain = self._ripple(op, a, b, eff, span) if gates else self._chain(op, a, b, eff, span)
         if chain is None:
             return add(op, t, a, b)
         low, carry = chain
@@ -412,7 +469,8 @@ class _Splitter:
         add = adder(g, span)
         t = g.nodes[a].type
         assert isinstance(t, IntType)
-        chain = self._chain("sub", a, b, self._eff(t, a, b), span)
+        eff = self._eff(t, a, b)
+        chain = (self._ripple if self._gates(eff) else self._chain)("sub", a, b, eff, span)
         if chain is None:
             return None
         borrow = chain[1]
@@ -433,7 +491,8 @@ class _Splitter:
         t = self.g.nodes[a].type
         assert isinstance(t, IntType)
         width, n = self._eff(t, a, b), node.type.flat_width
-        chain = self._chain("sub", a, b, width, span) if n <= width else None
+        build = self._ripple if self._gates(width) else self._chain
+        chain = build("sub", a, b, width, span) if n <= width else None
         if chain is None:
             return self.arith("sub", y, z, span)
         add = adder(self.g, span)
@@ -478,6 +537,36 @@ class _Splitter:
             low = add("concat", uint(done), p, low)
         assert carry is not None
         return low, carry
+
+    def _ripple(self, op: str, a: bytes, b: bytes, width: int, span: Span | None
+                ) -> tuple[bytes, bytes]:
+        """Return ``_chain``'s ``(low, carry)`` as gates: a ripple of full adders (``a - b``
+        is ``a + ~b + 1``), which yosys's generic techmap also makes of an ``$alu`` too
+        narrow for the family's carry cells (``gate_sum_width``) and abc maps with the logic
+        around it."""
+        add = adder(self.g, span)
+        one = uint(1)
+        sums: list[bytes] = []
+        carry: bytes | None = None
+        for i in range(width):
+            x = add("slice", one, a, attrs={"lo": i})
+            y = add("slice", one, b, attrs={"lo": i})
+            if op == "sub":
+                y = add("not", one, y)
+            half = add("xor", one, x, y)
+            if carry is None:  # carry in 0 (add) or 1 (sub)
+                s, c = (half, add("and", one, x, y)) if op == "add" else (
+                    add("not", one, half), add("or", one, x, y))
+            else:
+                s = add("xor", one, half, carry)
+                c = add("or", one, add("and", one, x, y), add("and", one, half, carry))
+            sums.append(s)
+            carry = c
+        assert carry is not None
+        low = sums[0]
+        for i, s in enumerate(sums[1:], 2):
+            low = add("concat", uint(i), s, low)
+        return low, carry if op == "add" else add("not", one, carry)
 
     # --- constant multiplies -----------------------------------------------------------------
 

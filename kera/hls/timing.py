@@ -183,6 +183,14 @@ class CostModel:
         and a carry out is a LUT of its own (``gate_sum``)."""
         return int(getattr(self.model, "lut_network", {}).get("gate_sum_bits", 0))
 
+    @property
+    def ripple_sum_bits(self) -> int:
+        """The widest sum ``kera.hls.decompose`` writes as full-adder gates: ``gate_sum_bits``
+        where the family's carry cells sum (ECP5: 4), else 0. On iCE40 (2 bits) the gates
+        gained the estimate nothing and placed slower (3 seeds at 55 MHz: edge_semantics
+        53.3 MHz where its ``$alu`` took 65.9, div10 56.4 where 59.9)."""
+        return self.gate_sum_bits if self.sums_in_carry_cells else 0
+
     def gate_sum(self, op: str, q: Query) -> bool:
         """Whether the ``add``/``sub``/``neg`` of query ``q`` (at its narrowed width, which is
         yosys's ``Y_WIDTH``) is gates, not a carry chain (``gate_sum_bits``)."""

@@ -638,3 +638,38 @@ def test_a_multiply_of_extended_operands_takes_the_narrow_ones_terms(signed: boo
     assert len(masks) == 8
     xs, ys = (v.ravel() for v in np.meshgrid(_values(t), _values(t)))
     _same_one(g, h, {"a": xs, "b": ys})
+
+
+@pytest.mark.parametrize("signed", [False, True], ids=["u", "i"])
+@pytest.mark.parametrize("width", [1, 2, 3, 4, 5])
+def test_ecp5_sums_too_narrow_for_a_chain_are_gates(width: int, signed: bool) -> None:
+    """yosys makes an ``$alu`` of at most 4 result bits gates on ECP5 (``gate_sum_width``),
+    and so does the decomposition at any clock: exact on every pair of operands. 5-bit
+    operands are chains: sums, differences and comparisons; one-bit results stay as they are
+    (yosys folds them further)."""
+    t = IntType(width, signed)
+    g = _carry_graph(t)
+    h = decompose_for_timing(g, CostModel(load_model("ecp5")), 1000.0)
+    left = set(_ops(h)) & {"add", "sub", "neg", *ORDERS}
+    assert left == (set() if 2 <= width <= 4 else set(_ops(g)) & {"add", "sub", "neg", *ORDERS})
+    a, b = (x.ravel() for x in np.meshgrid(_values(t), _values(t)))
+    _same(g, h, {"a": a, "b": b})
+
+
+def test_narrow_unsigned_operands_in_a_wide_type_are_gates_on_ecp5() -> None:
+    """The width that counts is yosys's after ``wreduce``: u8 operands known below 8 are a
+    3-bit sum (a 4-bit ``$alu``); the bits above are the carry, or copies of the borrow."""
+    t = uint(8)
+    g = Graph("n.kera")
+    a, b = param(g, 0, "a", t, Span(0, 1)), param(g, 1, "b", t, Span(2, 3))
+    seven = const(g, t, 7)
+    x, y = g.add("and", t, (a, seven)), g.add("and", t, (b, seven))
+    outs = [g.add("add", t, (x, y)), g.add("sub", t, (x, y)), g.add("lt", BOOL, (x, y)),
+            g.add("ge", BOOL, (y, x))]
+    g.add_region(Region("f", (a, b), g.add("tuple", TupleType(tuple(
+        g.nodes[o].type for o in outs)), tuple(outs))))
+    h = decompose_for_timing(g, CostModel(load_model("ecp5")), 1000.0)
+    assert not {"add", "sub", *ORDERS} & set(_ops(h))
+    assert decompose_for_timing(g, CostModel(load_model("ice40")), 1000.0) is g  # no ripples
+    a_, b_ = (v.ravel() for v in np.meshgrid(_values(t), _values(t)))
+    _same(g, h, {"a": a_, "b": b_})
