@@ -107,6 +107,8 @@ class BitNetwork:
     _fanin: dict[int, Fanin] = field(default_factory=dict)
     _node: bytes = b""
     _registered: dict[bytes, list[Bit]] = field(default_factory=dict)
+    #: The leaf of each registered signal ``(support, gate)``, whichever node registers it.
+    _flops: dict[tuple[frozenset[int], int], Bit] = field(default_factory=dict)
     _luts: dict[bytes, int] = field(default_factory=dict)
     _borrows: dict[tuple[bytes, bytes], Bit] = field(default_factory=dict)
     #: Nodes whose gates ``materialise`` has recorded (a node's bits never change).
@@ -313,8 +315,8 @@ class BitNetwork:
             return self.bits[u]
         hit = self._registered.get(u)
         if hit is None:  # a register: constant bits stay constant, each signal one new leaf
-            self.materialise(u)
-            flops: dict[tuple[frozenset[int], int], Bit] = {}
+            self.materialise(u)  # (one for every register of that signal: ``opt_merge``)
+            flops = self._flops
             hit = []
             for b in self.bits[u]:
                 if not b[0]:
