@@ -86,7 +86,7 @@ def decompose_for_timing(graph: Graph, costs: CostModel, usable_ns: float) -> Gr
         return graph
     todo = set(slow)
     limit = costs.ripple_sum_bits
-    narrow = {n for n in todo if gate_sum_width(graph, graph.nodes[n], known) <= limit}
+    narrow = {n for n in todo if limit and gate_sum_width(graph, graph.nodes[n], known) <= limit}
     pairs = borrow_pairs(graph)
     for members in pairs.values():
         if not todo & members:
@@ -182,7 +182,8 @@ def _wants(graph: Graph, node: Node, costs: CostModel, usable_ns: float,
 
     if node.op == "array_index" and _reads_a_word_just_written(graph, node):
         return True  # at any clock: the `mem` keeps one read port (a block RAM), not a mux
-    if gate_sum_width(graph, node, known) <= costs.ripple_sum_bits:
+    limit = costs.ripple_sum_bits
+    if limit and gate_sum_width(graph, node, known) <= limit:
         return True  # at any clock: gates, as yosys builds it (``_Splitter._ripple``)
     return costs.delay(graph, node) > usable_ns + EPS_NS
 
