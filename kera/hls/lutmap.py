@@ -39,6 +39,9 @@ from kera.ir.types import ArrayType, IntType, TupleType, Type
 #: leaf bit or a constant), so that the wires of one gate are materialised once; ``inverted``
 #: (0 or 1) is the polarity of a wire.
 Bit = tuple[frozenset[int], int, int, int]
+#: The associative operators of 2-input gates (``BitNetwork.kinds``).
+AND, OR, XOR = 1, 2, 3
+_KINDS = {"and": AND, "or": OR, "xor": XOR}
 _NONE: frozenset[int] = frozenset()
 ZERO: Bit = (_NONE, 0, -1, 0)
 ONE: Bit = (_NONE, 1, -1, 0)
@@ -105,6 +108,12 @@ class BitNetwork:
     _gates: int = 0
     #: Gate number -> what it reads, in creation order (a gate reads only earlier gates).
     _fanin: dict[int, Fanin] = field(default_factory=dict)
+    #: Gate number -> its operator where it is an associative one (``AND``, ``OR``, ``XOR``;
+    #: absent for selects, reductions and comparisons); ``kera.hls.sta`` balances a cone only
+    #: across one operator.
+    kinds: dict[int, int] = field(default_factory=dict)
+    #: Gates read inverted by an ``AND``/``OR`` gate: ``(reader, gate)`` (no associativity).
+    inverted_reads: set[tuple[int, int]] = field(default_factory=set)
     _node: bytes = b""
     _registered: dict[bytes, list[Bit]] = field(default_factory=dict)
     #: The leaf of each registered signal ``(support, gate)``, whichever node registers it.
@@ -197,6 +206,14 @@ class BitNetwork:
         for mask, _, gate, _ in self.bits[nid]:
             if gate >= 0 and gate not in self.roots:
                 self.roots[gate] = (len(mask), nid)
+
+    def associative(self, gate: int, reader: int) -> bool:
+        """Whether ``gate`` and the gate ``reader`` that reads it are one associative
+        operator (both and, or or xor; an and/or read uninverted), so that abc's balancing
+        may regroup their inputs as one tree."""
+        kind = self.kinds.get(gate, 0)
+        return bool(kind) and kind == self.kinds.get(reader, 0) and \
+            (reader, gate) not in self.inverted_reads
 
     def luts_by_node(self) -> dict[bytes, int]:
         """Return the LUTs of the network's cover, charged to the node each LUT belongs to."""
@@ -386,12 +403,20 @@ class BitNetwork:
         levels = self._levels
         return (mask, levels[size] if size < len(levels) else lut_levels(size, self.k), g, 0)
 
-    def _gate2(self, a: Bit, b: Bit) -> Bit:
-        """Return the gate of two bits (``_gate`` of two, unrolled)."""
+    def _gate2(self, a: Bit, b: Bit, kind: int = 0) -> Bit:
+        """Return the gate of two bits (``_gate`` of two, unrolled); ``kind`` is its
+        associative operator (``AND``, ``OR``, ``XOR``; 0: none)."""
         mask = a[0] | b[0]
         size = len(mask)
         self._gates = g = self._gates + 1
         ga, gb = a[2], b[2]
+        if kind:
+            self.kinds[g] = kind
+            if kind != XOR:
+                if ga >= 0 and a[3]:
+                    self.inverted_reads.add((g, ga))
+                if gb >= 0 and b[3]:
+                    self.inverted_reads.add((g, gb))
         # a wire's support is its one leaf bit (gates read no constants)
         if ga >= 0:
             if gb >= 0:
@@ -478,7 +503,7 @@ def _logic(net: BitNetwork, kind: str, a: Bit, b: Bit) -> Bit:
             if a[3] == b[3]:
                 return ZERO if kind == "xor" else a
             return ZERO if kind == "and" else ONE  # a signal and its inverse
-        return net._gate2(a, b)
+        return net._gate2(a, b, _KINDS[kind])
     # a constant operand: the result is constant or the other bit (inverted)
     if kind == "and":
         return y if x[1] else ZERO

@@ -201,12 +201,13 @@ class _Mapper:
         self.gate_fanout = readers
         self._arith_fanout()
         # a gate read once folds into its reader and the cone is rebalanced, as abc balances
-        # and/or/xor trees; but not into or out of a select (measured: abc keeps chains of
-        # selects nearly in order, gcd16's steps; a select's own three inputs are balanced)
+        # and/or/xor trees: only across one associative operator (a term `b & x` of an xor
+        # stays a term: gf_mul's 16-input bits are 4 LUT levels, not the 2 of any pairing), and
+        # not into or out of a select (measured: abc keeps chains of selects nearly in order,
+        # gcd16's steps; a select's own three inputs are balanced)
         reader = {h: g for g in live for h in fanin[g][1]}
-        muxes = net.muxes
         self.merged = {g for g in live if readers[g] == 1 and g not in net.roots
-                       and g not in muxes and reader[g] not in muxes}
+                       and net.associative(g, reader[g])}
         self.pending = [g for g in live if g not in self.merged]  # creation order
         self.next = 0
         # signals: leaf bits and 2-input nodes, by index

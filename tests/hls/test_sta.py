@@ -66,6 +66,21 @@ pub fn gray(x: u8) -> (u8, u8) { (to_gray(x), from_gray(x)) }
     assert chained == 3
 
 
+def test_a_cone_is_balanced_only_across_one_operator() -> None:
+    """The xor of five three-input and terms reads 15 leaves: any pairing of them would be 2
+    levels (ceil(log4 15)), but the terms are not xor inputs to regroup: each term is a LUT
+    (level 1), four terms' xor the next, the fifth term joins last (3 levels; gf_mul's bits,
+    xors of `b_i & x_ij`, are 4 LUT levels in abc's netlist, where any pairing said 2)."""
+    src = """
+#[top]
+pub fn f(a: u5, b: u5, c: u5) -> u1 {
+    let t = a & b & c;
+    ((t ^ (t >> 1u32) ^ (t >> 2u32) ^ (t >> 3u32) ^ (t >> 4u32)) & 1) as u1
+}
+"""
+    assert _levels(src) == pytest.approx(3.0)
+
+
 def test_a_slice_of_a_deep_value_does_not_pay_for_its_deep_bits() -> None:
     """`v` has a deep top bit (an 16-input xor, 2 levels) and shallow low bits (wires); the
     result reads only a low bit through a slice: one level, not 3."""
