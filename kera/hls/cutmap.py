@@ -141,22 +141,19 @@ def _binary(net: BitNetwork, boxed: set[bytes]
     are numbered from ``len(leaves)``.
 
     As abc balances before it maps, a gate read by exactly one gate (and not materialised)
-    of the same associative operator (``BitNetwork.associative``) is merged into its reader,
-    and each merged cone is rebuilt as a tree of 2-input nodes that pairs its two earliest
-    signals first (the least depth over its inputs)."""
+    is merged into its reader, and each merged cone is rebuilt as a tree of 2-input nodes
+    that pairs its two earliest signals first (the least depth over its inputs)."""
     live = net._live()
     fanin_of = net._fanin  # gate -> (its leaf bits as ~n, the distinct gates it reads, node)
     boxes = {g for g in live if fanin_of[g][2] in boxed}
     gates = [g for g in live if g not in boxes]  # topological order
     readers: dict[int, int] = {}
-    reader: dict[int, int] = {}
     for g in gates:
         for h in fanin_of[g][1]:
             readers[h] = readers.get(h, 0) + 1
-            reader[h] = g
     feeds = {h for g in boxes for h in fanin_of[g][1] if h not in boxes}
     merged = {g for g in gates if readers.get(g, 0) == 1 and g not in net.roots
-              and g not in feeds and net.associative(g, reader[g])}
+              and g not in feeds}
     leaves: dict[int, int] = {}
     for g in gates:
         for n in fanin_of[g][0]:
