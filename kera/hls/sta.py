@@ -223,6 +223,13 @@ class _Mapper:
         self.top: dict[int, int] = {}
         self.node_arrival: dict[bytes, float] = {}
         self.node_start: dict[bytes, float] = {}
+        # a combinational DSP's product crosses a longer net to the fabric the more DSPs
+        # the design spreads over the die (``CostModel.dsp_net_growth_ns``)
+        graph = schedule.graph
+        dsp = {nid: costs.area(graph, graph.nodes[nid])["dsp"] for nid in net.bits
+               if graph.nodes[nid].op in MUL_OPS}
+        self.dsp_growth = costs.dsp_net_growth_ns(sum(dsp.values()))
+        self.on_dsp = {nid for nid, n in dsp.items() if n > 0 and nid not in schedule.pipelined}
         # a pipelined DSP's product leaves its output register later than a flip-flop's and
         # crosses a longer net to the fabric (``CostModel.dsp_out_ns``)
         out = costs.dsp_out_ns(len(schedule.pipelined))
@@ -362,6 +369,8 @@ class _Mapper:
                             latest = max(latest, t)
                             start = max(start, t, self.reach[sig] - ref)
             end = start + costs.delay(graph, node) + self._grown_nets(node)
+            if nid in self.on_dsp:
+                end += self.dsp_growth
             if feed and costs.fed_carry_in(graph, node):
                 end += feed
             # the path shows the op from its latest input: a longer net than the curve's is its

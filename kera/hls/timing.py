@@ -433,6 +433,19 @@ class CostModel:
         extra = float(spec.get("clk_to_out_ns", 0.0)) - float(spec.get("ff_clk_to_q_ns", 0.0))
         return max(0.0, extra) + float(spec.get("out_net_ns", 0.0)) * math.sqrt(dsps)
 
+    def dsp_net_growth_ns(self, dsps: float) -> float:
+        """What the fabric net out of a combinational DSP multiply takes over its fitted
+        curve's in a design of ``dsps`` DSP tiles: the curve was placed with one, and the
+        DSPs spread over more of the die as there are more, ``out_net_ns * (sqrt(dsps) - 1)``
+        (the pipelined product's net, ``dsp_out_ns``, with the fitted design's one DSP taken
+        off). examples/matmul4 on ECP5 at 25 MHz, 64 MULT18X18D: nets of 2.7 ns into a DSP,
+        3.5 out of it and 3.9 between the adders after it (nextpnr, seed 1), where a lone
+        multiply's are under 1 ns."""
+        spec = self.dsp_pipeline
+        if spec is None or dsps <= 1:
+            return 0.0
+        return float(spec.get("out_net_ns", 0.0)) * (math.sqrt(dsps) - 1.0)
+
     def can_pipeline(self, graph: Graph, node: Node) -> bool:
         """Whether ``node`` is a multiply on one DSP that the family's pipelined DSP takes
         (``dsp_pipeline``): within the DSP budget, each operand of at most ``max_width``

@@ -248,6 +248,27 @@ def test_ecp5_wide_luts_cost_their_extra_delay() -> None:
     assert d[6] - d[3] == pytest.approx((lib[6][1] - lib[3][1]) / 1000.0)
 
 
+def test_a_combinational_dsp_product_s_net_grows_with_the_dsps_of_the_design() -> None:
+    """ECP5 at a board clock: the fitted multiply was placed alone; among 16 MULT18X18D its
+    product's net to the fabric is ``out_net_ns * (sqrt(16) - 1)`` longer (examples/matmul4,
+    64 DSPs: 3.5 ns out of a DSP where a lone one's is under 1 ns). iCE40's untimed SB_MAC16
+    has no such term."""
+    costs = CostModel(load_model("ecp5"))
+    delays = {}
+    for n in (1, 16):
+        src = (f"#[top]\npub fn f(a: [i16; {n}], b: [i16; {n}]) -> [i32; {n}] {{\n"
+               f"    let mut c = [0i32; {n}];\n"
+               f"    for i in 0..{n} {{ c[i] = (a[i] as i32) * (b[i] as i32); }}\n    c\n}}\n")
+        s, g = _single(src)
+        bits = analyse_bits(s, costs, size=100.0)
+        assert bits is not None
+        delays[n] = bits.stage_delays[0]
+    out_net = costs.model.dsp_timing["pipelined"]["out_net_ns"]
+    assert costs.dsp_net_growth_ns(1) == 0.0
+    assert delays[16] - delays[1] == pytest.approx(out_net * 3, abs=1e-6)
+    assert CostModel(load_model("ice40")).dsp_net_growth_ns(64) == 0.0
+
+
 def test_design_size_counts_the_cover_and_the_arithmetic() -> None:
     s, g = _single("#[top]\npub fn f(a: u16, b: u16) -> u16 { (a + b) ^ (a & b) }\n")
     costs = CostModel(load_model("ice40"))
