@@ -242,7 +242,7 @@ class CostModel:
             q = self.mul_query(graph, node) if node.op in MUL_OPS else None
             if q is None or nid in self.exclude:
                 continue
-            need = self._query_area(q)["dsp"]
+            need = self.mul_dsps(graph, node, q)
             if left is None or need <= left:
                 left = None if left is None else left - int(math.ceil(need))
                 continue
@@ -294,6 +294,21 @@ class CostModel:
             return q
         return min((q, narrow), key=lambda c: (self._query_area(c)["dsp"],
                                                self._query_area(c)["lut"]))
+
+    def mul_dsps(self, graph: Graph, node: Node, q: Query) -> float:
+        """Return the DSP tiles of a multiply at query ``q``: the fitted table's, or where the
+        model gives ``mul2dsp``'s split (``dsp_timing.split``, iCE40) the tiles of a product of
+        the operands' significant widths (``mul2dsp_tiles``: a wide operand times a narrow one
+        takes fewer tiles than the square table at the wide width says)."""
+        fitted = float(self._query_area(q)["dsp"])
+        split = getattr(self.model, "dsp_timing", {}).get("split")
+        if not split or fitted <= 0 or q[0] not in MUL_OPS:
+            return fitted
+        net = self.network(graph)
+        nodes = graph.nodes
+        a, b = (max(1, _significant(net.bits[i], nodes[i].type)) for i in node.inputs)
+        y = a + b if node.op == "widening_mul" else min(node.type.flat_width, a + b)
+        return float(min(fitted, mul2dsp_tiles(a, b, y, split)))
 
     def merged_area(self, graph: Graph) -> dict[bytes, dict[str, float]]:
         """Return the area of carry-chain ops that yosys merges into an earlier one.
@@ -717,6 +732,8 @@ class CostModel:
         hit = self._area.get(q)
         if hit is None:
             hit = self._area[q] = self._sites(_area_dict(self._query_area(q)))
+        if node.op in MUL_OPS and hit["dsp"] > 0:
+            hit = {**hit, "dsp": self.mul_dsps(graph, node, q)}
         gates = self.gate_sum(node.op, q)
         if gates and hit["carry"]:  # gates (``gate_sum_bits``): the fitted curve's carry
             sites = float(getattr(self.model, "carry_lut_sites", 0.0))  # there is the fit's
@@ -1079,6 +1096,39 @@ def absorbed_in(graph: Graph, read: Callable[[bytes, bytes], list[Any]], luts: d
 def _whole(chain: ChainProfile) -> bool:
     """Whether a chain is the fitted curves' case: one run, a cell and a sum LUT a bit."""
     return chain.whole and chain.carries == chain.width - 1 and chain.luts == chain.width
+
+
+def mul2dsp_tiles(a: int, b: int, y: int, split: Mapping[str, int], used: int | None = None,
+                  top: bool = True) -> int:
+    """Return the DSP tiles yosys's ``mul2dsp`` techmap makes of an ``a`` x ``b``-bit product
+    with a ``y``-bit result (``split``: its ``DSP_[AB]_MAXWIDTH``, ``_MINWIDTH`` and
+    ``DSP_Y_MINWIDTH`` as ``a_max``, ``b_max``, ``a_min``, ``b_min``, ``y_min``).
+
+    The wider operand is A; while A (then B) is wider than a tile it is cut into tiles from
+    its low end, each piece a product of its own (``min(y, other + tile)`` result bits; the last
+    piece ``other + rest``), summed at its offset; a piece narrower than the minimum widths, or
+    of fewer result bits than ``y_min``, is left to the fabric (``$__soft_mul``), and a piece
+    whose offset is at or above the bits the whole product keeps (``used``) is read by nothing
+    and removed. Truncated 32 x 32: 3 tiles; a u32 times 10 (4 bits): 2, where the square
+    table of ``mul`` says 3.
+    """
+    used = y if used is None else used
+    if used <= 0:
+        return 0
+    if top and a < b:
+        a, b = b, a
+    if a < split["a_min"] or b < split["b_min"] or y < split["y_min"]:
+        return 0
+    for wide, other, tile in ((a, b, split["a_max"]), (b, a, split["b_max"])):
+        if wide > tile:
+            n = (wide - 1) // tile
+            rest = wide - n * tile
+            pieces = [(tile, min(y, other + tile), i * tile) for i in range(n)]
+            pieces.append((rest, other + rest, n * tile))
+            return sum(mul2dsp_tiles(w, other, py, split, used - at, top=False)
+                       if wide == a else mul2dsp_tiles(other, w, py, split, used - at, top=False)
+                       for w, py, at in pieces)
+    return 1
 
 
 def _significant(bits: list[Any], t: Any) -> int:

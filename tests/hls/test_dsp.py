@@ -88,6 +88,51 @@ def test_yosys_takes_the_estimated_dsps(tmp_path: Path, name: str, dsps: tuple[i
     assert (got, est) == dsps
 
 
+def test_mul2dsp_tiles_give_the_fitted_tables_of_square_products() -> None:
+    """``mul2dsp_tiles`` with synth_ice40's split reproduces the measured SB_MAC16 count of
+    every `mul` and `widening_mul` width the model was fitted at (0 below 12 bits truncated, 1
+    to 17, 3 from 18; widening: 1 from 8, 3 at 18-19, 4 from 24)."""
+    from kera.hls.models import MODELS_DIR
+    from kera.hls.timing import mul2dsp_tiles
+
+    model = json.loads((MODELS_DIR / "ice40.json").read_text())
+    split = model["dsp_timing"]["split"]
+    for op, y_of in (("mul", lambda w: w), ("widening_mul", lambda w: 2 * w)):
+        table = model["dsp"][op]["dsp_by_width"]
+        assert len(table) >= 10
+        for width, tiles in table:
+            assert mul2dsp_tiles(width, width, y_of(width), split) == tiles, (op, width)
+
+
+def _dsp_estimate(src: str) -> float:
+    from kera.elaborate import build_program
+    from kera.hls.models import load_model
+    from kera.hls.report import build_report
+
+    p = build_program("t.kera", src)
+    assert p.graph is not None and p.top is not None, p.diagnostics
+    s = plan_schedule(p.graph, p.top, board="icebreaker", clock_mhz=12)[0]
+    return build_report(s, load_board("icebreaker"), model=load_model("ice40"),
+                        top="f")["estimate"]["dsp"]
+
+
+@needs_yosys
+def test_a_wide_operand_times_a_narrow_one_takes_fewer_tiles(tmp_path: Path) -> None:
+    """`x * 10` of a u32: mul2dsp cuts x into two 16-bit pieces, each times the 4-bit
+    constant: 2 SB_MAC16 in yosys, and 2 estimated (the square table at 32 bits says 3; div10
+    at 12 MHz was estimated at 8 DSPs of the UP5K's 8 and placed with 7)."""
+    src = "#[top]\npub fn f(x: u32, y: u32) -> (u32, u32) { (x * 10, x * y) }\n"
+    (tmp_path / "top.v").write_text(
+        "module top(input clk, input [31:0] x, output reg [31:0] p);\n"
+        "  always @(posedge clk) p <= x * 32'd10;\nendmodule\n")
+    subprocess.run([YOSYS, "-q", "-p", "read_verilog top.v; synth_ice40 -dsp -top top; "
+                    "write_json net.json"], cwd=tmp_path, check=True, capture_output=True,
+                   timeout=600)
+    cells = json.loads((tmp_path / "net.json").read_text())["modules"]["top"]["cells"]
+    assert sum(1 for c in cells.values() if c["type"] == "SB_MAC16") == 2
+    assert _dsp_estimate(src) == 2 + 3
+
+
 def test_operator_area_of_matmul4_on_an_up5k() -> None:
     """The area no schedule avoids at II = 1: 56 LUT multipliers past the 8 SB_MAC16."""
     from kera.hls.decompose import decompose_for_timing
