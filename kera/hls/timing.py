@@ -1119,16 +1119,21 @@ def mul2dsp_tiles(a: int, b: int, y: int, split: Mapping[str, int], used: int | 
         a, b = b, a
     if a < split["a_min"] or b < split["b_min"] or y < split["y_min"]:
         return 0
-    for wide, other, tile in ((a, b, split["a_max"]), (b, a, split["b_max"])):
-        if wide > tile:
-            n = (wide - 1) // tile
-            rest = wide - n * tile
-            pieces = [(tile, min(y, other + tile), i * tile) for i in range(n)]
-            pieces.append((rest, other + rest, n * tile))
-            return sum(mul2dsp_tiles(w, other, py, split, used - at, top=False)
-                       if wide == a else mul2dsp_tiles(other, w, py, split, used - at, top=False)
-                       for w, py, at in pieces)
+    if a > split["a_max"]:
+        return sum(mul2dsp_tiles(w, b, py, split, used - at, top=False)
+                   for w, py, at in _mul2dsp_pieces(a, b, y, split["a_max"]))
+    if b > split["b_max"]:
+        return sum(mul2dsp_tiles(a, w, py, split, used - at, top=False)
+                   for w, py, at in _mul2dsp_pieces(b, a, y, split["b_max"]))
     return 1
+
+
+def _mul2dsp_pieces(wide: int, other: int, y: int, tile: int) -> list[tuple[int, int, int]]:
+    """Return ``mul2dsp``'s pieces of a ``wide``-bit operand: (width, result bits, offset)."""
+    n = (wide - 1) // tile
+    rest = wide - n * tile
+    return [*((tile, min(y, other + tile), i * tile) for i in range(n)),
+            (rest, other + rest, n * tile)]
 
 
 def _significant(bits: list[Any], t: Any) -> int:
