@@ -1,5 +1,6 @@
 // Hand-pipelined popcount64 (benchmarks/hand.py): byte counts, two half sums, the total, in
 // 3 stages (54 flip-flops with the valid bits), with the valid/ready handshake of our cores.
+// verilator lint_off WIDTHEXPAND
 module popcount64 (
     input  wire        clk,
     input  wire        rst,
