@@ -47,6 +47,8 @@ from kera.hls.timing import AREA_KEYS, MUL_OPS, SUBTRACTING, CostModel, absorbed
 from kera.ir.graph import Node
 from kera.ir.types import IntType
 
+_COMPARING = SUBTRACTING - {"sub", "neg"}  # orderings and min/max: no mux folds their inversion
+
 #: Orderings, bitwise when against a constant.
 ORDERS = frozenset({"lt", "le", "gt", "ge"})
 
@@ -432,9 +434,16 @@ def registered_inverters(schedule: Schedule, costs: CostModel) -> int:
     flip-flop drives where the carry cell cannot invert (iCE40's SB_CARRY); a bit a LUT makes
     has the inversion folded in. ``CostModel.area`` sees the graph without registers; a bit
     that a LUT or an adder makes in one stage and a bank holds for a later one is a flip-flop
-    there: one inverter per such bit, whichever readers share it. sort8 at 55 MHz (6 stages,
-    each compare-exchange reading registered values): yosys 0.70 has 459 LUT4s where the
-    single stage has 340."""
+    there: one inverter per such bit and bank, whichever readers share it. The bit's stage is its
+    maker's (the first node whose bits hold it), so where a comparison's subtrahend is wiring
+    in its own stage over registered bits, those count too (isqrt32's ``rem >= trial``,
+    ``trial = root << 2 | 1`` with ``root`` from the bank before: yosys 0.70, 15 stages, 263
+    LUT4s). Not so for a difference (cordic's ``x - (y >> i)`` beside ``x + (y >> i)``: yosys
+    inverts the shifted bits in the multiplexer that picks the sum, 2,221 LUT4s at 55 MHz;
+    2,451 estimated with an inverter each): its subtrahend counts only when a bank holds the
+    operand itself. sort8 at 55 MHz (6
+    stages, each compare-exchange reading registered values): yosys 0.70 has 459 LUT4s where
+    the single stage has 340."""
     if costs._inverter_rate(8) <= 0:
         return 0
     graph, stage = schedule.graph, schedule.stage
@@ -442,6 +451,11 @@ def registered_inverters(schedule: Schedule, costs: CostModel) -> int:
     net = costs.network(graph)
     flops = costs._flop_leaves(graph)
     bound = schedule.bound()
+    maker: dict[tuple[frozenset[int], int], bytes] = {}
+    for nid in schedule.order:  # inputs first: a bit's maker comes before its readers
+        for b in net.bits.get(nid, ()):
+            if b[0]:
+                maker.setdefault((b[0], b[2]), nid)
     seen: set[tuple[object, ...]] = set()
     for nid in schedule.order:
         node = nodes[nid]
@@ -449,11 +463,16 @@ def registered_inverters(schedule: Schedule, costs: CostModel) -> int:
                 graph, node):
             continue
         u = node.inputs[-1]
-        if u not in stage or stage[u] >= stage[nid] or nodes[u].op in ("param", "state"):
-            continue
+        if node.op not in _COMPARING and (u not in stage or stage[u] >= stage[nid]
+                                       or nodes[u].op in ("param", "state")):
+            continue  # a difference whose subtrahend this stage makes: a mux may invert it
         for b in net.bits.get(u, ()):
-            if b[0] and not (b[2] < 0 and len(b[0]) == 1 and next(iter(b[0])) in flops):
-                seen.add((u, b[0], b[2], b[3]))
+            if not b[0] or (b[2] < 0 and len(b[0]) == 1 and next(iter(b[0])) in flops):
+                continue
+            m = maker.get((b[0], b[2]))
+            if m is not None and m in stage and stage[m] < stage[nid] and \
+                    nodes[m].op not in ("param", "state"):
+                seen.add((b[0], b[2], b[3], stage[nid]))  # each bank's copy its own
     return len(seen)
 
 

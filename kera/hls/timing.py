@@ -320,6 +320,13 @@ class CostModel:
         second costs only its multiplexer, a ``select`` of its width (``min`` minus ``lt``
         was one LUT short: the fitted ``lt`` has a LUT for its flag, which a ``min`` feeds
         to its multiplexer's LUTs; sort8's 19 pairs: yosys 0.70 has 16 LUT4s a pair, not 15).
+        A subtraction of the low bits of a wider comparison's operands (the optimiser's
+        ``relational`` rows: ``rem - trial`` on the bits the remainder keeps, ``rem >= trial``
+        on one more) is the comparison's chain up to its width: the techmapped cells of the
+        two ALUs are the same cells bit for bit there, and ``opt_merge`` keeps one of each; the
+        subtraction costs only its sum LUTs (iCE40: SB_CARRY does not sum; ECP5: none, the
+        CCU2C sums). isqrt32 at 55 MHz, yosys 0.70: 150 SB_CARRY, all in the comparisons'
+        chains (283 estimated with a chain each); on ECP5 77 CCU2C, 310 LUT sites (443).
         First is canonical order.
         """
         hit = self._merged.get(id(graph))
@@ -344,7 +351,41 @@ class CostModel:
             elif kind == "minmax" and (kind, pair) in seen:
                 out[nid] = _area_dict(self._query_area(("select", q[1], None)))
             seen.add((kind, pair))
+        for nid in self._chain_prefixes(graph, order):
+            w = nodes[nid].type.flat_width
+            out[nid] = _area_dict({"lut": self._query_area(("add", w, None))["lut"]})
         self._merged[id(graph)] = (graph, out)
+        return out
+
+    def _chain_prefixes(self, graph: Graph, order: list[bytes]) -> list[bytes]:
+        """Return the subtractions whose operands are, bit for bit, the low bits of a wider
+        comparison's (minuend and subtrahend as its ALU takes them, some bit above not
+        constant): ``merged_area``'s shared chains."""
+        bits = self.network(graph).bits
+        nodes = graph.nodes
+        prefixes: dict[tuple[tuple[Any, ...], ...], int] = {}  # low bits -> widest compare
+        for n in order:
+            node = nodes[n]
+            if node.op not in ("lt", "le", "gt", "ge") or is_bitwise(graph, node):
+                continue
+            a, b = node.inputs if node.op in ("lt", "ge") else node.inputs[::-1]
+            ab = bits[a], bits[b]
+            top = max(len(ab[0]), len(ab[1]))
+            for w in range(1, top):
+                if all(not x[0] for x in (*ab[0][w:], *ab[1][w:])):
+                    break  # above w only constants: ``_low_subtractions`` merges that one
+                key = (tuple(ab[0][:w]), tuple(ab[1][:w]))
+                prefixes[key] = max(prefixes.get(key, 0), top)
+        out = []
+        for n in order:
+            node = nodes[n]
+            if node.op != "sub" or not prefixes:
+                continue
+            w = node.type.flat_width
+            x, y = node.inputs
+            key = (tuple(bits[x][:w]), tuple(bits[y][:w]))
+            if len(key[0]) == len(key[1]) == w and prefixes.get(key, 0) > w:
+                out.append(n)
         return out
 
     def _low_subtractions(self, graph: Graph, order: list[bytes]) -> Callable[[Node], bool]:
@@ -713,6 +754,8 @@ class CostModel:
             return dict.fromkeys(AREA_KEYS, 0.0)
         merged = self.merged_area(graph).get(node.id)
         if merged is not None:
+            if node.op == "sub":  # a shared chain's sums, which a select may absorb
+                return self._less_absorbed(graph, node, q, self._sites(dict(merged)), absorbed)
             return self._sites(dict(merged))
         rom = self.rom_cost(graph, node)
         if rom is not None:

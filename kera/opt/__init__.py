@@ -3,8 +3,10 @@
 ``optimize(graph, level)`` returns a new graph that computes the same bits (SEMANTICS.md) for
 every input; the invariant validator runs after every pass. Passes: ``fold`` (constant
 folding), ``simplify`` (algebraic identities), ``strength`` (cheaper multiply/divide by
-constants), ``balance`` (tree-height reduction), ``narrow`` (bit-width narrowing), ``bits``
-(known and demanded bits: every node on its live bits), ``dce`` (dead nodes);
+constants), ``relational`` (selects bounded by a select on the same condition: a restoring
+step's remainder by its root), ``balance`` (tree-height reduction), ``narrow`` (bit-width
+narrowing), ``bits`` (known and demanded bits: every node on its live bits), ``dce`` (dead
+nodes);
 ``fold+simplify`` joins local-rule passes into one walk (``kera.opt.local``).
 See docs/opt.md.
 """
@@ -25,6 +27,7 @@ from kera.opt.manager import (
     optimize,
 )
 from kera.opt.narrow import narrow
+from kera.opt.relational import relational
 from kera.opt.simplify import simplify
 from kera.opt.strength import strength
 
@@ -43,6 +46,7 @@ __all__ = [
     "format_stats",
     "narrow",
     "optimize",
+    "relational",
     "simplify",
     "strength",
 ]

@@ -30,6 +30,7 @@ from kera.opt.dump import format_graph
 from kera.opt.fold import fold
 from kera.opt.local import LOCAL_RULES, fused
 from kera.opt.narrow import narrow
+from kera.opt.relational import relational
 from kera.opt.rewrite import canonical
 from kera.opt.simplify import simplify
 from kera.opt.strength import strength
@@ -44,6 +45,7 @@ PASSES: dict[str, Pass] = {
     "balance": balance,
     "narrow": narrow,
     "bits": bits,
+    "relational": relational,
     "dce": dce,
 }
 
@@ -67,6 +69,7 @@ PIPELINES: dict[str, tuple[Step, ...]] = {
     "O1": ("fold", "simplify", "dce"),
     "O2": (
         Fixpoint(("fold+simplify+strength",)),
+        "relational",
         "balance",
         Fixpoint(("narrow+fold+simplify", "bits")),
         "dce",

@@ -116,7 +116,7 @@ def test_mixed_chain_latency_equals_optimal_partition(ops: list[str], clock: flo
         for i in range(j):
             if sum(delays[i:j]) <= p + 1e-9:
                 best[j] = min(best[j], best[i] + 1)
-    assert s.latency == best[-1] >= math.ceil(sum(delays) / p)
+    assert s.latency == best[-1] >= math.ceil(sum(delays) / p - 1e-9)  # a float sum's error
 
 
 # ------------------------------------------------------------------------------ random DAGs

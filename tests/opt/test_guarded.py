@@ -111,12 +111,13 @@ def test_an_unguarded_or_mismatched_select_is_left_alone():
 
 
 def test_isqrt_rows_narrow_row_by_row():
-    """The rows of the digit-by-digit square root: row i's remainder has 2 (i + 1) bits."""
+    """The rows of the digit-by-digit square root: row i's remainder is at most twice the root
+    (``kera.opt.relational``), so it has i + 2 bits where its interval alone has 2 (i + 1)."""
     program = build_program("isqrt16.kera", ISQRT16.encode())
     assert program.ok and program.graph is not None
     graph = optimize(program.graph, 2)
     # row 0's x - 1 is a 2-bit add; the last row's difference is dead (only its compare counts)
-    assert _widths(graph, "sub") == [4, 6, 8, 10, 12, 14]
+    assert _widths(graph, "sub") == [3, 4, 5, 6, 7, 8]
     xs = list(range(1 << 16))
     inputs = {"x": column(xs, uint(16))}
     assert results(graph, "isqrt16", inputs, len(xs)) == [math.isqrt(v) for v in xs]

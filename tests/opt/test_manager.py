@@ -68,7 +68,8 @@ def test_stats_record_every_pass_run():
     stats: list[PassStats] = []
     out = optimize(_graph(), 2, stats=stats)
     names = [r.name for r in stats]
-    assert names == ["fold+simplify+strength", "balance", "narrow+fold+simplify", "bits", "dce"]
+    assert names == ["fold+simplify+strength", "relational", "balance", "narrow+fold+simplify",
+                     "bits", "dce"]
     assert stats[0].nodes_before == len(_graph())
     assert stats[-1].nodes_after == len(out)
     assert all(r.seconds >= 0 and r.round >= 1 for r in stats)
