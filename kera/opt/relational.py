@@ -165,9 +165,10 @@ class Relations:
             if k < t.width and self.num(ins[0], d) << k <= t.mask:
                 for sym, (kk, mm) in self.bounds(ins[0], d).items():
                     _keep(out, sym, kk * (1 << k), mm * (1 << k))
-        elif op == "shr" and self.const(ins[1]) is not None:
+        elif op == "shr" and self.const(ins[1]) is not None \
+                and _unsigned(self.nodes[ins[0]]) is not None:
             k = self.const(ins[1])
-            assert k is not None
+            assert k is not None  # x >> k <= x / 2**k (0 from the width up: SEMANTICS.md)
             for sym, (kk, mm) in self.bounds(ins[0], d).items():
                 _keep(out, sym, kk / (1 << k), mm / (1 << k))
         elif op in ("or", "xor", "add") and all(_unsigned(self.nodes[i]) for i in ins):
