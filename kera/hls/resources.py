@@ -43,11 +43,9 @@ from kera.hls.lutmap import (
     tool_network,
 )
 from kera.hls.pipeline import Schedule
-from kera.hls.timing import AREA_KEYS, MUL_OPS, SUBTRACTING, CostModel, absorbed_in
+from kera.hls.timing import AREA_KEYS, MUL_OPS, ORDERINGS, SUBTRACTING, CostModel, absorbed_in
 from kera.ir.graph import Node
 from kera.ir.types import IntType
-
-_COMPARING = SUBTRACTING - {"sub", "neg"}  # orderings and min/max: no mux folds their inversion
 
 #: Orderings, bitwise when against a constant.
 ORDERS = frozenset({"lt", "le", "gt", "ge"})
@@ -463,7 +461,7 @@ def registered_inverters(schedule: Schedule, costs: CostModel) -> int:
                 graph, node):
             continue
         u = node.inputs[-1]
-        if node.op not in _COMPARING and (u not in stage or stage[u] >= stage[nid]
+        if node.op not in ORDERINGS and (u not in stage or stage[u] >= stage[nid]
                                        or nodes[u].op in ("param", "state")):
             continue  # a difference whose subtrahend this stage makes: a mux may invert it
         for b in net.bits.get(u, ()):

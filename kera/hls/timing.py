@@ -117,9 +117,9 @@ MUL_OPS = frozenset({"mul", "widening_mul"})
 #: Carry-chain ops costed at their operands' significant width (``CostModel.narrow_query``).
 _NARROWED = frozenset({"add", "sub", "neg", "min", "max", "lt", "le", "gt", "ge"})
 #: Carry-chain comparisons of two variables and the selects they drive: ``a - b``'s borrow.
-_ORDERINGS = frozenset({"min", "max", "lt", "le", "gt", "ge"})
+ORDERINGS = frozenset({"min", "max", "lt", "le", "gt", "ge"})
 #: Ops whose carry chain subtracts their last operand (``CostModel._inverted_operand``).
-SUBTRACTING = frozenset({"sub", "neg", *_ORDERINGS})
+SUBTRACTING = frozenset({"sub", "neg", *ORDERINGS})
 
 
 def csd_digits(value: int) -> int:
@@ -784,7 +784,7 @@ class CostModel:
         if node.op == "add" and not gates and self.carry_out(graph, node) and not float(
                 getattr(self.model, "carry_lut_sites", 0.0)):  # its top bit: SB_CARRY's CO
             hit = {**hit, "lut": max(0.0, hit["lut"] - hit["lut"] / max(1, q[1]))}
-        if node.op in _ORDERINGS and q[0].removesuffix("_signed") in _ORDERINGS:
+        if node.op in ORDERINGS and q[0].removesuffix("_signed") in ORDERINGS:
             return self._inverted_operand(graph, node, q, dict(hit))
         if node.op in ("sub", "neg") and q[0] == node.op:
             return self._less_absorbed(graph, node, q, self._inverted_operand(graph, node, q,
@@ -974,7 +974,7 @@ class CostModel:
         DSPs drive (``_flop_leaves``) keep theirs, one inverter a bit for the whole design
         (``_inverter_owners``)."""
         add = self._query_area(("add", q[1], None))
-        if node.op in _ORDERINGS:  # an inverter per carry cell, at the subtraction's rate
+        if node.op in ORDERINGS:  # an inverter per carry cell, at the subtraction's rate
             extra = min(self._inverter_rate(q[1]) * _area_dict(self._query_area(q))["carry"],
                         area["lut"])
         else:

@@ -345,3 +345,30 @@ def test_the_handshake_path_caps_a_fast_design_on_ice40() -> None:
     r6 = build_report(s6, board6, model=model5)
     assert r6["critical_path"][0]["op"] != "handshake"
     assert 212.0 <= r6["estimate"]["fmax_mhz"] <= 260.0  # placed: 223.6 MHz, 3 seeds' median
+
+
+def test_a_comparison_reads_a_registered_subtrahend_through_an_inverter() -> None:
+    """iCE40: SB_CARRY cannot invert, so an ordering's subtrahend bits that flip-flops drive
+    pass an inverter LUT and a net before the chain (nextpnr: sort8 and isqrt32 at 55 MHz start
+    flip-flop -> net -> LUT -> 1.76 ns net -> I2). A subtrahend a LUT makes, or a minuend from
+    flip-flops, has no such stage; ECP5's CCU2C inverts inside."""
+    src = "#[top]\npub fn f(a: u8, b: u8) -> bool { a < b }\n"
+    flipped = "#[top]\npub fn f(a: u8, b: u8) -> bool { (a ^ 0x5a) < (b ^ 0xa5) }\n"
+    for family, expect in (("ice40", True), ("ecp5", False)):
+        costs = CostModel(load_model(family))
+        ports, _ = _single(src)
+        gates, _ = _single(flipped)
+        plain = analyse_bits(ports, costs, size=100.0)
+        folded = analyse_bits(gates, costs, size=100.0)
+        assert plain is not None and folded is not None
+        lut_net = costs.model.lut_network
+        inverter = lut_net["lut_ns"] + net_delay(costs, 100.0)(1)
+        # the ports' comparison starts an inverter later than the inputs' own nets allow
+        extra = plain.stage_delays[0] - costs.delay(ports.graph, next(
+            n for n in ports.graph.nodes.values() if n.op == "lt"))
+        if expect:
+            assert extra >= inverter - lut_net["net_ns"] - 1e-6
+        else:
+            assert extra < inverter - lut_net["net_ns"] - 1e-6
+        # with both operands from xor LUTs, the inversion folds into them: no such stage
+        assert folded.stage_delays[0] < plain.stage_delays[0] + inverter
