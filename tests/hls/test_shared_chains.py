@@ -87,3 +87,4 @@ def test_a_single_stage_reads_no_registered_root():
     assert s.latency == 1 and registered_inverters(s, CostModel(model)) == 0
     five = plan_schedule(loaded.graph, loaded.top, board="ulx3s", clock_mhz=150)[0]
     assert registered_inverters(five, CostModel(load_model("ecp5"))) == 0  # CCU2C inverts
+
