@@ -76,6 +76,7 @@ class Relations:
         return r[1]
 
     def lo(self, nid: bytes) -> int:
+        """The interval's lower bound of an unsigned node."""
         r = self.ranges(nid)
         assert r is not None
         return r[0]
@@ -85,6 +86,7 @@ class Relations:
         return int(self.bounds(nid, depth)[None][1])
 
     def const(self, nid: bytes) -> int | None:
+        """The value of a ``const`` node (None for any other node)."""
         node = self.nodes[nid]
         return int(node.attr("value")) if node.op == "const" else None
 
