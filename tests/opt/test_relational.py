@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -166,3 +167,19 @@ def test_restoring_recurrences_right_or_wrong_keep_their_bits(case, seed):
         want = evaluate(g, "isqrt", {"x": x}, rows=256)
         got = evaluate(optimize(g, 2), "isqrt", {"x": x}, rows=256)
         assert np.array_equal(np.asarray(want), np.asarray(got))
+
+
+def test_a_64_bit_root_narrows_all_its_32_rows():
+    """Thirty-two rows, each bounded by its root (the analysis recurses about three levels a
+    row, within ``_MAX_DEPTH`` from either end), and the root exact on random inputs."""
+    source = (SHARED_KERNELS / "peers" / "isqrt32.kera").read_text()
+    source = (source.replace("u32", "u64").replace("0..16", "0..32")
+              .replace("(30 - 2 * i)", "(62 - 2 * i)").replace("root as u16", "root as u32")
+              .replace("-> u16", "-> u32"))
+    g = _graph(source)
+    assert sorted(narrow_widths(optimize(g, pipeline=_PRE)).values()) == list(range(2, 33))
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 1 << 63, 2000, dtype=np.uint64) * np.uint64(2) + rng.integers(
+        0, 2, 2000, dtype=np.uint64)
+    got = np.asarray(evaluate(optimize(g, 2), "isqrt32", {"x": x}, rows=len(x)))
+    assert [int(r) for r in got] == [math.isqrt(int(v)) for v in x]
