@@ -439,9 +439,8 @@ def registered_inverters(schedule: Schedule, costs: CostModel) -> int:
     LUT4s). Not so for a difference (cordic's ``x - (y >> i)`` beside ``x + (y >> i)``: yosys
     inverts the shifted bits in the multiplexer that picks the sum, 2,221 LUT4s at 55 MHz;
     2,451 estimated with an inverter each): its subtrahend counts only when a bank holds the
-    operand itself. sort8 at 55 MHz (6
-    stages, each compare-exchange reading registered values): yosys 0.70 has 459 LUT4s where
-    the single stage has 340."""
+    operand itself. sort8 at 55 MHz (6 stages, each compare-exchange reading registered
+    values): yosys 0.70 has 459 LUT4s where the single stage has 340."""
     if costs._inverter_rate(8) <= 0:
         return 0
     graph, stage = schedule.graph, schedule.stage
