@@ -13,6 +13,8 @@ Formulation (system of difference constraints, "SDC": Cong & Zhang 2006, as in X
   fewest pipeline-register bits, ``sum width(u) * (last_use(u) - s(u))``, as a linear program
   solved with HiGHS. The constraint matrix is a network matrix (totally unimodular), so the LP
   optimum at a simplex vertex is integral; it is rounded and checked (``milp`` if it were not).
+  ``period_cap_ns`` chains the stages in a shorter period than the clock's, which
+  ``kera.hls.synth`` uses to pick, among such schedules, one with a faster slowest stage.
 
 Above ``LP_MAX_NODES`` nodes (or when HiGHS fails) the documented fallback is used: the same ASAP
 list schedule, then a greedy pass that pushes nodes to later stages (ALAP direction) whenever
@@ -98,6 +100,7 @@ def schedule(
     model: DelayAreaModel | None = None,
     method: str = "auto",
     dsp_budget: int | None = None,
+    period_cap_ns: float | None = None,
 ) -> Schedule:
     """Schedule region ``region`` of ``graph`` for ``family`` at ``clock_mhz``.
 
@@ -105,8 +108,11 @@ def schedule(
     see); ``model`` defaults to the family's fitted model (``kera.hls.models.load_model``);
     ``method`` is "auto" (SDC up to ``LP_MAX_NODES`` nodes, else the list fallback), "sdc" or
     "list"; ``dsp_budget`` the device's DSP blocks (multiplies beyond it are costed as LUT
-    circuits, ``CostModel``; None: unbounded). Raises ``KeraError`` (exit code 1) when one op
-    alone does not fit in the period and (exit code 2) for a bad clock, II or margin.
+    circuits, ``CostModel``; None: unbounded). ``period_cap_ns`` bounds the usable period the
+    stages are chained in below what the clock and margin leave (never below the slowest op),
+    for a faster schedule than the clock asks (``kera.hls.synth``); the clock, margin and
+    report stay the user's. Raises ``KeraError`` (exit code 1) when one op alone does not fit
+    in the period and (exit code 2) for a bad clock, II or margin.
     """
     requested = ii
     ii = 1 if ii is None else ii
@@ -115,6 +121,8 @@ def schedule(
     stateful = graph.region_or_error(region).stateful  # plan_state checks once RAMs are known
     problem = build_problem(graph, region, costs, clock_mhz, margin, check=not stateful,
                             pipeline=ii == 1 and not stateful)
+    if period_cap_ns is not None:
+        problem.period = max(min(problem.period, period_cap_ns), max(problem.delay, default=0.0))
     plan: StatePlan | None = None
     from kera.hls import sharing
 

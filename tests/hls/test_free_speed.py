@@ -1,0 +1,87 @@
+"""A faster slowest stage at no cost: ``period_cap_ns`` and ``kera.hls.synth._free_speed``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import kera.hls.synth as synth
+from kera import load
+from kera.hls.report import build_report
+from kera.hls.schedule import schedule
+from kera.hls.synth import plan_schedule
+from kera.hls.timing import CostModel, SimpleModel
+from tests.conftest import SHARED_KERNELS
+from tests.hls.test_schedule import chain, check
+
+MODEL = SimpleModel()
+ISQRT = SHARED_KERNELS / "peers" / "isqrt32.kera"
+GF_MUL = Path(__file__).resolve().parents[1] / "opt" / "kernels" / "gf_mul.kera"
+
+
+def _slowest(s: object) -> float:
+    return max(s.finish_ns.values())  # type: ignore[attr-defined]
+
+
+def test_a_period_cap_balances_the_stages_at_the_same_latency() -> None:
+    """Six adds where four fit a stage: two stages either way; the cap asks for 3 + 3."""
+    g = chain(["add"] * 6)
+    d = MODEL.delay_ns("add", 16)
+    clock = 900.0 / (4.2 * d + CostModel(MODEL).overhead_ns)  # 4.2 adds' usable period
+    free = schedule(g, "f", family="simple", clock_mhz=clock, model=MODEL)
+    capped = schedule(g, "f", family="simple", clock_mhz=clock, model=MODEL,
+                      period_cap_ns=3.5 * d)
+    assert free.latency == capped.latency == 2
+    assert _slowest(free) >= 3 * d - 1e-9
+    assert _slowest(capped) == pytest.approx(3 * d)
+    assert check(capped) == check(free)  # the same register bits: one value and `b`
+
+
+def test_a_cap_below_the_slowest_op_stops_at_that_op() -> None:
+    g = chain(["add"] * 3)
+    d = MODEL.delay_ns("add", 16)
+    s = schedule(g, "f", family="simple", clock_mhz=12.0, model=MODEL, period_cap_ns=0.1 * d)
+    assert s.latency == 3 and _slowest(s) == pytest.approx(d)
+
+
+@pytest.mark.skipif(not ISQRT.is_file(), reason="../shared/kernels/peers is not beside the repo")
+@pytest.mark.parametrize(("board", "before", "after"), [("ulx3s", 26.9, 33.4),
+                                                         ("icebreaker", 13.1, 15.4)])
+def test_isqrt32_at_the_board_clock_gets_a_faster_stage_for_free(
+        monkeypatch: pytest.MonkeyPatch, board: str, before: float, after: float) -> None:
+    """isqrt32's register-minimal schedule chains most rows in one stage; the free schedule
+    splits them evenly: the same latency, LUTs and flip-flops, a faster estimate (and placed:
+    ECP5 32.8 -> 41.5 MHz, docs/models.md)."""
+    loaded = load(ISQRT)
+
+    def report(rounds: int) -> dict:
+        monkeypatch.setattr(synth, "FREE_ROUNDS", rounds)
+        s, b, model = plan_schedule(loaded.graph, loaded.top, board=board)
+        return build_report(s, b, model=model, top=loaded.top)
+
+    rounds = synth.FREE_ROUNDS
+    slow, fast = report(0), report(rounds)
+    assert fast["latency_cycles"] == slow["latency_cycles"]
+    for k in ("lut", "ff", "carry"):
+        assert fast["estimate"][k] <= slow["estimate"][k]
+    assert slow["estimate"]["fmax_mhz"] == pytest.approx(before, abs=0.1)
+    assert fast["estimate"]["fmax_mhz"] == pytest.approx(after, abs=0.1)
+    assert fast["timing"]["max_stage_delay_ns"] <= 0.9 * slow["timing"]["max_stage_delay_ns"]
+    # the clock, margin and usable period the report states stay the user's
+    assert fast["timing"]["margin"] == slow["timing"]["margin"]
+    assert fast["timing"]["usable_ns"] == slow["timing"]["usable_ns"]
+
+
+def test_a_small_gain_is_not_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    """gf_mul at 150 MHz on ECP5: a tighter cap moves its register boundary inside the xor
+    network for 3 % of estimated Fmax (placed: 74 -> 96 LUT4 sites for 1 %); kept as it is."""
+    loaded = load(GF_MUL)
+    s, _, _ = plan_schedule(loaded.graph, loaded.top, board="ulx3s", clock_mhz=150.0)
+    monkeypatch.setattr(synth, "FREE_ROUNDS", 0)
+    base, _, _ = plan_schedule(loaded.graph, loaded.top, board="ulx3s", clock_mhz=150.0)
+    assert s.stage == base.stage
+    monkeypatch.setattr(synth, "FREE_ROUNDS", 1)
+    monkeypatch.setattr(synth, "FREE_STEP", 0.99)  # a 1 % step takes it: the rule decides
+    tight, _, _ = plan_schedule(loaded.graph, loaded.top, board="ulx3s", clock_mhz=150.0)
+    assert tight.stage != base.stage and tight.latency == base.latency
