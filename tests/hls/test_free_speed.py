@@ -68,6 +68,8 @@ def test_isqrt32_at_the_board_clock_gets_a_faster_stage_for_free(
     assert slow["estimate"]["fmax_mhz"] == pytest.approx(before, abs=0.1)
     assert fast["estimate"]["fmax_mhz"] == pytest.approx(after, abs=0.1)
     assert fast["timing"]["max_stage_delay_ns"] <= 0.9 * slow["timing"]["max_stage_delay_ns"]
+    assert [n for n in fast["notes"] if n.startswith("stages re-balanced at no cost")]
+    assert not [n for n in slow["notes"] if "re-balanced" in n]
     # the clock, margin and usable period the report states stay the user's
     assert fast["timing"]["margin"] == slow["timing"]["margin"]
     assert fast["timing"]["usable_ns"] == slow["timing"]["usable_ns"]
