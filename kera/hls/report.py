@@ -133,7 +133,9 @@ def build_report(
             "fmax_mhz": timing.fmax_mhz,
             "utilisation": {**{k: area.utilisation[k] for k in CAPACITY_KEYS
                                if k in area.utilisation}, **_carry_use(area.total, caps)},
-            "expected_error": expected_error(meta, ops, len(path), timing.fmax_mhz, overhead),
+            "expected_error": expected_error(meta, ops, len(path), timing.fmax_mhz, overhead,
+                                             {**area.total, "fmax_mhz": timing.fmax_mhz},
+                                             board.family),
             "by_op": area.by_op,
             "registers": {"bits": area.register_bits, "valid_bits": area.valid_bits,
                           **area.registers},

@@ -5,13 +5,16 @@
   estimate.
 * ``deadline``: latency in ns, throughput, reset-to-first-accept, fill latency and the stall
   behaviour of the generated handshake (kera.rtl.emit: one enable moves every bank).
-* ``expected_error``: each estimate's expected error, from the model's held-out error.
+* ``expected_error``: each estimate's expected error, from the error of whole designs against
+  place-and-route (``design_error``, LUT/FF/Fmax) or the model's held-out error per op.
 * ``carry_capacity``: how many carry cells the device has (boards list LUTs, not carries).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 #: Carry cells per LUT, per family: an iCE40 logic cell has one SB_CARRY beside its LUT4, an
@@ -122,16 +125,42 @@ def deadline(clock_mhz: float, latency: int, ii: int, fmax_mhz: float) -> dict[s
     return out
 
 
-def expected_error(model_meta: Mapping[str, Any], ops: int, path_ops: int,
-                   fmax_mhz: float, overhead_ns: float) -> dict[str, Any]:
-    """Return each estimate's expected error from the model's held-out error.
+#: ``design_error``: how far the LUT, FF and Fmax estimates of whole designs were from
+#: place-and-route, per family (``benchmarks/qor.py --accuracy``).
+ACCURACY = Path(__file__).with_name("accuracy.json")
+#: The metrics ``design_error`` gives (the ones benchmarks/qor.py measures per design).
+DESIGN_METRICS = ("lut", "ff", "fmax_mhz")
 
-    The model records, per quantity, the mean absolute error of one op on the widths held out
-    of its fit (``held_out_error[k]["mean_abs"]``). An estimate is a sum of per-op figures, so
-    its expected error is that per-op error times the ops summed (``ops`` for resources,
-    ``path_ops`` for the critical path's delay, turned into an Fmax range). A model without a
-    recorded held-out error (a provisional one, never measured) has no data to compute one
-    from: its errors are None and ``basis`` says so.
+
+def design_error(family: str) -> dict[str, Any] | None:
+    """Return the family's measured design-level error record (``accuracy.json``), or None.
+
+    Per metric ``mape_pct`` (the mean absolute error over the placed designs), ``worst_pct``
+    and ``points``; ``designs`` and ``clocks_mhz``, what was placed.
+    """
+    try:
+        data = json.loads(ACCURACY.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    fam = data.get("families", {}).get(family)
+    return dict(fam) if isinstance(fam, Mapping) else None
+
+
+def expected_error(model_meta: Mapping[str, Any], ops: int, path_ops: int,
+                   fmax_mhz: float, overhead_ns: float, estimate: Mapping[str, float] | None = None,
+                   family: str | None = None) -> dict[str, Any]:
+    """Return each estimate's expected error.
+
+    LUT, FF and Fmax, where the family's whole-design error has been measured
+    (``design_error``: benchmarks/qor.py, every estimate against yosys + nextpnr): the
+    estimate times that mean absolute percentage error (``pct``; ``worst_pct`` beside it), Fmax
+    as the range ``estimate x (1 -/+ pct)``. Carries, DSPs and BRAMs, and every metric of a
+    family not measured that way: the model records, per quantity, the mean absolute error of
+    one op on the widths held out of its fit (``held_out_error[k]["mean_abs"]``); an estimate
+    is a sum of per-op figures, so its expected error is that per-op error times the ops summed
+    (``ops`` for resources, ``path_ops`` for the critical path's delay, turned into an Fmax
+    range). A model without a recorded held-out error (a provisional one, never measured) has
+    no data to compute one from: its errors are None and ``basis`` says so.
     """
     held = model_meta.get("held_out_error")
     if not isinstance(held, Mapping):
@@ -150,7 +179,31 @@ def expected_error(model_meta: Mapping[str, Any], ops: int, path_ops: int,
         high = 1000.0 / max(period - err, overhead_ns)
         out["fmax_mhz"] = {"low": low, "high": high, "delay_ns": err, "per_op": per_op,
                            "ops": path_ops}
+    measured = design_error(family) if family is not None and estimate is not None else None
+    if measured is None or estimate is None:
+        return out
+    for key in DESIGN_METRICS:
+        m = measured.get(key)
+        if not isinstance(m, Mapping):
+            return out
+        pct = float(m["mape_pct"])
+        row = {"pct": pct, "worst_pct": float(m["worst_pct"]), "points": int(m["points"])}
+        if key == "fmax_mhz":
+            out[key] = {"low": fmax_mhz * (1 - pct / 100), "high": fmax_mhz * (1 + pct / 100),
+                        **row}
+        else:
+            out[key] = {"abs": float(estimate[key]) * pct / 100, **row}
+    pcts = ", ".join(f"{name} {measured[k]['mape_pct']:.1f} %" for name, k in _NAMES)
+    worst = ", ".join(f"{measured[k]['worst_pct']:.1f}" for _, k in _NAMES)
+    clocks = " and ".join(f"{c:g}" for c in measured.get("clocks_mhz", ()))
+    out["basis"] = (f"{pcts} (worst {worst} %): the mean absolute errors of the estimates of "
+                    f"{measured.get('designs', '?')} designs placed at {clocks} MHz "
+                    "(benchmarks/qor.py, yosys + nextpnr); carry, DSP, BRAM: held-out mean "
+                    "absolute error per op x ops summed")
     return out
+
+
+_NAMES = (("LUT", "lut"), ("FF", "ff"), ("Fmax", "fmax_mhz"))
 
 
 def _mean_abs(held: Mapping[str, Any], key: str) -> float | None:
@@ -163,6 +216,7 @@ __all__ = [
     "CARRY_PER_LUT",
     "STALL",
     "deadline",
+    "design_error",
     "expected_error",
     "line_ranges",
     "source_lines",
