@@ -180,12 +180,11 @@ def expected_error(model_meta: Mapping[str, Any], ops: int, path_ops: int,
         out["fmax_mhz"] = {"low": low, "high": high, "delay_ns": err, "per_op": per_op,
                            "ops": path_ops}
     measured = design_error(family) if family is not None and estimate is not None else None
-    if measured is None or estimate is None:
+    if measured is None or estimate is None or not all(
+            isinstance(measured.get(k), Mapping) for k in DESIGN_METRICS):
         return out
     for key in DESIGN_METRICS:
-        m = measured.get(key)
-        if not isinstance(m, Mapping):
-            return out
+        m = measured[key]
         pct = float(m["mape_pct"])
         row = {"pct": pct, "worst_pct": float(m["worst_pct"]), "points": int(m["points"])}
         if key == "fmax_mhz":
