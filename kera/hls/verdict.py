@@ -128,8 +128,9 @@ def deadline(clock_mhz: float, latency: int, ii: int, fmax_mhz: float) -> dict[s
 #: ``design_error``: how far the LUT, FF and Fmax estimates of whole designs were from
 #: place-and-route, per family (``benchmarks/qor.py --accuracy``).
 ACCURACY = Path(__file__).with_name("accuracy.json")
-#: The metrics ``design_error`` gives (the ones benchmarks/qor.py measures per design).
-DESIGN_METRICS = ("lut", "ff", "fmax_mhz")
+#: The metrics ``design_error`` gives (the ones benchmarks/qor.py measures per design), with
+#: the names the report prints.
+DESIGN_METRICS = {"lut": "LUT", "ff": "FF", "fmax_mhz": "Fmax"}
 
 
 def design_error(family: str) -> dict[str, Any] | None:
@@ -192,8 +193,9 @@ def expected_error(model_meta: Mapping[str, Any], ops: int, path_ops: int,
                         **row}
         else:
             out[key] = {"abs": float(estimate[key]) * pct / 100, **row}
-    pcts = ", ".join(f"{name} {measured[k]['mape_pct']:.1f} %" for name, k in _NAMES)
-    worst = ", ".join(f"{measured[k]['worst_pct']:.1f}" for _, k in _NAMES)
+    pcts = ", ".join(f"{name} {measured[k]['mape_pct']:.1f} %"
+                     for k, name in DESIGN_METRICS.items())
+    worst = ", ".join(f"{measured[k]['worst_pct']:.1f}" for k in DESIGN_METRICS)
     clocks = " and ".join(f"{c:g}" for c in measured.get("clocks_mhz", ()))
     out["basis"] = (f"{pcts} (worst {worst} %): the mean absolute errors of the estimates of "
                     f"{measured.get('designs', '?')} designs placed at {clocks} MHz "
@@ -201,8 +203,6 @@ def expected_error(model_meta: Mapping[str, Any], ops: int, path_ops: int,
                     "absolute error per op x ops summed")
     return out
 
-
-_NAMES = (("LUT", "lut"), ("FF", "ff"), ("Fmax", "fmax_mhz"))
 
 
 def _mean_abs(held: Mapping[str, Any], key: str) -> float | None:
