@@ -165,8 +165,9 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
         register_bits = sum(graph.nodes[n].type.flat_width for bank in banks for n in bank)
         inside = dsp_registers(schedule, costs, banks)
         read = _read_leaves(net)
+        whole = frozenset(n for n in maccs if graph.nodes[n].op != "neg")
         kept_bits = sum(_bank_bits(net, [n for n in bank if (k, n) not in inside], read,
-                                   {n for n in bank if stage[n] < k})
+                                   {n for n in bank if stage[n] < k}, whole)
                         for k, bank in enumerate(banks))
     valid_bits = schedule.latency
     from kera.hls.memory import state_ff_bits  # the state registers (STATE.md)
@@ -474,7 +475,8 @@ def registered_inverters(schedule: Schedule, costs: CostModel) -> int:
 
 
 def _bank_bits(net: ToolNetwork, bank: list[bytes], read: set[int],
-               passed: set[bytes] | frozenset[bytes] = frozenset()) -> int:
+               passed: set[bytes] | frozenset[bytes] = frozenset(),
+               whole: frozenset[bytes] = frozenset()) -> int:
     """Return the flip-flops of one bank: its distinct non-constant bits, across the values it
     holds (one enable moves the bank, so ``opt_merge`` makes the flip-flops of one signal
     one: edge_semantics holds ``a`` and ``a < 0``, which is ``a[7]``; sort8's stages hold the
@@ -485,19 +487,28 @@ def _bank_bits(net: ToolNetwork, bank: list[bytes], read: set[int],
     it, whose bits a later stage reads (``BitNetwork._input``), so a value built here from
     them (an array holding a min from two stages back) shares its flip-flops. ``read``: the
     leaf bits something reads (``_read_leaves``). sort8 at 55 MHz: 670 -> 454 FF with the
-    first rule, 406 with all three, 390 placed."""
+    first rule, 406 with all three, 390 placed.
+
+    A sum in ``whole`` (``merged_negations``: ECP5, a negation merged into the sum reading
+    it) is one ``$alu`` of its full width whose constant bits yosys does not trim: each of its
+    bits the network knows constant is a flip-flop too (fir_q15 at 150 MHz: the 9 zero low
+    bits of ``sext(0 - (x << 9)) + (y << 11)`` in both such registers, 140 -> 158 FF
+    estimated, 167 placed; a test module of that sum alone keeps all 28 of its flip-flops on
+    ECP5, 21 on iCE40)."""
     registered, flops = net._registered, net._flops
     kept = set()
+    own = 0  # the constant bits of ``whole`` sums, each a flip-flop of its own
     for n in bank:
         copy = n in passed and n in registered
         for b in registered[n] if copy else net.bits[n]:
             if not b[0]:
+                own += n in whole and not copy
                 continue
             # the register's output, where a later stage reads it (a copy's: its own bits)
             q = b if copy else flops.get((b[0], b[2]))
             if q is None or not q[0].isdisjoint(read):
                 kept.add((b[0], b[2], b[3]))
-    return len(kept)
+    return len(kept) + own
 
 
 def _read_leaves(net: ToolNetwork) -> set[int]:
