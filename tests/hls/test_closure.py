@@ -72,8 +72,10 @@ fn chain(x: u16, n: u16, y: u16) -> u16 {
 
 @pytest.mark.slow
 def test_close_timing_reports_each_try(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A u16 variable rotate misses 60 MHz on nextpnr (about 53 MHz); one `rotr` alone is the
-    limit, so no tighter margin gives a schedule: one honest try, reported, exit 0."""
+    """Two u16 variable rotates in one stage miss 60 MHz on nextpnr (about 53 MHz); the next
+    try's tighter margin leaves a rotate too slow for the period, so it becomes a barrel
+    shifter over stages (``kera.hls.logic_split``) and meets the clock (about 78 MHz): each
+    try reported, the written design the last one's, exit 0."""
     src = tmp_path / "chain.kera"
     src.write_text(CHAIN)
     rc = main(["synthesize", str(src), "--clock-mhz", "60", "--close-timing",
@@ -81,14 +83,16 @@ def test_close_timing_reports_each_try(tmp_path: Path, capsys: pytest.CaptureFix
     err = capsys.readouterr().err
     assert rc == 0, err
     assert "close timing, try 1: margin 10%" in err and "missed" in err
-    assert "close timing: no schedule with a" in err
+    assert "closed: the last try is the design written" in err
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     ct = report["close_timing"]
-    assert ct["met"] is False and len(ct["tries"]) == 1
-    assert ct["tries"][0]["fmax_mhz"] == round(report["measured"]["fmax_mhz"], 2) < 60
+    assert ct["met"] is True and len(ct["tries"]) >= 2
+    assert ct["tries"][0]["fmax_mhz"] < 60 <= ct["tries"][-1]["fmax_mhz"]
+    assert ct["tries"][-1]["fmax_mhz"] == round(report["measured"]["fmax_mhz"], 2)
+    assert ct["tries"][-1]["stages"] > ct["tries"][0]["stages"]
     assert report["timing"]["source"] == "nextpnr"
     assert "Timing closure (--close-timing)" in (tmp_path / "out" / "report.txt").read_text()
     written = kera.load(tmp_path / "out" / "chain.keg")  # its plan is the closed schedule
-    assert written.graph.directives["chain"]["margin_permille"] == 100
+    assert written.graph.directives["chain"]["margin_permille"] > 100
     schema = Path(kera.hls.__file__).parent / "report_schema.json"
     jsonschema.validate(report, json.loads(schema.read_text()))
