@@ -34,9 +34,9 @@ scheduler can put in successive stages:
   are rewritten the same way (a variable one stays a ``mul``, which ``kera.rtl`` emits as
   shift-and-add), so the RTL holds exactly the multiplies the estimate puts on DSPs.
 * **variable multiplies wider than the pipelined DSP** (ECP5's MULT18X18D, 18-bit operands;
-  results of 17 to 32 bits) become three products of the operands' 16-bit halves and their
-  sums (``_split_mul``), each product one DSP that ``kera.hls.schedule.pipeline_dsps`` puts
-  on its own registers.
+  results of 17 to 64 bits) become the products of the operands' 16-bit pieces that reach
+  below the result's top (3 for 32 bits, 10 for 64) and their sums (``_split_mul``), each
+  product one DSP that ``kera.hls.schedule.pipeline_dsps`` puts on its own registers.
 * **lookups in an array** (``array_index`` of an ``array`` of constants, or of any array value
   but a `mem`'s state, whose one read port ``kera.hls.memory`` maps) become a mux tree: the low
   index bits pick within groups of ``2**m`` elements, the high bits among the groups (the
@@ -182,6 +182,12 @@ def _wants(graph: Graph, node: Node, costs: CostModel, usable_ns: float,
         return True
     if node.op == "popcount":
         return True  # at any clock: the nibbles' adder tree is smaller and faster
+    if node.op == "mul" and isinstance(node.type, IntType) and 32 < node.type.width <= 64 \
+            and costs.dsp_pipeline is not None and not any(
+                graph.nodes[i].op == "const" for i in node.inputs):
+        return True  # at any clock: DSP-sized partial products (``_Splitter._split_mul``);
+        # u64 ``a * b`` on ECP5 at 25 MHz: 230 LUT4 sites, 62.0 MHz placed, where yosys's
+        # own mapping of the 64-bit multiply took 608 and 59.6 MHz (10 MULT18X18D each)
     if node.op in ("clz", "ctz"):
         return True  # at any clock: the flag-and-count tree is smaller and faster (clz64 on
         # iCE40: 93 LUT, 59.9 MHz placed, where yosys's own took 107 LUT, 17.5 MHz)
@@ -689,33 +695,70 @@ class _Splitter:
                    ) -> bytes | None:
         """Return a variable multiply too wide for the family's pipelined DSP
         (``CostModel.dsp_pipeline``: ECP5's MULT18X18D, 18-bit operands) as DSP-sized partial
-        products, for results of 17 to 32 bits: with ``a = ah:al`` and ``b = bh:bl`` (16-bit
-        low halves), the product's low ``w`` bits are ``al*bl + ((ah*bl + al*bh) << 16)``
-        (``ah*bh`` lands at bit 32 and above; the cross products need only their low ``w - 16``
-        bits). Each partial product is one DSP multiply the scheduler can put on the DSP's own
-        registers (``kera.hls.schedule.pipeline_dsps``), and the sums are carry chains it can
-        segment: a u32 ``a * b`` that needed 9.5 ns in one piece fits 150 MHz. None where the
-        multiply is not such a case (one pipelined DSP takes it, it is a LUT multiplier over
-        the DSP budget, or the family has no pipelined DSP)."""
+        products, for results of 17 to 64 bits: with ``a = sum a_i 2**(16 i)`` and ``b`` alike
+        (16-bit pieces), the product's low ``w`` bits are the sum of ``a_i * b_j << 16 (i + j)``
+        over ``16 (i + j) < w``, each product only as wide as the bits it reaches below ``w``
+        (at most 32: one DSP). Each partial product is one DSP multiply the scheduler can put
+        on the DSP's own registers (``kera.hls.schedule.pipeline_dsps``), and the sums
+        (``_sum_shifted``) are carry chains it can segment: a u32 ``a * b`` that needed 9.5 ns
+        in one piece fits 150 MHz, and a u64 one is 10 DSPs. None where the multiply is not
+        such a case (one pipelined DSP takes it, it is a LUT multiplier over the DSP budget,
+        or the family has no pipelined DSP)."""
         t = node.type
         costs = self.costs
-        if (not isinstance(t, IntType) or not 16 < t.width <= 32 or costs.dsp_pipeline is None
+        if (not isinstance(t, IntType) or not 16 < t.width <= 64 or costs.dsp_pipeline is None
                 or nid in costs.lut_multipliers(self.src) or costs.can_pipeline(self.src, node)):
             return None
         g = self.g
         add = adder(g, span)
-        w, h = t.width, t.width - 16
+        w = t.width
         a, b = ins
-        al, bl = (add("slice", uint(16), x, attrs={"lo": 0}) for x in (a, b))
-        ah, bh = (add("slice", uint(h), x, attrs={"lo": 16}) for x in (a, b))
-        al_h, bl_h = (x if h == 16 else add("slice", uint(h), x, attrs={"lo": 0})
-                      for x in (al, bl))
-        low = add("mul", uint(w), add("cast", uint(w), al), add("cast", uint(w), bl))
-        cross = self.arith("add", add("mul", uint(h), ah, bl_h), add("mul", uint(h), al_h, bh),
-                           span)
-        high = add("concat", uint(w), cross, const(g, uint(16), 0, span))
-        total = self.arith("add", low, high, span)
+        terms: list[tuple[bytes, int]] = []  # (u{w - lo} value, lo): value << lo
+        for i in range(0, w, 16):
+            for j in range(0, w - i, 16):
+                lo = i + j
+                pw = min(32, w - lo)  # the product bits below w
+                ai = add("slice", uint(min(16, w - i, pw)), a, attrs={"lo": i})
+                bj = add("slice", uint(min(16, w - j, pw)), b, attrs={"lo": j})
+                if any(self.known(x).maybe == 0 for x in (ai, bj)):  # type: ignore[union-attr]
+                    continue  # a piece known to be zero (an extended u32): no product
+                p = add("mul", uint(pw), add("cast", uint(pw), ai), add("cast", uint(pw), bj))
+                terms.append((p if pw == w - lo else add("cast", uint(w - lo), p), lo))
+        if not terms:
+            return const(g, t, 0, span)
+        total = self._sum_shifted(terms, w, span)
         return total if t == uint(w) else add("cast", t, total)
+
+    def _sum_shifted(self, terms: list[tuple[bytes, int]], w: int, span: Span | None
+                     ) -> bytes:
+        """Return the low ``w`` bits of ``sum(value << lo)`` over ``terms`` (each value
+        ``u{w - lo}``) by a balanced tree of adders, each only as wide as the bits above the
+        higher term's ``lo``: the bits below it are the lower term's own."""
+        add = adder(self.g, span)
+        by_lo: dict[int, list[bytes]] = {}
+        for x, lo in terms:
+            by_lo.setdefault(lo, []).append(x)
+        for lo, xs in by_lo.items():  # the terms of one weight first: each sum narrower
+            while len(xs) > 1:
+                xs[:] = [self.arith("add", x, y, span) for x, y in zip(xs[::2], xs[1::2],
+                                                                       strict=False)
+                         ] + xs[len(xs) & ~1:]
+        terms = sorted(((xs[0], lo) for lo, xs in by_lo.items()), key=lambda x: x[1])
+        while len(terms) > 1:
+            paired = []
+            for (x, lx), (y, ly) in zip(terms[::2], terms[1::2], strict=False):
+                d = ly - lx
+                if d == 0:
+                    paired.append((self.arith("add", x, y, span), lx))
+                    continue
+                high = add("slice", uint(w - ly), x, attrs={"lo": d})
+                low = add("slice", uint(d), x, attrs={"lo": 0})
+                paired.append((add("concat", uint(w - lx), self.arith("add", high, y, span),
+                                   low), lx))
+            terms = sorted(paired + terms[len(paired) * 2:], key=lambda x: x[1])
+        value, lo = terms[0]
+        return value if lo == 0 else add("concat", uint(w), value, const(self.g, uint(lo), 0,
+                                                                          span))
 
     def _lut_product(self, node: Node) -> bool:
         """Whether a multiply is too slow for the period on a DSP, pipelined or not

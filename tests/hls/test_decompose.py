@@ -340,21 +340,24 @@ def _random_of(t: IntType, rng: np.random.Generator, n: int) -> np.ndarray:
     v = v.astype(object)
     if t.signed:
         v = np.where(v >= 1 << (t.width - 1), v - (1 << t.width), v)
-    return np.concatenate([v, [t.min, t.max, 0, 1, -1 if t.signed else t.max - 1]]).astype(
-        np.int64 if t.signed else np.uint64)
+    edges = np.array([t.min, t.max, 0, 1, -1 if t.signed else t.max - 1], dtype=object)
+    return np.concatenate([v, edges]).astype(np.int64 if t.signed else np.uint64)
 
 
-@pytest.mark.parametrize("t", [uint(32), IntType(32, True), uint(24), IntType(20, True)],
+@pytest.mark.parametrize("t", [uint(32), IntType(32, True), uint(24), IntType(20, True),
+                               uint(64), IntType(64, True), uint(48), IntType(40, True)],
                          ids=str)
 def test_a_wide_variable_multiply_becomes_dsp_sized_partial_products(t: IntType) -> None:
-    """On ECP5 at 150 MHz a 17- to 32-bit variable multiply is too slow on one MULT18X18D
-    and too wide for its 18-bit operands: it becomes three products of 16-bit halves (each
-    one pipelined DSP) and their sums, bit-exact on random and edge values."""
+    """On ECP5 at 150 MHz a 17- to 64-bit variable multiply is too slow on one MULT18X18D
+    and too wide for its 18-bit operands: it becomes the products of 16-bit pieces that reach
+    below the result's top (3 for 32 bits, 6 for 33 to 48, 10 for 64; each one pipelined
+    DSP) and their sums, bit-exact on random and edge values."""
     g = _var_mul_graph(t)
     costs = CostModel(load_model("ecp5"))
     h = decompose_for_timing(g, costs, 4.8)
     muls = [n for n in h.nodes.values() if n.op == "mul"]
-    assert len(muls) == 3
+    pieces = -(-t.width // 16)
+    assert len(muls) == pieces * (pieces + 1) // 2
     assert all(CostModel(load_model("ecp5")).can_pipeline(h, m) for m in muls)
     rng = np.random.default_rng(t.width)
     _same_one(g, h, {"a": _random_of(t, rng, 3000), "b": _random_of(t, rng, 3000)})
@@ -687,3 +690,19 @@ def test_an_ecp5_divider_of_narrow_rows_is_cycle_exact_in_simulation(tmp_path: P
     for w, g in zip(want, got, strict=True):
         if w is not None:
             assert g == w
+
+
+@pytest.mark.parametrize("signed", [False, True], ids=["u", "i"])
+def test_a_product_of_extended_halves_takes_only_the_nonzero_pieces(signed: bool) -> None:
+    """``(a as u64) * (b as u64)`` of two u32: the pieces above bit 32 are known zero, so 4
+    DSP products (not 10), at any clock on ECP5 (yosys's own 64-bit multiply took 608 LUT4
+    sites where the pieces take 230); an i32 pair sign-extends, so all 10 stay."""
+    t, wide = IntType(32, signed), IntType(64, signed)
+    g = Graph("m.kera")
+    a, b = param(g, 0, "a", t), param(g, 1, "b", t)
+    ea, eb = g.add("cast", wide, (a,)), g.add("cast", wide, (b,))
+    g.add_region(Region("f", (a, b), g.add("mul", wide, (ea, eb))))
+    h = decompose_for_timing(g, CostModel(load_model("ecp5")), 100.0)
+    assert sum(n.op == "mul" for n in h.nodes.values()) == (10 if signed else 4)
+    rng = np.random.default_rng(7)
+    _same_one(g, h, {"a": _random_of(t, rng, 2000), "b": _random_of(t, rng, 2000)})

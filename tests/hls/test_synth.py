@@ -67,7 +67,7 @@ def test_errors(tmp_path: Path) -> None:
             synthesize(p.graph, "g", clock_mhz=bad, outdir=tmp_path, model=MODEL)
         assert info.value.exit_code == 2 and "--clock-mhz" in info.value.message
     with pytest.raises(KeraError) as info:
-        synthesize(p.graph, "g", clock_mhz=400.0, outdir=tmp_path, model=MODEL)
+        synthesize(p.graph, "g", clock_mhz=500.0, outdir=tmp_path, model=MODEL)
     assert info.value.exit_code == 1 and "try --clock-mhz" in info.value.message
     blocker = tmp_path / "file"
     blocker.write_text("x")
