@@ -79,14 +79,21 @@ def decompose_for_timing(graph: Graph, costs: CostModel, usable_ns: float) -> Gr
     left after the margin and the register overhead. A graph with nothing to split is returned
     as it is (the same object).
     """
+    return decompose_keeping(graph, costs, usable_ns, frozenset())[0]
+
+
+def decompose_keeping(graph: Graph, costs: CostModel, usable_ns: float, keep: frozenset[bytes]
+                      ) -> tuple[Graph, frozenset[bytes]]:
+    """``decompose_for_timing`` leaving the nodes ``keep`` whole (lookups that become ROM
+    reads, ``kera.hls.rom``); returns the graph and those nodes' ids in it."""
     demand: dict[bytes, int] = {}
     if any(n.op == "mul" for n in graph.nodes.values()):
         demand = demanded(graph)
     known = KnownBits(graph)
-    slow = [nid for nid in graph.canonical_order()
-            if _wants(graph, graph.nodes[nid], costs, usable_ns, demand, known)]
+    slow = [nid for nid in graph.canonical_order() if nid not in keep
+            and _wants(graph, graph.nodes[nid], costs, usable_ns, demand, known)]
     if not slow:
-        return graph
+        return graph, keep
     todo = set(slow)
     limit = costs.ripple_sum_bits
     narrow = {n for n in todo if limit and gate_sum_width(graph, graph.nodes[n], known) <= limit}
@@ -113,7 +120,7 @@ def decompose_for_timing(graph: Graph, costs: CostModel, usable_ns: float) -> Gr
     for name in sorted(graph.regions):
         out.add_region(graph.regions[name].remap(new_id))
     out.state_names = {new_id[k]: v for k, v in graph.state_names.items() if k in new_id}
-    return out.subgraph()
+    return out.subgraph(), frozenset(new_id[k] for k in keep)
 
 
 def _operands(node: Node) -> tuple[bytes, bytes] | None:
@@ -738,7 +745,7 @@ class _Splitter:
         by_lo: dict[int, list[bytes]] = {}
         for x, lo in terms:
             by_lo.setdefault(lo, []).append(x)
-        for lo, xs in by_lo.items():  # the terms of one weight first: each sum narrower
+        for xs in by_lo.values():  # the terms of one weight first: each sum narrower
             while len(xs) > 1:
                 xs[:] = [self.arith("add", x, y, span) for x, y in zip(xs[::2], xs[1::2],
                                                                        strict=False)

@@ -138,26 +138,31 @@ def fit_schedule(plan: Planner, board_name: str, clock_mhz: float) -> tuple[Sche
     return dataclasses.replace(sched, ii_reason=reason), board, model
 
 
-def operator_area(graph: Any, region: str, costs: CostModel) -> dict[str, int]:
+def operator_area(graph: Any, region: str, costs: CostModel,
+                  roms: frozenset[bytes] = frozenset()) -> dict[str, int]:
     """Return the LUTs, carries and DSPs of the operators of ``region`` alone, by the model's
     per-node area (``CostModel.area``: bitwise nodes as the LUTs of the unregistered bit
     network, multiplies beyond ``costs.dsp_budget`` as LUT circuits), before any pipeline
-    register: what every II = 1 schedule of the graph pays at least, whatever its stages."""
+    register: what every II = 1 schedule of the graph pays at least, whatever its stages.
+    Lookups in ``roms`` are block RAM reads (``kera.hls.rom``): no LUTs."""
     total = {"lut": 0.0, "carry": 0.0, "dsp": 0.0}
     nodes = graph.nodes
     for nid in graph.topo_order(graph.regions[region]):
+        if nid in roms:
+            continue
         area = costs.area(graph, nodes[nid])
         for k in total:
             total[k] += area.get(k, 0.0)
     return {k: int(round(v)) for k, v in total.items()}
 
 
-def operators_overfull(graph: Any, region: str, costs: CostModel, capacities: Any
+def operators_overfull(graph: Any, region: str, costs: CostModel, capacities: Any,
+                       roms: frozenset[bytes] = frozenset()
                        ) -> tuple[str, int, int, str] | None:
-    """Return (resource, need, capacity, why) when the operators alone (``operator_area``)
-    exceed the board's LUTs or DSPs at II = 1, else None. ``why`` says how many multiplies
-    the DSP budget leaves to LUTs, where that is the cause."""
-    need = operator_area(graph, region, costs)
+    """Return (resource, need, capacity, why) when the operators alone (``operator_area``;
+    ``roms``: lookups in block RAM) exceed the board's LUTs or DSPs at II = 1, else None.
+    ``why`` says how many multiplies the DSP budget leaves to LUTs, where that is the cause."""
+    need = operator_area(graph, region, costs, roms)
     for k in ("lut", "dsp"):
         cap = int(getattr(capacities, k))
         if need[k] <= cap:

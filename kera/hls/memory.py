@@ -286,17 +286,22 @@ def emulated_read_first_bits(plan: MemPlan) -> int:
 
 
 def bram_reads(schedule: Schedule) -> set[bytes]:
-    """Return the node ids of block RAM reads (the RAM's data port, not a multiplexer)."""
-    if schedule.state is None:
-        return set()
-    return {m.ports.read for m in schedule.state.mems if m.ports is not None}
+    """Return the node ids of block RAM reads (the RAM's data port, not a multiplexer): the
+    `mem`s' and the ROMs' (``kera.hls.rom``)."""
+    reads = set(schedule.roms)
+    if schedule.state is not None:
+        reads |= {m.ports.read for m in schedule.state.mems if m.ports is not None}
+    return reads
 
 
 def bram_blocks(schedule: Schedule) -> int:
-    """Return the block RAMs a schedule's memories take."""
+    """Return the block RAMs a schedule's memories and ROMs take."""
+    from kera.hls.rom import blocks
+
+    roms = blocks(schedule.graph, schedule.roms, schedule.family) if schedule.roms else 0
     if schedule.state is None:
-        return 0
-    return sum(m.blocks for m in schedule.state.mems if m.mapped_to == "bram")
+        return roms
+    return roms + sum(m.blocks for m in schedule.state.mems if m.mapped_to == "bram")
 
 
 __all__ = ["BRAM_BITS", "TINY_BITS", "BramPorts", "MemPlan", "Write", "bram_blocks",

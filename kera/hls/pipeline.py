@@ -111,6 +111,9 @@ class Schedule:
     # Multiplies on a DSP with its own input and output registers (``kera.hls.schedule.
     # pipeline_dsps``): operands registered in the bank before their stage, product in theirs.
     pipelined: frozenset[bytes] = frozenset()
+    # Lookups read from a ROM in block RAM (``kera.hls.rom``): the address (the index) is
+    # registered by the RAM at the end of the stage before the read, the data is the read's.
+    roms: frozenset[bytes] = frozenset()
     # Values read by a block RAM's write port in a later stage than their users: node -> stage.
     extra_uses: Mapping[bytes, int] = field(default_factory=dict)
     # Operator sharing at ii > 1 (``kera.hls.sharing``): the units, each serving several ops.
@@ -165,9 +168,10 @@ class Schedule:
         last_use: dict[bytes, int] = {}
         for nid in self.order:
             node = graph.nodes[nid]
+            used = self.stage[nid] - (nid in self.roms)  # a ROM's address: the stage before
             for i in node.inputs:
                 if graph.nodes[i].op != "const":
-                    last_use[i] = max(last_use.get(i, -1), self.stage[nid])
+                    last_use[i] = max(last_use.get(i, -1), used)
         for nid, used in self.extra_uses.items():
             if graph.nodes[nid].op != "const":
                 last_use[nid] = max(last_use.get(nid, -1), used)

@@ -80,6 +80,8 @@ class Problem:
     virtual: set[int] = field(default_factory=set)  # nodes with no circuit (block RAM chains)
     # multiplies on a DSP with its own input and output registers (``pipeline_dsps``)
     pipelined: set[int] = field(default_factory=set)
+    # lookups read from a ROM in block RAM (``kera.hls.rom``): address registered a stage before
+    roms: set[int] = field(default_factory=set)
     costs: CostModel | None = None
     share: Any = None  # kera.hls.sharing.Plan once configured (ii > 1)
 
@@ -101,6 +103,7 @@ def schedule(
     method: str = "auto",
     dsp_budget: int | None = None,
     period_cap_ns: float | None = None,
+    roms: frozenset[bytes] = frozenset(),
 ) -> Schedule:
     """Schedule region ``region`` of ``graph`` for ``family`` at ``clock_mhz``.
 
@@ -120,7 +123,7 @@ def schedule(
     costs = CostModel(model if model is not None else _load_model(family), dsp_budget)
     stateful = graph.region_or_error(region).stateful  # plan_state checks once RAMs are known
     problem = build_problem(graph, region, costs, clock_mhz, margin, check=not stateful,
-                            pipeline=ii == 1 and not stateful)
+                            pipeline=ii == 1 and not stateful, roms=roms)
     if period_cap_ns is not None:
         problem.period = max(min(problem.period, period_cap_ns), max(problem.delay, default=0.0))
     plan: StatePlan | None = None
@@ -211,12 +214,13 @@ def _load_model(family: str) -> DelayAreaModel:
 
 def build_problem(
     graph: Graph, region: str, costs: CostModel, clock_mhz: float, margin: float,
-    check: bool = True, pipeline: bool = False,
+    check: bool = True, pipeline: bool = False, roms: frozenset[bytes] = frozenset(),
 ) -> Problem:
     """Index the region, query every delay, and (``check``) that each op fits in the period.
 
     ``pipeline``: a DSP multiply too slow for the period becomes a two-stage op on the
-    family's pipelined DSP where there is one (``pipeline_dsps``)."""
+    family's pipelined DSP where there is one (``pipeline_dsps``). ``roms``: lookups read
+    from a ROM in block RAM (``kera.hls.rom``), each a stage after its address."""
     reg = graph.region_or_error(region)
     ids = graph.topo_order(reg)
     index = {nid: k for k, nid in enumerate(ids)}
@@ -236,9 +240,26 @@ def build_problem(
                       usable, costs=costs)
     if pipeline:
         pipeline_dsps(problem)
+    if roms:
+        _rom_reads(problem, roms, index)
     if check:
         check_op_fits(problem, clock_mhz, margin, costs.overhead_ns)
     return problem
+
+
+def _rom_reads(problem: Problem, roms: frozenset[bytes], index: dict[bytes, int]) -> None:
+    """Make each lookup in ``roms`` a ROM read: its address (the index) is registered at the
+    end of the stage before it (a gap), and its data costs the RAM's clock-to-output beyond a
+    flip-flop's (``kera.hls.rom.read_ns``)."""
+    from kera.hls.rom import read_ns
+
+    assert problem.costs is not None
+    family = str(getattr(problem.costs.model, "metadata", {}).get("family", ""))
+    for nid in sorted(roms, key=index.__getitem__):
+        v = index[nid]
+        problem.delay[v] = read_ns(family)
+        problem.roms.add(v)
+        problem.gaps.append((index[problem.graph.nodes[nid].inputs[1]], v))
 
 
 def pipeline_dsps(problem: Problem) -> None:
@@ -693,6 +714,7 @@ def _finish(problem: Problem, stage: list[int], clock_mhz: float, ii: int, metho
         order=order, method=method, family=family, notes=notes, state=plan,
         virtual=frozenset(ids[v] for v in problem.virtual),
         pipelined=frozenset(ids[v] for v in problem.pipelined),
+        roms=frozenset(ids[v] for v in problem.roms),
         extra_uses=_write_uses(plan, ids, stage), units=units,
     )
 

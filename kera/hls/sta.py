@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from kera.hls.lutmap import ToolNetwork, is_bitwise, tool_network
 from kera.hls.memory import read_delay
 from kera.hls.pipeline import Schedule
+from kera.hls.rom import read_ns as rom_read_ns
 from kera.hls.timing import MUL_OPS, ORDERINGS, SUBTRACTING, CostModel, model_query
 from kera.ir.graph import Node
 
@@ -358,9 +359,11 @@ class _Mapper:
             node = nodes[nid]
             if is_bitwise(graph, node) or nid not in net.bits:
                 continue
-            if nid in schedule.virtual or nid in rams:  # a block RAM: its chain is no circuit,
-                end = read_delay(rams[nid], schedule.family, costs) if nid in rams else 0.0
-                self.node_start[nid], self.node_arrival[nid] = 0.0, end  # its read registered
+            if nid in schedule.virtual or nid in rams or nid in schedule.roms:  # a block RAM:
+                # its chain is no circuit, its read (a `mem`'s, a ROM's) registered
+                end = read_delay(rams[nid], schedule.family, costs) if nid in rams else \
+                    rom_read_ns(schedule.family) if nid in schedule.roms else 0.0
+                self.node_start[nid], self.node_arrival[nid] = 0.0, end
                 self._leaves_arrive(nid, end)
                 continue
             start = latest = 0.0

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from kera.diagnostics import ExitCode, KeraError, SourceFile
-from kera.hls.decompose import decompose_for_timing
+from kera.hls import rom
+from kera.hls.decompose import decompose_keeping
 from kera.hls.lower import lower_for_hardware
 from kera.hls.pipeline import Schedule
 from kera.hls.report import build_report, dumps, render_text
@@ -185,10 +186,12 @@ def plan_schedule(
 
     def attempt(m: float, cap: float | None = None) -> Schedule:
         usable = 1000.0 / clock * (1.0 - m) - costs.overhead_ns
-        return make_schedule(decompose_for_timing(lowered, costs, usable), top,
-                             family=the_board.family, clock_mhz=clock, ii=ii, margin=m,
-                             model=model, method=method, dsp_budget=the_board.capacities.dsp,
-                             period_cap_ns=cap)
+        keep = rom.choose(lowered, top, the_board.family, the_board.capacities.bram,
+                          usable) if (ii or 1) == 1 else frozenset()
+        split, roms = decompose_keeping(lowered, costs, usable, keep)
+        return make_schedule(split, top, family=the_board.family, clock_mhz=clock, ii=ii,
+                             margin=m, model=model, method=method,
+                             dsp_budget=the_board.capacities.dsp, period_cap_ns=cap, roms=roms)
 
     sched, margin = _meet_estimate(attempt, margin, model, the_board)
     return _free_speed(lambda cap: attempt(margin, cap), sched, model, the_board), the_board, model
@@ -242,8 +245,10 @@ def check_operators_fit(graph: Graph, top: str, *, board: str, clock_mhz: float 
     _check_widths(graph, top, the_board)
     costs = CostModel(model, the_board.capacities.dsp)
     usable = 1000.0 / clock * (1.0 - margin) - costs.overhead_ns
-    lowered = decompose_for_timing(lower_for_hardware(graph.subgraph([top])), costs, usable)
-    over = operators_overfull(lowered, top, costs, the_board.capacities)
+    plain = lower_for_hardware(graph.subgraph([top]))
+    keep = rom.choose(plain, top, the_board.family, the_board.capacities.bram, usable)
+    lowered, roms = decompose_keeping(plain, costs, usable, keep)
+    over = operators_overfull(lowered, top, costs, the_board.capacities, roms)
     if over is None:
         return
     k, need, cap, why = over
@@ -252,7 +257,7 @@ def check_operators_fit(graph: Graph, top: str, *, board: str, clock_mhz: float 
             f"{the_board.name} has {cap}: it cannot fit at II = 1, whatever the schedule (its "
             f"operators alone, before pipeline registers{why})")
     try:
-        build_problem(lowered, top, costs, clock, margin)
+        build_problem(lowered, top, costs, clock, margin, roms=roms)
     except KeraError as e:  # an op slower than the period: say it too
         raise _OperatorsOverfull(f"{head}; nor can it meet the clock: {e.message}",
                                  timing=True) from None

@@ -23,7 +23,7 @@ from kera.hls.pipeline import Schedule
 from kera.ir.graph import Graph
 from kera.rtl.dsp import primitive_lines
 from kera.rtl.lower import LOWERINGS, lut_multiplies, lut_multiply
-from kera.rtl.memory import Rams, declarations, ram_lines, read_wire
+from kera.rtl.memory import Rams, declarations, ram_lines, read_wire, rom_lines
 from kera.rtl.names import FIXED_PORTS, NameTable, check_identifier, source_text, variable_names
 from kera.rtl.netlist import Body, Operand, const_operand, lit, rng
 from kera.rtl.registers import bank_lines, load_lines
@@ -253,6 +253,8 @@ class _Module:
         if region.stateful:
             lines += state_registers(self, region)
             lines += ram_lines(self, self.rams)
+        else:
+            lines += rom_lines(self, self.rams)
         read = {i for nid in self.s.order for i in self.g.nodes[nid].inputs} | {self.result}
         read |= {slot.next for slot in region.states}
         for nid in region.params:
@@ -279,7 +281,7 @@ class _Module:
         self.body.lines.append(f"// ---- stage {s}: {len(ops)} operation{'s' * (len(ops) != 1)}")
         for nid in ops:
             node = self.g.nodes[nid]
-            if nid in self.rams.by_read:
+            if nid in self.rams.by_read or nid in self.rams.rom_q:
                 read_wire(self, self.rams, nid, s)
                 continue
             if nid in self.bound:  # computed by a shared unit: its operands go to the mux

@@ -41,6 +41,16 @@ class Rams:
             name = state_base(m.g, p.ports.state, m.var)
             self.base[p.ports.read] = fresh(f"mem_{name}")
         self.words = max((p.words for p in self.plans), default=1)
+        # ROMs (``Schedule.roms``, kera.hls.rom): one memory per table, a data register per read
+        position = {nid: k for k, nid in enumerate(m.s.order)}
+        self.roms = sorted(m.s.roms, key=position.__getitem__)
+        self.rom_table: dict[bytes, str] = {}
+        self.rom_q: dict[bytes, str] = {}
+        for r in self.roms:
+            table = m.g.nodes[r].inputs[0]
+            if table not in self.rom_table:
+                self.rom_table[table] = fresh("rom")
+            self.rom_q[r] = fresh(f"{self.rom_table[table]}_q")
 
     def abits(self, words: int) -> int:
         """Address bits of a memory of ``words`` words."""
@@ -49,9 +59,11 @@ class Rams:
 
 def declarations(m: _Module, rams: Rams) -> list[str]:
     """Return the registers the handshake and the stages read before the RAMs are emitted."""
+    out = [f"reg {rng(m.g.nodes[r].type.flat_width)}{q};  // ROM read data (the ROMs follow "
+           "the stages)" for r, q in rams.rom_q.items()]
     if not rams.plans:
-        return []
-    out = ["// ---- block RAM registers (the memories follow the stages)",
+        return out
+    out += ["// ---- block RAM registers (the memories follow the stages)",
            f"reg {rams.busy};", f"reg {rng(rams.abits(rams.words))}{rams.counter};"]
     for p in rams.plans:
         base, ab = rams.base[p.ports.read], rams.abits(p.words)
@@ -61,7 +73,13 @@ def declarations(m: _Module, rams: Rams) -> list[str]:
 
 
 def read_wire(m: _Module, rams: Rams, nid: bytes, stage: int) -> None:
-    """Emit the wire of a block RAM read in ``stage``: RAM data or the forwarded write."""
+    """Emit the wire of a block RAM read in ``stage``: RAM data or the forwarded write (a
+    ROM's: its data register)."""
+    if nid in rams.rom_q:
+        w = m.g.nodes[nid].type.flat_width
+        m.body.lines.append(f"wire {rng(w)}{m.wire[nid]} = {rams.rom_q[nid]};  // ROM read, "
+                            f"address registered in stage {stage - 1}")
+        return
     p = rams.by_read[nid]
     base, w, ab = rams.base[nid], p.width, rams.abits(p.words)
     addr = _addr(m, p.ports.raddr, stage, ab)
@@ -76,9 +94,11 @@ def _addr(m: _Module, nid: bytes, stage: int, bits: int) -> str:
 
 
 def ram_lines(m: _Module, rams: Rams) -> list[str]:
-    """Return the memories, their ports, forwarding registers and the clear counter."""
+    """Return the memories, their ports, forwarding registers and the clear counter; the
+    ROMs and their read ports."""
+    roms = rom_lines(m, rams)
     if not rams.plans:
-        return []
+        return roms
     busy, counter = rams.busy, rams.counter
     cb = rams.abits(rams.words)
     lines = ["", "// ---- reset clears every block RAM word, one per cycle, in_ready low meanwhile",
@@ -90,7 +110,7 @@ def ram_lines(m: _Module, rams: Rams) -> list[str]:
              "    end", "end"]
     for p in rams.plans:
         lines += _ram(m, rams, p)
-    return lines
+    return lines + roms
 
 
 def _ram(m: _Module, rams: Rams, p: Any) -> list[str]:
@@ -134,4 +154,51 @@ def _ram(m: _Module, rams: Rams, p: Any) -> list[str]:
             "end"]
 
 
-__all__ = ["Rams", "bram_plans", "declarations", "ram_lines", "read_wire"]
+#: Table entries per line of a ROM's function.
+ROM_PER_LINE = 8
+
+
+def rom_lines(m: _Module, rams: Rams) -> list[str]:
+    """Return each ROM table (a constant function, emitted once) and its block RAMs: the
+    reads in groups of the family's read ports per block, each group a memory initialised
+    from the function (yosys infers one block RAM per group; a single memory of many read
+    ports makes yosys 0.70's ``memory_libmap`` abort past about ten), each read's data
+    register loaded on the pipeline enable from the address of the stage before."""
+    if not rams.roms:
+        return []
+    from kera.hls.memory import BRAM_PORTS
+
+    g = m.g
+    ports = BRAM_PORTS.get(m.s.family, (1, 1))[0]
+    lines: list[str] = []
+    for table, name in rams.rom_table.items():
+        elems = g.nodes[table].inputs
+        w, n = g.nodes[elems[0]].type.flat_width, len(elems)
+        ab = rams.abits(n)
+        values = [lit(int(g.nodes[e].attr("value")), w) for e in elems]
+        reads = [r for r in rams.roms if g.nodes[r].inputs[0] == table]
+        k = f"{name}_k"
+        lines += ["", f"// ---- ROM `{name}`: {n} x {w}, {len(reads)} synchronous "
+                      f"read{'s' * (len(reads) != 1)}, {ports} per block RAM",
+                  f"function {rng(w)}{name}_f;", f"    input {rng(ab)}i;", "    case (i)"]
+        for j in range(0, n, ROM_PER_LINE):
+            lines.append("        " + " ".join(f"{lit(j + t, ab)}: {name}_f = {v};" for t, v in
+                                               enumerate(values[j:j + ROM_PER_LINE])))
+        lines += [f"        default: {name}_f = {lit(0, w)};", "    endcase", "endfunction",
+                  f"integer {k};"]
+        m.body.lines = []
+        loads = []
+        for j in range(0, len(reads), ports):
+            mem = f"{name}_{j // ports}"
+            lines += ["(* ram_style = \"block\" *)", f"reg {rng(w)}{mem} [0:{n - 1}];",
+                      f"initial for ({k} = 0; {k} < {n}; {k} = {k} + 1) "
+                      f"{mem}[{k}] = {name}_f({k}[{ab - 1}:0]);"]
+            loads += [f"    if ({m.control.en}) {rams.rom_q[r]} <= {mem}["
+                      f"{_addr(m, g.nodes[r].inputs[1], m.s.stage[r] - 1, ab)}];"
+                      for r in reads[j:j + ports]]
+        lines += [*m.body.lines, "always @(posedge clk) begin", *loads, "end"]
+    return lines
+
+
+__all__ = ["ROM_PER_LINE", "Rams", "bram_plans", "declarations", "ram_lines", "read_wire",
+           "rom_lines"]

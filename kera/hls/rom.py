@@ -1,0 +1,78 @@
+"""Big constant tables in block RAM: a lookup becomes a synchronous read port of a ROM.
+
+A lookup in an array of constants by a variable index (``array_index`` of an ``array`` of
+``const``) is a LUT mux tree (``CostModel.rom_cost``: an 8-bit S-box is 136 LUTs on ECP5 and
+248 on iCE40). Where the family has block RAM, the table holds more than ``TINY_BITS`` bits
+and fits one block, and the RAM's clock-to-output fits the usable period, the lookup becomes a
+read port of a ROM instead: the table is emitted once as an initialised memory
+(``kera.rtl.memory``), each lookup a read whose address is registered at the end of the stage
+before the read (a gap in the schedule, as for a `mem`'s read) and whose data costs the RAM's
+clock-to-output beyond a flip-flop's. Reads of one table share blocks as the family's read
+ports allow (ECP5 ``DP16KD``: two; iCE40 ``SB_RAM40_4K``: one), which is how yosys maps a
+memory with many read ports; lookups go to ROMs in the region's order while the board's block
+RAMs last, the rest stay LUTs. Stateless regions at II = 1 only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from kera.hls.memory import BRAM_BITS, BRAM_CLK_TO_OUT_NS, BRAM_PORTS, FF_CLK_TO_Q_NS, TINY_BITS
+from kera.ir.graph import Graph, Node
+from kera.ir.types import ArrayType, IntType
+
+
+def read_ns(family: str) -> float:
+    """The delay of a ROM read in ns after the stage's start: the RAM's clock-to-output beyond
+    the flip-flop's, which the stage overhead already has."""
+    return max(0.0, BRAM_CLK_TO_OUT_NS[family] - FF_CLK_TO_Q_NS[family])
+
+
+def table_of(graph: Graph, node: Node, family: str) -> bytes | None:
+    """Return the ``array`` node a lookup reads when it can be a ROM read port, else None."""
+    if node.op != "array_index" or family not in BRAM_BITS:
+        return None
+    arr, idx = (graph.nodes[i] for i in node.inputs)
+    at, it = arr.type, idx.type
+    if arr.op != "array" or not isinstance(at, ArrayType) or not isinstance(at.elem, IntType):
+        return None
+    if idx.op == "const" or not isinstance(it, IntType) or it.signed or 1 << it.width > at.length:
+        return None  # a constant read is a wire; an index past the end would be clamped
+    bits = at.length * at.elem.width
+    if not TINY_BITS < bits <= BRAM_BITS[family]:
+        return None
+    if any(graph.nodes[e].op != "const" for e in arr.inputs):
+        return None
+    return arr.id
+
+
+def blocks(graph: Graph, reads: Iterable[bytes], family: str) -> int:
+    """Return the block RAMs the ROM reads ``reads`` take: per table, one block for every
+    ``ports`` reads."""
+    per_table: dict[bytes, int] = {}
+    for r in reads:
+        t = graph.nodes[r].inputs[0]
+        per_table[t] = per_table.get(t, 0) + 1
+    ports = BRAM_PORTS[family][0]
+    return sum(-(-n // ports) for n in per_table.values())
+
+
+def choose(graph: Graph, region: str, family: str, budget: int, usable_ns: float
+           ) -> frozenset[bytes]:
+    """Return the lookups of ``region`` that become ROM reads: in the region's order, while
+    the ``budget`` block RAMs last; none when a RAM read does not fit ``usable_ns``."""
+    if family not in BRAM_BITS or budget <= 0 or read_ns(family) > usable_ns:
+        return frozenset()
+    reg = graph.region_or_error(region)
+    if reg.stateful:
+        return frozenset()
+    chosen: list[bytes] = []
+    for nid in graph.topo_order(reg):
+        if table_of(graph, graph.nodes[nid], family) is None:
+            continue
+        if blocks(graph, [*chosen, nid], family) <= budget:
+            chosen.append(nid)
+    return frozenset(chosen)
+
+
+__all__ = ["blocks", "choose", "read_ns", "table_of"]

@@ -1,0 +1,128 @@
+"""Big constant tables in block RAM (``kera.hls.rom``): which lookups become ROM read ports,
+how the schedule registers their addresses, what the Verilog holds, and that it simulates
+cycle-exact and bit-exact."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kera import load
+from kera.hls import rom
+from kera.hls.synth import plan_schedule
+from kera.interp import evaluate
+from kera.ir.graph import Graph, Region, const, param
+from kera.ir.types import ArrayType, uint
+from kera.rtl import emit_verilog
+from tests.conftest import needs_verilator
+
+ROOT = Path(__file__).resolve().parents[2]
+TABLE = [(k * 167 + 13) % 256 for k in range(64)]
+SRC = ("const T: [u8; 64] = [" + ", ".join(map(str, TABLE)) + "];\n"
+       "#[top]\npub fn f(a: u6, b: u6) -> u8 {\n    T[a] ^ T[b ^ (T[a] as u6)]\n}\n")
+
+
+def _lookup(length: int, width: int, index: int) -> tuple[Graph, bytes]:
+    g = Graph("t.kera")
+    i = param(g, 0, "i", uint(index))
+    elems = tuple(const(g, uint(width), k % (1 << width)) for k in range(length))
+    table = g.add("array", ArrayType(uint(width), length), elems)
+    read = g.add("array_index", uint(width), (table, i))
+    g.add_region(Region("f", (i,), read))
+    return g, read
+
+
+@pytest.mark.parametrize(("length", "width", "index", "family", "ok"), [
+    (64, 8, 6, "ecp5", True),  # 512 bits, every index in range
+    (256, 8, 8, "ice40", True),  # an S-box
+    (32, 8, 5, "ecp5", False),  # 256 bits: flip-flop sized, stays LUTs
+    (64, 8, 7, "ecp5", False),  # an index past the end would be clamped
+    (64, 8, 6, "gowin", False),  # no block RAM model
+    (4096, 8, 12, "ice40", False),  # more than one SB_RAM40_4K
+])
+def test_which_lookups_can_be_rom_reads(length: int, width: int, index: int, family: str,
+                                        ok: bool) -> None:
+    g, read = _lookup(length, width, index)
+    assert (rom.table_of(g, g.nodes[read], family) is not None) == ok
+
+
+def test_reads_take_blocks_by_the_familys_read_ports_and_stop_at_the_budget() -> None:
+    p = load_source(SRC)
+    g = p.graph
+    reads = [n for n in g.nodes if g.nodes[n].op == "array_index"]
+    assert len(reads) == 2
+    assert rom.blocks(g, reads, "ecp5") == 1 and rom.blocks(g, reads, "ice40") == 2
+    assert len(rom.choose(g, "f", "ice40", 1, 10.0)) == 1  # one block: the first read only
+    assert len(rom.choose(g, "f", "ice40", 2, 10.0)) == 2
+    assert not rom.choose(g, "f", "ecp5", 1, rom.read_ns("ecp5") - 0.1)  # the RAM is too slow
+
+
+def load_source(text: str):  # type: ignore[no-untyped-def]
+    from kera.elaborate import build_program
+
+    p = build_program("t.kera", text)
+    assert p.graph is not None, p.diagnostics
+    return p
+
+
+@pytest.mark.parametrize("board", ["icebreaker", "ulx3s"])
+def test_a_rom_read_is_a_stage_after_its_address(board: str) -> None:
+    p = load_source(SRC)
+    s = plan_schedule(p.graph, "f", board=board)[0]
+    assert len(s.roms) == 2
+    for r in s.roms:
+        idx = s.graph.nodes[r].inputs[1]
+        assert s.stage[r] >= s.stage[idx] + 1
+    # the address is registered by the RAM: no pipeline register holds it in the bank before
+    banks = s.crossing()
+    for r in s.roms:
+        idx = s.graph.nodes[r].inputs[1]
+        assert idx not in banks[s.stage[r] - 1] or any(
+            r2 not in s.roms and idx in s.graph.nodes[r2].inputs and s.stage[r2] >= s.stage[r]
+            for r2 in s.order)
+
+
+def test_the_verilog_holds_one_table_and_a_memory_per_block() -> None:
+    p = load_source(SRC)
+    s = plan_schedule(p.graph, "f", board="icebreaker")[0]
+    v = emit_verilog(s, board="icebreaker", version="test")
+    assert v.count("function [7:0] rom_f;") == 1
+    assert v.count('(* ram_style = "block" *)') == 2  # iCE40: one read port per block
+    assert v.count("<= rom_0[") == 1 and v.count("<= rom_1[") == 1
+    s5 = plan_schedule(p.graph, "f", board="ulx3s")[0]
+    v5 = emit_verilog(s5, board="ulx3s", version="test")
+    assert v5 == emit_verilog(s5, board="ulx3s", version="test")  # deterministic
+    assert v5.count('(* ram_style = "block" *)') == 1  # ECP5: two read ports per block
+
+
+def test_aes_sboxes_go_to_block_ram_on_ecp5_and_as_many_as_fit_on_ice40() -> None:
+    p = load(ROOT / "examples" / "aes128.kera")
+    s = plan_schedule(p.graph, p.top, board="ulx3s")[0]
+    assert len(s.roms) == 200  # 10 rounds x 16 bytes + 10 key steps x 4
+    assert rom.blocks(s.graph, s.roms, "ecp5") == 100
+    s40 = plan_schedule(p.graph, p.top, board="icebreaker")[0]
+    assert len(s40.roms) == 30  # the UP5K's 30 SB_RAM40_4K; the rest stay LUTs
+    # at 150 MHz a DP16KD read (5.8 ns clock-to-output) leaves no time: the S-boxes are LUTs
+    assert not plan_schedule(p.graph, p.top, board="ulx3s", clock_mhz=150.0)[0].roms
+
+
+@needs_verilator
+@pytest.mark.parametrize("board", ["icebreaker", "ulx3s"])
+def test_rom_reads_are_cycle_exact_in_simulation(board: str, tmp_path: Path) -> None:
+    from kera import _api
+
+    src = tmp_path / "t.kera"
+    src.write_text(SRC, encoding="utf-8")
+    p = load(src)
+    rng = random.Random(1)
+    rows = [{"a": rng.randrange(64), "b": rng.randrange(64)} for _ in range(300)]
+    sim = _api.simulate(p, rows, board=board)
+    assert len(sim.schedule.roms) == 2 and sim.schedule.latency == 3
+    assert sim.passed and sim.result.latency_observed == sim.schedule.latency
+    want = evaluate(p.graph, p.top, {k: np.array([r[k] for r in rows], dtype=np.uint64)
+                                     for k in ("a", "b")})
+    assert sim.outputs == [int(x) for x in want]
+    assert sim.outputs == [TABLE[r["a"]] ^ TABLE[r["b"] ^ (TABLE[r["a"]] & 63)] for r in rows]
