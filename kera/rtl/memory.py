@@ -177,22 +177,22 @@ def rom_lines(m: _Module, rams: Rams) -> list[str]:
         ab = rams.abits(n)
         values = [lit(int(g.nodes[e].attr("value")), w) for e in elems]
         reads = [r for r in rams.roms if g.nodes[r].inputs[0] == table]
-        k = f"{name}_k"
+        fn, k = m.names.fresh(f"{name}_f"), m.names.fresh(f"{name}_k")
         lines += ["", f"// ---- ROM `{name}`: {n} x {w}, {len(reads)} synchronous "
                       f"read{'s' * (len(reads) != 1)}, {ports} per block RAM",
-                  f"function {rng(w)}{name}_f;", f"    input {rng(ab)}i;", "    case (i)"]
+                  f"function {rng(w)}{fn};", f"    input {rng(ab)}i;", "    case (i)"]
         for j in range(0, n, ROM_PER_LINE):
-            lines.append("        " + " ".join(f"{lit(j + t, ab)}: {name}_f = {v};" for t, v in
+            lines.append("        " + " ".join(f"{lit(j + t, ab)}: {fn} = {v};" for t, v in
                                                enumerate(values[j:j + ROM_PER_LINE])))
-        lines += [f"        default: {name}_f = {lit(0, w)};", "    endcase", "endfunction",
+        lines += [f"        default: {fn} = {lit(0, w)};", "    endcase", "endfunction",
                   f"integer {k};"]
         m.body.lines = []
         loads = []
         for j in range(0, len(reads), ports):
-            mem = f"{name}_{j // ports}"
+            mem = m.names.fresh(f"{name}_m")
             lines += ["(* ram_style = \"block\" *)", f"reg {rng(w)}{mem} [0:{n - 1}];",
                       f"initial for ({k} = 0; {k} < {n}; {k} = {k} + 1) "
-                      f"{mem}[{k}] = {name}_f({k}[{ab - 1}:0]);"]
+                      f"{mem}[{k}] = {fn}({k}[{ab - 1}:0]);"]
             loads += [f"    if ({m.control.en}) {rams.rom_q[r]} <= {mem}["
                       f"{_addr(m, g.nodes[r].inputs[1], m.s.stage[r] - 1, ab)}];"
                       for r in reads[j:j + ports]]

@@ -49,9 +49,8 @@ def _random(t: IntType, n: int, seed: int) -> np.ndarray:
     u = np.concatenate([raw & np.uint64(t.mask), edges])
     if not t.signed:
         return u
-    return np.where(u >> np.uint64(t.width - 1) & np.uint64(1), u.astype(np.int64)
-                    - np.int64(1 << t.width) if t.width < 64 else u.astype(np.int64),
-                    u.astype(np.int64))
+    return np.array([int(x) - (1 << t.width) if int(x) >> (t.width - 1) else int(x) for x in u],
+                    dtype=np.int64)
 
 
 def _same(g: Graph, h: Graph, inputs: dict[str, np.ndarray]) -> None:

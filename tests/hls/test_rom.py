@@ -91,7 +91,7 @@ def test_the_verilog_holds_one_table_and_a_memory_per_block() -> None:
     v = emit_verilog(s, board="icebreaker", version="test")
     assert v.count("function [7:0] rom_f;") == 1
     assert v.count('(* ram_style = "block" *)') == 2  # iCE40: one read port per block
-    assert v.count("<= rom_0[") == 1 and v.count("<= rom_1[") == 1
+    assert v.count("<= rom_m[") == 1 and v.count("<= rom_m_2[") == 1
     s5 = plan_schedule(p.graph, "f", board="ulx3s")[0]
     v5 = emit_verilog(s5, board="ulx3s", version="test")
     assert v5 == emit_verilog(s5, board="ulx3s", version="test")  # deterministic
