@@ -250,14 +250,15 @@ def build_problem(
 def _rom_reads(problem: Problem, roms: frozenset[bytes], index: dict[bytes, int]) -> None:
     """Make each lookup in ``roms`` a ROM read: its address (the index) is registered at the
     end of the stage before it (a gap), and its data costs the RAM's clock-to-output beyond a
-    flip-flop's (``kera.hls.rom.read_ns``)."""
-    from kera.hls.rom import read_ns
+    flip-flop's and its routing (``kera.hls.rom.read_ns``)."""
+    from kera.hls.rom import design_luts, read_ns
 
     assert problem.costs is not None
     family = str(getattr(problem.costs.model, "metadata", {}).get("family", ""))
+    ns = read_ns(family, design_luts(problem.graph, problem.region, problem.costs, roms))
     for nid in sorted(roms, key=index.__getitem__):
         v = index[nid]
-        problem.delay[v] = read_ns(family)
+        problem.delay[v] = ns
         problem.roms.add(v)
         problem.gaps.append((index[problem.graph.nodes[nid].inputs[1]], v))
 

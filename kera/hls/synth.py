@@ -187,7 +187,7 @@ def plan_schedule(
     def attempt(m: float, cap: float | None = None) -> Schedule:
         usable = 1000.0 / clock * (1.0 - m) - costs.overhead_ns
         keep = rom.choose(lowered, top, the_board.family, the_board.capacities.bram,
-                          usable) if (ii or 1) == 1 else frozenset()
+                          usable, costs) if (ii or 1) == 1 else frozenset()
         split, roms = decompose_keeping(lowered, costs, usable, keep)
         return make_schedule(split, top, family=the_board.family, clock_mhz=clock, ii=ii,
                              margin=m, model=model, method=method,
@@ -246,7 +246,7 @@ def check_operators_fit(graph: Graph, top: str, *, board: str, clock_mhz: float 
     costs = CostModel(model, the_board.capacities.dsp)
     usable = 1000.0 / clock * (1.0 - margin) - costs.overhead_ns
     plain = lower_for_hardware(graph.subgraph([top]))
-    keep = rom.choose(plain, top, the_board.family, the_board.capacities.bram, usable)
+    keep = rom.choose(plain, top, the_board.family, the_board.capacities.bram, usable, costs)
     lowered, roms = decompose_keeping(plain, costs, usable, keep)
     over = operators_overfull(lowered, top, costs, the_board.capacities, roms)
     if over is None:

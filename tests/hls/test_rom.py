@@ -12,7 +12,9 @@ import pytest
 
 from kera import load
 from kera.hls import rom
+from kera.hls.models import load_model
 from kera.hls.synth import plan_schedule
+from kera.hls.timing import CostModel
 from kera.interp import evaluate
 from kera.ir.graph import Graph, Region, const, param
 from kera.ir.types import ArrayType, uint
@@ -55,9 +57,11 @@ def test_reads_take_blocks_by_the_familys_read_ports_and_stop_at_the_budget() ->
     reads = [n for n in g.nodes if g.nodes[n].op == "array_index"]
     assert len(reads) == 2
     assert rom.blocks(g, reads, "ecp5") == 1 and rom.blocks(g, reads, "ice40") == 2
-    assert len(rom.choose(g, "f", "ice40", 1, 10.0)) == 1  # one block: the first read only
-    assert len(rom.choose(g, "f", "ice40", 2, 10.0)) == 2
-    assert not rom.choose(g, "f", "ecp5", 1, rom.read_ns("ecp5") - 0.1)  # the RAM is too slow
+    ice = CostModel(load_model("ice40"))
+    assert len(rom.choose(g, "f", "ice40", 1, 10.0, ice)) == 1  # one block: the first read
+    assert len(rom.choose(g, "f", "ice40", 2, 10.0, ice)) == 2
+    costs = CostModel(load_model("ecp5"))
+    assert not rom.choose(g, "f", "ecp5", 1, rom.read_ns("ecp5") - 0.1, costs)  # too slow
 
 
 def load_source(text: str):  # type: ignore[no-untyped-def]
