@@ -59,8 +59,8 @@ class Rams:
 
 def declarations(m: _Module, rams: Rams) -> list[str]:
     """Return the registers the handshake and the stages read before the RAMs are emitted."""
-    out = [f"reg {rng(m.g.nodes[r].type.flat_width)}{q};  // ROM read data (the ROMs follow "
-           "the stages)" for r, q in rams.rom_q.items()]
+    out = ["// ---- ROM read data registers (the ROMs follow the stages)"] if rams.rom_q else []
+    out += [f"reg {rng(m.g.nodes[r].type.flat_width)}{q};" for r, q in rams.rom_q.items()]
     if not rams.plans:
         return out
     out += ["// ---- block RAM registers (the memories follow the stages)",
@@ -77,8 +77,7 @@ def read_wire(m: _Module, rams: Rams, nid: bytes, stage: int) -> None:
     ROM's: its data register)."""
     if nid in rams.rom_q:
         w = m.g.nodes[nid].type.flat_width
-        m.body.lines.append(f"wire {rng(w)}{m.wire[nid]} = {rams.rom_q[nid]};  // ROM read, "
-                            f"address registered in stage {stage - 1}")
+        m.body.lines.append(f"wire {rng(w)}{m.wire[nid]} = {rams.rom_q[nid]};")
         return
     p = rams.by_read[nid]
     base, w, ab = rams.base[nid], p.width, rams.abits(p.words)
@@ -179,7 +178,8 @@ def rom_lines(m: _Module, rams: Rams) -> list[str]:
         reads = [r for r in rams.roms if g.nodes[r].inputs[0] == table]
         fn, k = m.names.fresh(f"{name}_f"), m.names.fresh(f"{name}_k")
         lines += ["", f"// ---- ROM `{name}`: {n} x {w}, {len(reads)} synchronous "
-                      f"read{'s' * (len(reads) != 1)}, {ports} per block RAM",
+                      f"read{'s' * (len(reads) != 1)}, {ports} per block RAM; a read's data "
+                      "register loads from the address of the stage before the read",
                   f"function {rng(w)}{fn};", f"    input {rng(ab)}i;", "    case (i)"]
         for j in range(0, n, ROM_PER_LINE):
             lines.append("        " + " ".join(f"{lit(j + t, ab)}: {fn} = {v};" for t, v in
@@ -190,7 +190,7 @@ def rom_lines(m: _Module, rams: Rams) -> list[str]:
         loads = []
         for j in range(0, len(reads), ports):
             mem = m.names.fresh(f"{name}_m")
-            lines += ["(* ram_style = \"block\" *)", f"reg {rng(w)}{mem} [0:{n - 1}];",
+            lines += [f"(* ram_style = \"block\" *) reg {rng(w)}{mem} [0:{n - 1}];",
                       f"initial for ({k} = 0; {k} < {n}; {k} = {k} + 1) "
                       f"{mem}[{k}] = {fn}({k}[{ab - 1}:0]);"]
             loads += [f"    if ({m.control.en}) {rams.rom_q[r]} <= {mem}["
