@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from kera.hls.memory import BRAM_BITS, BRAM_CLK_TO_OUT_NS, BRAM_PORTS, FF_CLK_TO_Q_NS, TINY_BITS
+from kera.hls.pipeline import Schedule
 from kera.hls.timing import CostModel
 from kera.ir.graph import Graph, Node
 from kera.ir.types import ArrayType, IntType
@@ -108,4 +109,15 @@ def choose(graph: Graph, region: str, family: str, budget: int, usable_ns: float
     return frozenset(chosen)
 
 
-__all__ = ["ROUTE", "blocks", "choose", "design_luts", "read_ns", "route_ns", "table_of"]
+def note(schedule: Schedule) -> str:
+    """The report's note on a schedule's ROM reads: how many, in how many block RAMs."""
+    graph, reads = schedule.graph, schedule.roms
+    tables = len({graph.nodes[r].inputs[0] for r in reads})
+    n = blocks(graph, reads, schedule.family)
+    return (f"{len(reads)} lookup{'s' * (len(reads) != 1)} in {tables} constant "
+            f"table{'s' * (tables != 1)} read from block RAM ROMs ({n} block{'s' * (n != 1)}), "
+            "each a stage after its index")
+
+
+__all__ = ["ROUTE", "blocks", "choose", "design_luts", "note", "read_ns", "route_ns",
+           "table_of"]

@@ -189,9 +189,10 @@ def plan_schedule(
         keep = rom.choose(lowered, top, the_board.family, the_board.capacities.bram,
                           usable, costs) if (ii or 1) == 1 else frozenset()
         split, roms = decompose_keeping(lowered, costs, usable, keep)
-        return make_schedule(split, top, family=the_board.family, clock_mhz=clock, ii=ii,
-                             margin=m, model=model, method=method,
-                             dsp_budget=the_board.capacities.dsp, period_cap_ns=cap, roms=roms)
+        sched = make_schedule(split, top, family=the_board.family, clock_mhz=clock, ii=ii,
+                              margin=m, model=model, method=method,
+                              dsp_budget=the_board.capacities.dsp, period_cap_ns=cap, roms=roms)
+        return replace(sched, notes=(*sched.notes, rom.note(sched))) if roms else sched
 
     sched, margin = _meet_estimate(attempt, margin, model, the_board)
     return _free_speed(lambda cap: attempt(margin, cap), sched, model, the_board), the_board, model

@@ -77,6 +77,9 @@ def test_a_rom_read_is_a_stage_after_its_address(board: str) -> None:
     p = load_source(SRC)
     s = plan_schedule(p.graph, "f", board=board)[0]
     assert len(s.roms) == 2
+    blocks = 1 if board == "ulx3s" else 2
+    assert (f"2 lookups in 1 constant table read from block RAM ROMs ({blocks} "
+            f"block{'s' * (blocks > 1)})") in " ".join(s.notes)
     for r in s.roms:
         idx = s.graph.nodes[r].inputs[1]
         assert s.stage[r] >= s.stage[idx] + 1
