@@ -4,14 +4,14 @@ A lookup in an array of constants by a variable index (``array_index`` of an ``a
 ``const``) is a LUT mux tree (``CostModel.rom_cost``: an 8-bit S-box is 136 LUTs on ECP5 and
 248 on iCE40). Where the family has block RAM, the table holds more than ``TINY_BITS`` bits
 and fits one block, and the RAM's clock-to-output fits the usable period, the lookup becomes a
-read port of a ROM instead: the table is emitted once as an initialised memory
-(``kera.rtl.memory``), each lookup a read whose address is registered at the end of the stage
-before the read (a gap in the schedule, as for a `mem`'s read) and whose data costs the RAM's
-clock-to-output beyond a flip-flop's and the routing to the next RAM's address, which grows
-with the design (``route_ns``). Reads of one table share blocks as the family's read
-ports allow (ECP5 ``DP16KD``: two; iCE40 ``SB_RAM40_4K``: one), which is how yosys maps a
-memory with many read ports; lookups go to ROMs in the region's order while the board's block
-RAMs last, the rest stay LUTs. Stateless regions at II = 1 only.
+read port of a ROM instead: the table is emitted once as a constant function, with one
+initialised memory per group of reads as many as a block RAM's read ports (ECP5 ``DP16KD``:
+two; iCE40 ``SB_RAM40_4K``: one; ``kera.rtl.memory``). Each lookup is a read whose address is
+registered at the end of the stage before the read (a gap in the schedule, as for a `mem`'s
+read) and whose data costs the RAM's clock-to-output beyond a flip-flop's and the routing to
+the next RAM's address, which grows with the design (``route_ns``). Lookups go to ROMs in the
+region's order while the board's block RAMs last, the rest stay LUTs; none where the read
+does not fit the period. Stateless regions at II = 1 only.
 """
 
 from __future__ import annotations
