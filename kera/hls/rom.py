@@ -91,8 +91,8 @@ def blocks(graph: Graph, reads: Iterable[bytes], family: str) -> int:
 def choose(graph: Graph, region: str, family: str, budget: int, usable_ns: float,
            costs: CostModel) -> frozenset[bytes]:
     """Return the lookups of ``region`` that become ROM reads: in the region's order, while
-    the ``budget`` block RAMs last; none when a RAM read (``read_ns`` in the design without
-    its ROMs' LUTs) does not fit ``usable_ns``."""
+    the ``budget`` block RAMs last; none when a RAM read (``read_ns`` in a design of twice
+    the LUTs without its ROMs) does not fit ``usable_ns``."""
     if family not in BRAM_BITS or budget <= 0:
         return frozenset()
     reg = graph.region_or_error(region)
@@ -104,7 +104,10 @@ def choose(graph: Graph, region: str, family: str, budget: int, usable_ns: float
             continue
         if blocks(graph, [*chosen, nid], family) <= budget:
             chosen.append(nid)
-    if chosen and read_ns(family, design_luts(graph, region, costs, chosen)) > usable_ns:
+    # twice the LUTs: the decomposition that follows can grow the design the scheduler
+    # times the read in (``kera.hls.schedule``), and a read that then missed would refuse
+    # the clock where LUTs would have met it
+    if chosen and read_ns(family, 2 * design_luts(graph, region, costs, chosen)) > usable_ns:
         return frozenset()
     return frozenset(chosen)
 
