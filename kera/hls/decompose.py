@@ -754,10 +754,7 @@ class _Splitter:
         while len(terms) > 1:
             paired = []
             for (x, lx), (y, ly) in zip(terms[::2], terms[1::2], strict=False):
-                d = ly - lx
-                if d == 0:
-                    paired.append((self.arith("add", x, y, span), lx))
-                    continue
+                d = ly - lx  # > 0: one term per weight, in order
                 high = add("slice", uint(w - ly), x, attrs={"lo": d})
                 low = add("slice", uint(d), x, attrs={"lo": 0})
                 paired.append((add("concat", uint(w - lx), self.arith("add", high, y, span),
