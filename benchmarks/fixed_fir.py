@@ -52,8 +52,12 @@ SOURCES: dict[str, str] = {
 }
 
 
+#: The sources' folder, removed when the interpreter exits (locations read the file again).
+_FOLDER = tempfile.TemporaryDirectory(prefix="kera-fxfir-")
+
+
 def _load(name: str) -> Any:
-    path = Path(tempfile.mkdtemp(prefix="kera-fxfir-")) / f"{name}.kera"
+    path = Path(_FOLDER.name) / f"{name}.kera"
     path.write_text(SOURCES[name], encoding="utf-8")
     return kera.load(path)
 

@@ -70,10 +70,15 @@ pub fn pair(x: i16) -> i16 {
 """
 
 
+#: One folder for the whole run, removed when the interpreter exits: error locations read
+#: the source file again, so each `k.kera` must outlive its load.
+_FOLDER = tempfile.TemporaryDirectory(prefix="kera-state-")
+
+
 def planned(text: str, clock_mhz: float | None = None, board: str = "icebreaker",
             ii: int | None = None) -> Schedule:
     """Return the schedule every target uses for ``text`` on ``board``."""
-    path = Path(tempfile.mkdtemp(prefix="kera-state-")) / "k.kera"  # a file: locations have lines
+    path = Path(tempfile.mkdtemp(dir=_FOLDER.name)) / "k.kera"  # a file: locations have lines
     path.write_text(text, encoding="utf-8")
     loaded = kera.load(path)
     return plan_schedule(loaded.graph, loaded.top, board=board, clock_mhz=clock_mhz, ii=ii)[0]
