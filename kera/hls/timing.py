@@ -327,7 +327,12 @@ class CostModel:
         subtraction costs only its sum LUTs (iCE40: SB_CARRY does not sum; ECP5: none, the
         CCU2C sums). isqrt32 at 55 MHz, yosys 0.70: 150 SB_CARRY, all in the comparisons'
         chains (283 estimated with a chain each); on ECP5 77 CCU2C, 310 LUT sites (443).
-        First is canonical order.
+        A subtraction of which only the borrow is read (``_borrow_only``: a segment of
+        ``kera.hls.decompose``'s split comparison) is a comparison one bit narrower where
+        that has fewer LUTs: yosys trims the sum LUTs nothing reads, and on iCE40 what stays
+        is the chain with the inverters of its second operand (the segmented compare of
+        ``max`` of i64 at 55 MHz: four 18-bit subtractions, 131 LUTs estimated as sums, 71
+        placed). First is canonical order.
         """
         hit = self._merged.get(id(graph))
         if hit is not None and hit[0] is graph:
@@ -354,6 +359,13 @@ class CostModel:
         for nid in self._chain_prefixes(graph, order):
             w = nodes[nid].type.flat_width
             out[nid] = _area_dict({"lut": self._query_area(("add", w, None))["lut"]})
+        users = graph.users()
+        for nid in order:
+            if nid not in out and _borrow_only(graph, nid, users):
+                w = nodes[nid].type.flat_width
+                less = self._query_area(("lt", w - 1, None))
+                if less["lut"] < self._query_area(("sub", w, None))["lut"]:
+                    out[nid] = _area_dict(less)
         self._merged[id(graph)] = (graph, out)
         return out
 
@@ -1185,6 +1197,18 @@ def _significant(bits: list[Any], t: Any) -> int:
 
 def _index_bits(n: int) -> int:
     return max(1, (n - 1).bit_length())
+
+
+def _borrow_only(graph: Graph, nid: bytes, users: dict[bytes, list[bytes]]) -> bool:
+    """Whether ``nid`` is an unsigned subtraction whose every user reads only its top bit."""
+    node = graph.nodes[nid]
+    t = node.type
+    if node.op != "sub" or not isinstance(t, IntType) or t.signed or t.width < 2:
+        return False
+    readers = users.get(nid, ())
+    return bool(readers) and all(
+        (r := graph.nodes[u]).op == "slice" and r.type.flat_width == 1
+        and r.attr("lo") == t.width - 1 for u in readers)
 
 
 def _area_dict(value: Any) -> dict[str, float]:

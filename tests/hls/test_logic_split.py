@@ -221,3 +221,23 @@ def test_a_pipelined_barrel_and_count_are_cycle_exact(op: str, tmp_path: Path) -
     assert sim.passed
     assert sim.result.latency_observed == sim.schedule.latency
     assert sim.outputs == want
+
+
+def test_a_split_compare_costs_its_segments_as_comparisons(tmp_path: Path) -> None:
+    """The segments of ``max`` of i64 at 55 MHz on iCE40 are subtractions of which only the
+    borrow is read: yosys trims their sum LUTs, so each costs a comparison one bit narrower
+    (four segments: 131 LUTs as sums, 71 as comparisons; 71 placed, yosys 0.70 + nextpnr)."""
+    from kera.hls.models import load_model
+    from kera.hls.resources import estimate
+
+    src = tmp_path / "m.kera"
+    src.write_text("#[top]\n" + KERNELS["max"], encoding="utf-8")
+    loaded = load(src)
+    s = plan_schedule(loaded.graph, loaded.top, board="icebreaker", clock_mhz=55.0)[0]
+    costs = CostModel(load_model("ice40"))
+    subs = [n for n in s.graph.nodes.values() if n.op == "sub"]
+    assert len(subs) == 4
+    want = sum(costs._query_area(("lt", n.type.flat_width - 1, None))["lut"] for n in subs)
+    got = estimate(s, costs).by_op["sub"]["lut"]
+    assert got == round(want)  # the estimate rounds each row
+    assert got < sum(costs._query_area(("sub", n.type.flat_width, None))["lut"] for n in subs)
