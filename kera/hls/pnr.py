@@ -178,8 +178,9 @@ def tool_failure(said: str, family: str) -> KeraError:
     """Return the one-line error for a failed yosys/nextpnr run: what it said, what to do.
 
     A design that needs more cells of a kind than the device has (nextpnr: "no BELs
-    remaining", "Unable to place") is the user's design (exit 1); any other failure is the
-    tool's (exit 3).
+    remaining", "Unable to place", "Failed to expand region ... of N ICESTORM_LCs", the
+    iCE40 placer's words for more logic cells than the die's) is the user's design (exit 1);
+    any other failure is the tool's (exit 3).
     """
     found = re.search(r"cell type '?(\w+)", said) or re.search(r"\b([A-Z][A-Z0-9]*_[A-Z0-9_]+)\b",
                                                               said)
@@ -188,9 +189,12 @@ def tool_failure(said: str, family: str) -> KeraError:
     errors = [part for part in rest.split(" | ") if "ERROR" in part]
     if errors:  # the tool's own error lines, long generated cell names shortened
         said = f"{tool}: " + "; ".join(re.sub(r"cell '[^']{24,}'", "cell '...'", e) for e in errors)
-    if "no BELs remaining" in said or "Unable to place" in said:
-        kind = f"{cell} cells" if cell else "cells of one kind"
-        return KeraError(f"place and route failed: the design needs more {kind} than the "
+    region = re.search(r"Failed to expand region .* of (\d+) (\w+?)s?\b", said)
+    if "no BELs remaining" in said or "Unable to place" in said or region:
+        kind = f"more {cell} cells" if cell else "more cells of one kind"
+        if region:  # nextpnr-ice40's placer: more logic cells than the die has
+            kind = f"{region.group(1)} {region.group(2)} cells, more"
+        return KeraError(f"place and route failed: the design needs {kind} than the "
                          f"{family} device has (the tool said: {said}); make the design smaller "
                          "(narrower operands, a larger II) or choose a board with a larger "
                          "device", exit_code=ExitCode.USER)

