@@ -424,3 +424,16 @@ def test_a_piece_of_a_split_sum_of_two_positions_is_gates_on_ice40(mask: str, lu
     out is the SB_CARRY's (``0x33``: 4 and 4)."""
     _, res = _estimate(f"#[top] pub fn f(a: u8, b: u8) -> u8 {{ (a & {mask}u8) + (b & {mask}u8) }}")
     assert (_luts(res), res.total["carry"]) == (lut, carry)
+
+
+def test_a_wide_equality_costs_the_fitted_eq_not_a_lut_per_xor() -> None:
+    """``a == b`` of u64 on iCE40: the 4-input cover gives each xor a LUT under the or tree
+    (64 + 21 = 85); abc packs pairs of bits into LUTs where it can, as the characterised
+    ``eq`` points measured (yosys 0.70 ``synth_ice40``: 57 SB_LUT4; 59 placed in the QoR
+    shell). Where the cover is the smaller it stays (8 bits: the fitted curve 7.9)."""
+    model = CostModel(load_model("ice40"))
+    _, res = _estimate("#[top] pub fn f(a: u64, b: u64) -> bool { a == b }")
+    assert res.by_op["eq"]["lut"] == round(model._query_area(("eq", 64, None))["lut"])
+    assert abs(res.by_op["eq"]["lut"] - 57) <= 3
+    _, res = _estimate("#[top] pub fn f(a: u8, b: u8) -> bool { a == b }")
+    assert res.by_op["eq"]["lut"] <= round(model._query_area(("eq", 8, None))["lut"])
