@@ -226,10 +226,11 @@ _FLIP_FLOPS = ("SB_DFF", "DFFLC", "TRELLIS_FF")
 _DECLARED = re.compile(r"^\s*(?:wire|reg) (?:\[[^\]]*\] )?(\w+)\b")
 # The emitter names an operation's wire `n<k>` or `<variable>_<k>` (k: its position in the
 # schedule's order), its helper wires `<name>_<part>` (kera.rtl.lower: a shift's range check
-# `_over`, a rotate's amount `_r`/`_mod`/`_back`, a division's `_d`, `_uq`, ...), and `_2`,
-# `_3` on a clash.
+# `_over`, a rotate's amount `_mod` and doubled operand `_t`, a division's `_d`, `_uq`, ...),
+# and `_2`, `_3` on a clash.
 _HELPERS = ("over", "lt", "a", "b", "by0", "ma", "mb", "d", "uq", "q", "ur", "r", "sra", "mod",
-            "back", "cnt")
+            "t", "cnt", "at")
+_ASSIGNED = re.compile(r"^\s*assign (\w+) = (\w+);")
 _POSITION = re.compile(rf"(?:^n|_)(\d+)(?:_(?:{'|'.join(_HELPERS)}))?(?:_\d+)?$")
 
 
@@ -238,7 +239,10 @@ def path_to_schedule(verilog: str, spans: list[str], schedule: Any) -> list[dict
 
     A logic cell is ``core.<signal>_<suffixes>``: its line is the declaration of the longest
     prefix that is a signal of the core (flip-flops are skipped: yosys names one after any
-    signal it drives, so its name does not tell its bank). Each entry: ``verilog_line``;
+    signal it drives, so its name does not tell its bank); a cell of the logic into a
+    flip-flop's D input (``core.<signal>_SB_DFFE_Q_<k>_D_...``) is the declaration of the
+    register it feeds, its bank's input side (a port the last bank drives, ``out``, is that
+    bank's register). Each entry: ``verilog_line``;
     ``stage`` (from the emitter's ``// ---- stage N`` comments; a bank's register is
     ``stage`` N too, its input side); ``position`` of the node in the schedule's order when the
     line's wire is one operation's and its stage agrees, else None. Lines outside the stages
@@ -256,36 +260,55 @@ def path_to_schedule(verilog: str, spans: list[str], schedule: Any) -> list[dict
         d = _DECLARED.match(line)
         if d:
             declared.setdefault(d.group(1), number)
+    for line in lines:  # a port driven by a bank's register (`assign out = s1_n9;`): its line
+        a = _ASSIGNED.match(line)
+        if a and a.group(2) in declared:
+            declared.setdefault(a.group(1), declared[a.group(2)])
     out: list[dict[str, Any]] = []
     seen: set[int] = set()
     for entry in spans:
-        at = _line_of(entry, declared)
+        at, into_flop = _line_of(entry, declared)
         if at is None or not 1 <= at <= len(lines) or at in seen:
             continue
         stage = stage_at[at - 1]
         if stage is None:
             continue
         seen.add(at)
+        if into_flop:  # the logic into a register: its bank's stage; a wire named after the
+            if lines[at - 1].lstrip().startswith("wire") and stage > 0:  # register reads the
+                stage -= 1  # bank before its own stage
+                position = None
+            else:  # the bank's register `s<N>_<wire>` holds that operation's value
+                reg = _DECLARED.match(lines[at - 1])
+                held = re.sub(r"^s\d+_", "", reg.group(1)) if reg else ""
+                position = _position(f"wire {held} =", stage, schedule)
+            out.append({"verilog_line": at, "stage": stage, "position": position})
+            continue
         out.append({"verilog_line": at, "stage": stage,
                     "position": _position(lines[at - 1], stage, schedule)})
     return out
 
 
-def _line_of(entry: str, declared: dict[str, int]) -> int | None:
-    """Return the core's Verilog line a path entry points at, or None."""
+def _line_of(entry: str, declared: dict[str, int]) -> tuple[int | None, bool]:
+    """Return the core's Verilog line a path entry points at (or None), and whether the entry
+    is logic into a flip-flop named after the signal on that line."""
     if entry.startswith("cell:core."):
-        if any(ff in entry for ff in _FLIP_FLOPS):
-            return None  # yosys names a register after any signal it drives: no clue to its bank
-        parts = entry[len("cell:core."):].split("_")
+        name = entry[len("cell:core."):]
+        at = min((name.find(ff) for ff in _FLIP_FLOPS if ff in name), default=-1)
+        if at >= 0:  # yosys names a register after any signal it drives: no clue to its bank,
+            if re.match(r"\w*?_Q(?:_\d+)?_D_", name[at:]):  # but logic into its D input is
+                return declared.get(name[:at].rstrip("_")), True  # that signal's bank's
+            return None, False
+        parts = name.split("_")
         for k in range(len(parts), 0, -1):
             number = declared.get("_".join(parts[:k]))
             if number is not None:
-                return number
-        return None
+                return number, False
+        return None, False
     if entry.startswith("top.v:"):
         head = entry[len("top.v:"):].split(".", 1)[0]
-        return int(head) if head.isdigit() else None
-    return None
+        return (int(head) if head.isdigit() else None), False
+    return None, False
 
 
 def _position(line: str, stage: int | None, schedule: Any) -> int | None:
