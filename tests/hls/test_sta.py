@@ -116,6 +116,48 @@ pub fn f(a: u8, b: u8, c: u8, d: u8, x: u16, y: u16, c0: bool, c1: bool) -> u8 {
     assert len(net.muxes) == 3 * 8  # three selects per bit, recorded as such
 
 
+def test_a_select_does_not_reach_into_a_shared_condition() -> None:
+    """`z = !(p | q)` is the condition of two selects: shared, it is a LUT of its own and
+    each select a level above it (2), as abc builds the zero-count trees' flags (u32 `ctz`
+    at 55 MHz on iCE40: 4 LUT levels in its first stage, timed 3 when a select's cut took
+    its flag's inputs). Read by one select only, the condition folds into its LUT (1)."""
+    shared = """
+#[top]
+pub fn f(p: bool, q: bool, r: bool, s: bool) -> (bool, bool) {
+    let z = !(p | q);
+    (if z { r } else { s }, if z { s } else { r })
+}
+"""
+    alone = """
+#[top]
+pub fn f(p: bool, q: bool, r: bool, s: bool) -> bool {
+    let z = !(p | q);
+    if z { r } else { s }
+}
+"""
+    assert _levels(shared) == pytest.approx(2.0)
+    assert _levels(alone) == pytest.approx(1.0)
+
+
+def test_a_select_of_a_value_and_its_inverse_is_an_xor() -> None:
+    """`c ? ~y : y` is `c ^ y` (a CRC step's bit): an xor gate, balanced with the xors
+    around it, not a chain of selects (crc32_word at 12 MHz on iCE40: 17.3 ns of logic as
+    selects, 15.1 as xors; 50 MHz placed)."""
+    src = """
+#[top]
+pub fn f(c: u4, y: bool) -> bool {
+    let a = if (c & 1) == 1 { !y } else { y };
+    let b = if (c & 2) == 2 { !a } else { a };
+    let d = if (c & 4) == 4 { !b } else { b };
+    if (c & 8) == 8 { !d } else { d }
+}
+"""
+    assert _levels(src) == pytest.approx(2.0)  # one 5-input xor: ceil(log4 5); as selects 4
+    s, _ = _single(src)
+    net = CostModel(FlatModel()).network(s.graph)
+    assert not net.muxes
+
+
 def test_arithmetic_starts_when_its_latest_input_bit_arrives() -> None:
     """An add reads a 2-level xor and a register: it starts at 2.0 ns and takes its fitted
     delay; the xor after it is one level more."""
