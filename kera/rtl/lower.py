@@ -85,8 +85,19 @@ def _compare(b: Body, out: str, node: Node, ops: list[Operand]) -> None:
 
 @_lowering("min", "max")
 def _min_max(b: Body, out: str, node: Node, ops: list[Operand]) -> None:
+    """A select on ``x < y``; signed, the ``<`` is the borrow out of the sign-extended
+    difference: yosys 0.70 ``synth_ecp5`` maps ``$signed(x) < $signed(y)`` feeding a 64-bit
+    select by copying the comparison's last LUT into every bit's (494 LUT4, 247 PFUMX, 184
+    L6MUX21 for ``max`` of i64), and the borrow of a subtraction as a chain's own output (33
+    CCU2C and 64 LUT4; iCE40 the same either way)."""
     x, y = ops
-    lt = f"$signed({x.expr}) < $signed({y.expr})" if _signed(x.type) else f"{x.expr} < {y.expr}"
+    w = x.width
+    if _signed(x.type):
+        diff = b.wire(f"{out}_d", w + 1, f"{b.extend(x, w + 1, True)} - {b.extend(y, w + 1, True)}")
+        b.sink(diff)  # only its borrow is read
+        lt = f"{diff}[{w}]"
+    else:
+        lt = f"{x.expr} < {y.expr}"
     less = b.wire(f"{out}_lt", 1, lt)
     first, second = (x, y) if node.op == "min" else (y, x)
     b.define(out, x.width, f"{less} ? {first.expr} : {second.expr}")
