@@ -76,28 +76,36 @@ _ORDER = {"lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 
 @_lowering("lt", "le", "gt", "ge")
 def _compare(b: Body, out: str, node: Node, ops: list[Operand]) -> None:
+    """An ordering; of two signed variables, the borrow of their sign-extended difference
+    (``_signed_less``), else the Verilog operator (of a constant, yosys trims the chain)."""
     x, y = ops
-    if _signed(x.type):
+    if _signed(x.type) and x.value is None and y.value is None:
+        first, second = (x, y) if node.op in ("lt", "ge") else (y, x)
+        less = _signed_less(b, out, first, second)
+        b.define(out, 1, less if node.op in ("lt", "gt") else f"~{less}")
+    elif _signed(x.type):
         b.define(out, 1, f"$signed({x.expr}) {_ORDER[node.op]} $signed({y.expr})")
     else:
         b.define(out, 1, f"{x.expr} {_ORDER[node.op]} {y.expr}")
 
 
+def _signed_less(b: Body, out: str, x: Operand, y: Operand) -> str:
+    """Return ``x < y`` of signed ``x``, ``y`` as the borrow out of ``{x[N-1], x} - {y[N-1],
+    y}``: yosys 0.70 ``synth_ecp5`` copies the last LUT of ``$signed(x) < $signed(y)`` into
+    every bit of a select it feeds (``max`` of i64: 494 LUT4, 247 PFUMX, 184 L6MUX21; an i16
+    select 110 LUT4), while a subtraction's borrow is its chain's own output (33 CCU2C and 64
+    LUT4; i16: 9 CCU2C, 16 LUT4); on iCE40 both are the same."""
+    w = x.width
+    diff = b.wire(f"{out}_d", w + 1, f"{b.extend(x, w + 1, True)} - {b.extend(y, w + 1, True)}")
+    b.sink(diff)  # only its borrow is read
+    return f"{diff}[{w}]"
+
+
 @_lowering("min", "max")
 def _min_max(b: Body, out: str, node: Node, ops: list[Operand]) -> None:
-    """A select on ``x < y``; signed, the ``<`` is the borrow out of the sign-extended
-    difference: yosys 0.70 ``synth_ecp5`` maps ``$signed(x) < $signed(y)`` feeding a 64-bit
-    select by copying the comparison's last LUT into every bit's (494 LUT4, 247 PFUMX, 184
-    L6MUX21 for ``max`` of i64), and the borrow of a subtraction as a chain's own output (33
-    CCU2C and 64 LUT4; iCE40 the same either way)."""
+    """A select on ``x < y`` (signed: ``_signed_less``)."""
     x, y = ops
-    w = x.width
-    if _signed(x.type):
-        diff = b.wire(f"{out}_d", w + 1, f"{b.extend(x, w + 1, True)} - {b.extend(y, w + 1, True)}")
-        b.sink(diff)  # only its borrow is read
-        lt = f"{diff}[{w}]"
-    else:
-        lt = f"{x.expr} < {y.expr}"
+    lt = _signed_less(b, out, x, y) if _signed(x.type) else f"{x.expr} < {y.expr}"
     less = b.wire(f"{out}_lt", 1, lt)
     first, second = (x, y) if node.op == "min" else (y, x)
     b.define(out, x.width, f"{less} ? {first.expr} : {second.expr}")

@@ -76,3 +76,22 @@ def test_ports_match_the_signature(path: Path) -> None:
     want += [("out_valid", "output", 1), ("out_ready", "input", 1),
              ("out", "output", result.flat_width)]
     assert [(p.name, p.direction, p.width) for p in ports] == want
+
+
+def test_a_signed_comparison_of_two_variables_is_a_borrow() -> None:
+    """`a < b` of i16 variables feeding a select: yosys 0.70 synth_ecp5 copies the last LUT of
+    `$signed(a) < $signed(b)` into every select bit (110 LUT4, 54 PFUMX, 40 L6MUX21), the
+    borrow of the sign-extended difference is its chain's own output (9 CCU2C, 16 LUT4). A
+    comparison with a constant keeps the operator (yosys trims its chain)."""
+    from kera.elaborate import build_program
+    from kera.hls.synth import plan_schedule
+    from kera.rtl import emit_verilog
+
+    src = ("#[top]\npub fn f(a: i16, b: i16, x: u16, y: u16) -> (u16, bool, bool) {\n"
+           "    (if a < b { x } else { y }, a >= b, a > -5)\n}\n")
+    p = build_program("f.kera", src)
+    s = plan_schedule(p.graph, "f", board="ulx3s")[0]
+    v = emit_verilog(s, board="ulx3s", version="t")
+    assert "{{1{a[15]}}, a} - {{1{b[15]}}, b}" in v
+    assert "$signed(a) < $signed(b)" not in v and "$signed(a) >= $signed(b)" not in v
+    assert "$signed(a) > $signed(16'" in v or "$signed(a) >= $signed(16'" in v
