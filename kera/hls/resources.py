@@ -662,7 +662,7 @@ def _network_luts(schedule: Schedule, costs: CostModel, net: ToolNetwork) -> dic
     abc9), so they keep the cover's count and their outputs are the mapping's inputs."""
     lib = getattr(costs.model, "lut_network", {}).get("library")
     if not lib or len(lib["luts"]) <= costs.lut_k:
-        return _fitted_equalities(net, costs, net.luts_by_node())
+        return costs.fitted_equalities(net, net.luts_by_node())
     graph, stage = schedule.graph, schedule.stage
     arrival: dict[bytes, float] = {}
     on_lut = costs.lut_multipliers(graph)
@@ -684,32 +684,6 @@ def _network_luts(schedule: Schedule, costs: CostModel, net: ToolNetwork) -> dic
             out[nid] = cover[nid]
     for nid, n in net.inverted_outputs().items():
         out[nid] = out.get(nid, 0) + n
-    return out
-
-
-def _fitted_equalities(net: ToolNetwork, costs: CostModel, luts: dict[bytes, int]
-                       ) -> dict[bytes, int]:
-    """Return ``luts`` with each wide equality's cover count replaced by the fitted ``eq`` of
-    as many bit pairs where that is fewer. The 4-input cover gives each of an equality's xors
-    a LUT of its own under the reduction (64 bits: 64 + 21), but abc packs two pairs into a
-    LUT where it can (yosys 0.70 ``synth_ice40``: 4 bits 3 SB_LUT4, 8 bits 5, 64 bits 57), as
-    the characterised ``eq`` points measured (``kera-hls characterize``). A comparison is one
-    gate over its pairs' cones (``lutmap._compare``); the pairs are what that gate reads."""
-    graph = net.graph
-    out = dict(luts)
-    for nid, bits in net.bits.items():
-        if graph.nodes[nid].op not in ("eq", "ne") or nid not in out or len(bits) != 1:
-            continue
-        gate = bits[0][2]
-        if gate < 0 or gate not in net._fanin:
-            continue
-        leaves, gates, owner = net._fanin[gate]
-        pairs = len(leaves) + len(gates)
-        if owner != nid or pairs < 2 or any(net._fanin.get(h, ((), (), b""))[2] != nid
-                                            for h in gates):
-            continue  # a gate of another node's (shared), or the xors are not its own
-        fitted = int(round(costs._query_area(("eq", pairs, None))["lut"]))
-        out[nid] = min(out[nid], fitted)
     return out
 
 

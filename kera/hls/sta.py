@@ -166,7 +166,7 @@ def design_size(schedule: Schedule, costs: CostModel) -> float:
     graph = schedule.graph
     nodes = graph.nodes
     skip = schedule.virtual | set(bram_reads(schedule))
-    luts = costs.network(graph).luts_by_node()
+    luts = costs.network_luts(graph)
     total = float(sum(n for nid, n in luts.items() if nid not in skip))
     sites = float(getattr(costs.model, "carry_lut_sites", 0.0))
     for nid in schedule.order:

@@ -225,8 +225,42 @@ class CostModel:
         if hit is None or hit[0] is not graph or len(hit[1].bits) != len(graph.nodes):
             net = tool_network(graph, self.lut_k, order=list(graph.nodes),  # topological
                                wide=self.lut_wide)
-            hit = self._networks[id(graph)] = (graph, net, net.luts_by_node())
+            hit = self._networks[id(graph)] = (graph, net,
+                                               self.fitted_equalities(net, net.luts_by_node()))
         return hit[1], hit[2]
+
+    def network_luts(self, graph: Graph) -> dict[bytes, int]:
+        """Return the LUTs of the bit network of ``graph`` without registers, by node (the
+        cover's, with ``fitted_equalities``)."""
+        return self._network(graph)[1]
+
+    def fitted_equalities(self, net: BitNetwork, luts: dict[bytes, int]) -> dict[bytes, int]:
+        """Return ``luts`` (``net``'s 4-input cover) with each equality's count replaced by the
+        fitted ``eq`` of as many bit pairs where that is fewer, on a family without wide
+        LUTs (ECP5's LUT sites come from ``kera.hls.cutmap``, which packs them already). The
+        cover gives each of an equality's xors a LUT of its own under the reduction (64 bits:
+        64 + 21), but abc packs two pairs into a LUT where it can (yosys 0.70
+        ``synth_ice40``: 4 bits 3 SB_LUT4, 8 bits 5, 64 bits 57), as the characterised ``eq``
+        points measured. A comparison is one gate over its pairs' cones (``lutmap._compare``);
+        the pairs are what that gate reads."""
+        lib = getattr(self.model, "lut_network", {}).get("library")
+        if lib and len(lib["luts"]) > self.lut_k:
+            return luts
+        graph = net.graph
+        out = dict(luts)
+        for nid, bits in net.bits.items():
+            if graph.nodes[nid].op not in ("eq", "ne") or nid not in out or len(bits) != 1:
+                continue
+            gate = bits[0][2]
+            if gate < 0 or gate not in net._fanin:
+                continue
+            leaves, gates, owner = net._fanin[gate]
+            pairs = len(leaves) + len(gates)
+            if owner != nid or pairs < 2 or any(net._fanin[h][2] != nid for h in gates):
+                continue  # a gate of another node's (shared), or the xors are not its own
+            fitted = int(round(self._query_area(("eq", pairs, None))["lut"]))
+            out[nid] = min(out[nid], fitted)
+        return out
 
     def lut_multipliers(self, graph: Graph) -> dict[bytes, Query | int]:
         """Return the multiplies that get no DSP: node -> LUT-multiplier query, or the CSD
