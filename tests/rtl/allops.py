@@ -71,6 +71,7 @@ def allops_graph(with_state: bool = False) -> tuple[Graph, str]:
     add("array_index", u8, tbl, idx)
     add("array_index", u8, arr, idx)
     add("array_index", u8, arr, const(g, uint(3), 7))  # past the end: the last element
+    add("array_index", u8, arr, val)  # a u8 index: clamped to the last element first
     add("array_update", ArrayType(u8, 5), arr, idx, val)
     add("array_update", ArrayType(u8, 5), arr, const(g, uint(3), 2), val)
     add("array_update", ArrayType(u8, 5), arr, const(g, uint(3), 6), val)  # no change
