@@ -23,7 +23,7 @@ SOURCE = "#[top]\npub fn pick(x: [u8; 8], s: u3) -> u8 { x[s] }\n"
 
 def _verilog(src: str, board: str) -> tuple[str, float]:
     p = build_program("pick.kera", src)
-    assert p.ok, p.diagnostics
+    assert p.ok and p.graph is not None, p.diagnostics
     s, _, model = plan_schedule(p.graph, "pick", board=board)
     return emit_verilog(s, board=board, version="t"), estimate(s, CostModel(model)).total["lut"]
 
