@@ -334,13 +334,13 @@ def _array_index(b: Body, out: str, node: Node, ops: list[Operand]) -> None:
 def _rom_read(b: Body, out: str, w: int, table: int, length: int, idx: Operand) -> None:
     """Read a constant table's ROM; an index past the end is clamped to the last element."""
     if (1 << idx.width) <= length:  # every index is in range: the ROM holds the reachable ones
-        b.define(out, w, f"{b.rom(table, w, 1 << idx.width)}[{idx.expr}]")
+        b.define(out, w, f"{b.rom(table, w, 1 << idx.width)}({idx.expr})")
         return
     last = length - 1
     aw = last.bit_length()
     at = b.wire(f"{out}_at", aw, f"({idx.expr} > {lit(last, idx.width)}) ? {lit(last, aw)} : "
                                  f"{b.part(idx, aw - 1, 0)}")
-    b.define(out, w, f"{b.rom(table, w, length)}[{at}]")
+    b.define(out, w, f"{b.rom(table, w, length)}({at})")
 
 
 @_lowering("array_update")

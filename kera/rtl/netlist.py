@@ -73,25 +73,41 @@ class Body:
         return self.define(self.names.fresh(base), width, expr)
 
     def rom(self, bits: int, elem_width: int, entries: int) -> str:
-        """Return the name of the ROM holding the first ``entries`` elements of a constant table.
+        """Return the name of the function reading the first ``entries`` elements of a
+        constant table in LUTs: ``name(i)`` is element ``i``.
 
         ``bits`` packs the table's elements of ``elem_width`` bits, element 0 lowest. Each
-        distinct ROM is emitted once, as an array of ``reg`` initialised element by element
-        (Verilog-2005 that Verilator compiles to one C++ array and yosys reads as a ROM), so
-        that every read is an index into it rather than a multiplexer of its own.
+        distinct table is emitted once, one constant per element bit (its column: bit ``k``
+        of the column is that bit of element ``k``) that the function selects by the index.
+        Columns, not an initialised array: yosys turns an array (or a ``case`` of constants,
+        or a part-select of one packed constant) into a ``$mem`` and ``memory_dff`` merges a
+        register on the index into it, which on iCE40 made a block RAM the budget never had
+        and on ECP5 doubled an S-box chain's LUTs (sbox_chain behind registered inputs: 177
+        LUT4 and 9 flip-flops as an array, 78 and 5 as columns; yosys 0.70). A column whose
+        bits are all alike is that constant.
         """
         key = (bits, elem_width, entries)
         name = self.roms.get(key)
         if name is not None:
             return name
         name = self.roms[key] = self.names.fresh("rom")
+        ab = max(1, (entries - 1).bit_length())
+        size = 1 << ab  # the index reaches every column bit; entries past the end repeat the last
         mask = (1 << elem_width) - 1
+        elems = [(bits >> (min(k, entries - 1) * elem_width)) & mask for k in range(size)]
+        picks = []
+        for j in reversed(range(elem_width)):
+            column = sum((e >> j & 1) << k for k, e in enumerate(elems))
+            if column in (0, (1 << size) - 1):
+                picks.append(f"1'b{column & 1}")
+                continue
+            self.rom_lines.append(f"localparam {rng(size)}{name}_c{j} = {size}'h{column:x};")
+            picks.append(f"{name}_c{j}[i]")
         self.rom_lines += [
-            f"reg {rng(elem_width)}{name} [0:{entries - 1}];  // {entries} x {elem_width} bits",
-            "initial begin",
-            *(f"    {name}[{k}] = {lit((bits >> (k * elem_width)) & mask, elem_width)};"
-              for k in range(entries)),
-            "end",
+            f"function {rng(elem_width)}{name};  // {entries} x {elem_width} bits",
+            f"    input {rng(ab)}i;",
+            f"    {name} = {concat(picks)};",
+            "endfunction",
         ]
         return name
 
