@@ -34,8 +34,8 @@ Cut = frozenset[int]
 
 
 def map_sites(net: BitNetwork, luts: Sequence[Sequence[float]], wire_ps: float,
-              leaf_ps: dict[int, float] | None = None, boxed: dict[bytes, float] | None = None
-              ) -> dict[bytes, int]:
+              leaf_ps: dict[int, float] | None = None, boxed: dict[bytes, float] | None = None,
+              atomic: frozenset[bytes] | set[bytes] = frozenset()) -> dict[bytes, int]:
     """Return the LUT sites of an abc9-like mapping of ``net``'s live gates, by node.
 
     ``luts[s - 1]`` is ``(area in LUT sites, delay in ps)`` of the library's ``s``-input LUT;
@@ -43,10 +43,12 @@ def map_sites(net: BitNetwork, luts: Sequence[Sequence[float]], wire_ps: float,
     arrival of leaf bits (by leaf number; 0 where absent, as for a register's output).
     The gates of the ``boxed`` nodes are not mapped (yosys builds them otherwise, e.g. an
     ordering against a constant as a carry chain): their outputs are leaves arriving at the
-    given ps, the gates they read are outputs, and they get no LUTs here.
+    given ps, the gates they read are outputs, and they get no LUTs here. The gates of the
+    ``atomic`` nodes (ROM bits: any function of their inputs) are not split: a LUT takes all
+    of such a gate's inputs or reads its output.
     """
     boxed = boxed or {}
-    fanin, owner, outputs, leaves = _binary(net, set(boxed))
+    fanin, owner, outputs, leaves, inner = _binary(net, set(boxed), set(atomic))
     box_ps = {-g - 1: boxed[net._fanin[g][2]] for g in net._fanin if net._fanin[g][2] in boxed}
     first = len(leaves)
     kmax = len(luts)
@@ -69,8 +71,10 @@ def map_sites(net: BitNetwork, luts: Sequence[Sequence[float]], wire_ps: float,
         return arr, af
 
     for v, (a, b) in enumerate(fanin):
-        left = [trivial[a], *cuts[a - first]] if a >= first else [trivial[a]]
-        right = [trivial[b], *cuts[b - first]] if b >= first else [trivial[b]]
+        left = [*([] if a in inner else [trivial[a]]), *cuts[a - first]] if a >= first else \
+            [trivial[a]]
+        right = [*([] if b in inner else [trivial[b]]), *cuts[b - first]] if b >= first else \
+            [trivial[b]]
         found: set[Cut] = set()
         for x in left:
             for y in right:
@@ -207,8 +211,8 @@ def _required(chosen: dict[int, Cut], outputs: set[int], first: int, required: f
     return req
 
 
-def _binary(net: BitNetwork, boxed: set[bytes]
-            ) -> tuple[list[tuple[int, int]], list[bytes], set[int], list[int]]:
+def _binary(net: BitNetwork, boxed: set[bytes], atomic: set[bytes]
+            ) -> tuple[list[tuple[int, int]], list[bytes], set[int], list[int], set[int]]:
     """Return the live gates as 2-input nodes in topological order: (fanin, owning node,
     output node numbers, the leaves read: leaf bit numbers, and ``-g - 1`` for the output of
     a gate ``g`` of a ``boxed`` node). Leaf ``leaves[i]`` is node ``i``; the 2-input nodes
@@ -226,8 +230,9 @@ def _binary(net: BitNetwork, boxed: set[bytes]
         for h in fanin_of[g][1]:
             readers[h] = readers.get(h, 0) + 1
     feeds = {h for g in boxes for h in fanin_of[g][1] if h not in boxes}
+    whole = {g for g in gates if fanin_of[g][2] in atomic}
     merged = {g for g in gates if readers.get(g, 0) == 1 and g not in net.roots
-              and g not in feeds}
+              and g not in feeds and g not in whole}
     leaves: dict[int, int] = {}
     for g in gates:
         for n in fanin_of[g][0]:
@@ -240,6 +245,7 @@ def _binary(net: BitNetwork, boxed: set[bytes]
     owner: list[bytes] = []
     depth: list[int] = []
     top: dict[int, int] = {}
+    inner: set[int] = set()  # the 2-input nodes inside an atomic gate (no signal of their own)
 
     def signals(g: int) -> list[int]:
         out: list[int] = []
@@ -271,9 +277,12 @@ def _binary(net: BitNetwork, boxed: set[bytes]
             owner.append(nid)
             depth.append(max(da, db) + 1)
             heapq.heappush(heap, (depth[-1], first + len(fanin) - 1))
+            if g in whole:
+                inner.add(first + len(fanin) - 1)
         top[g] = heap[0][1]
+        inner.discard(top[g])
     outputs = {top[g] for g in (*net.roots, *feeds) if g in top and top[g] >= first}
-    return fanin, owner, outputs, list(leaves)
+    return fanin, owner, outputs, list(leaves), inner
 
 
 def leaf_arrivals(net: BitNetwork, arrival_ns: dict[bytes, float]) -> dict[int, float]:

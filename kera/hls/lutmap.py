@@ -154,7 +154,7 @@ class BitNetwork:
         for nid in order:
             node = nodes[nid]
             read.update(node.inputs)
-            if is_bitwise(self.graph, node):
+            if self._bitwise(nid, node):
                 self._node = nid
                 self.bits[nid] = self._evaluate(nid, node)
                 self.levels[nid] = 0  # set by ``cover``
@@ -180,7 +180,7 @@ class BitNetwork:
         if self._demanded is not None and not exclude:
             return self._demanded
         nodes = self.graph.nodes
-        reads = [u for nid in self.bits if not is_bitwise(self.graph, nodes[nid])
+        reads = [u for nid in self.bits if not self._bitwise(nid, nodes[nid])
                  for u in nodes[nid].inputs if u in self.bits and self._reads_comb(u, nid)]
         out: set[int] = set()
         finals = [u for u in self._finals if u not in exclude]
@@ -195,11 +195,15 @@ class BitNetwork:
     def increment(self, nid: bytes) -> int:
         """Return the LUT levels ``nid`` adds to the deepest of its bitwise inputs."""
         node = self.graph.nodes[nid]
-        if not is_bitwise(self.graph, node):
+        if not self._bitwise(nid, node):
             return 0
         below = max((self.levels.get(u, 0) for u in node.inputs if self._reads_comb(u, nid)),
                     default=0)
         return max(0, self.levels[nid] - below)
+
+    def _bitwise(self, nid: bytes, node: Node) -> bool:
+        """Whether ``node`` is gates of its inputs' bits here (``is_bitwise``)."""
+        return is_bitwise(self.graph, node)
 
     def materialise(self, nid: bytes) -> None:
         """Record the gates among ``nid``'s bits as LUT outputs."""
@@ -757,6 +761,16 @@ class ToolNetwork(BitNetwork):
     #: Whether an ordering against a constant reads only the bits above the bound's trailing
     #: zeros (``_bound_zeros``): the resource estimate's network, not the timing's.
     trim_bounds: bool = False
+    #: The widest ROM index (live bits) whose lookup's bits are gates of the index bits rather
+    #: than leaves (``_rom_bits``): the widest LUT of the abc9 library the area mapping uses
+    #: (``kera.hls.cutmap``), which maps such a gate whole, with the logic around it where
+    #: that is faster, as abc9 does (an S-box chain's xors). 0: every ROM bit a leaf, its LUTs
+    #: ``CostModel.rom_cost``'s.
+    rom_gates: int = 0
+    #: The lookups whose bits are gates (their LUTs are the mapping's).
+    rom_gated: set[bytes] = field(default_factory=set)
+    #: Lookups read from block RAM (``Schedule.roms``): leaves, whatever their index.
+    rom_reads: frozenset[bytes] = frozenset()
 
     def _evaluate(self, nid: bytes, node: Node) -> list[Bit]:
         """A select of ``resets`` with a constant arm is its other arm: yosys's ``opt_dff``
@@ -767,6 +781,10 @@ class ToolNetwork(BitNetwork):
         LUT4s). Not where anything else reads the select (biquad_q14's saturated output is
         also its state's next value, whose flip-flops have the reset: yosys keeps the
         select)."""
+        if nid in self.rom_gated:
+            out = self._rom_bits(nid, node, gated=True)
+            assert out is not None
+            return out
         if nid in self.resets:
             (c,), x, y = (self._input(u, nid) for u in node.inputs)
             for const, other in ((x, y), (y, x)):
@@ -833,12 +851,21 @@ class ToolNetwork(BitNetwork):
             out = [ZERO] * min(zeros, len(out)) + out[zeros:]
         return out
 
-    def _rom_bits(self, nid: bytes, node: Node) -> list[Bit] | None:
-        """Return the bits of a lookup in an array of constants by a variable index (a ROM):
-        a bit that every entry the index reaches has the same is that constant (yosys maps
-        the ROM to LUTs and trims the constant bits and their flip-flops: edge_semantics'
-        ``[10, 20, 30, 40][k]`` has bits 0, 6 and 7 zero), the others fresh leaves; None for
-        any other node."""
+    def _bitwise(self, nid: bytes, node: Node) -> bool:
+        """Also a ROM lookup whose index has at most ``rom_gates`` live bits (``_rom_bits``)."""
+        if nid in self.rom_gated or is_bitwise(self.graph, node):
+            return True
+        if self.rom_gates and node.op == "array_index" and nid not in self.bits and \
+                nid not in self.rom_reads:
+            rom = self._rom_index(nid, node)
+            if rom is not None and rom[0] <= self.rom_gates and rom[1] >= 1 << rom[0]:
+                self.rom_gated.add(nid)
+                return True
+        return False
+
+    def _rom_index(self, nid: bytes, node: Node) -> tuple[int, int] | None:
+        """Return ``(b, n)`` of a lookup in an array of ``n`` constants by a variable index of
+        ``b`` live bits (the bits that reach an entry), else None."""
         if node.op != "array_index":
             return None
         nodes = self.graph.nodes
@@ -849,12 +876,35 @@ class ToolNetwork(BitNetwork):
         n = len(arr.inputs)
         b = min(significant_width(self._input(idx.id, nid), idx.type.signed),
                 max(1, (n - 1).bit_length()))
+        return b, n
+
+    def _rom_bits(self, nid: bytes, node: Node, gated: bool = False) -> list[Bit] | None:
+        """Return the bits of a lookup in an array of constants by a variable index (a ROM):
+        a bit that every entry the index reaches has the same is that constant (yosys maps
+        the ROM to LUTs and trims the constant bits and their flip-flops: edge_semantics'
+        ``[10, 20, 30, 40][k]`` has bits 0, 6 and 7 zero), the others fresh leaves, or where
+        ``gated`` each one gate of the index's live bits; None for any other node."""
+        rom = self._rom_index(nid, node)
+        if rom is None:
+            return None
+        b, _ = rom
+        nodes = self.graph.nodes
+        arr = nodes[node.inputs[0]]
         values = [int(nodes[e].attr("value")) for e in arr.inputs[: 1 << b]]
-        out = self._fresh(node.type.flat_width)
-        for k in range(len(out)):
+        index = self._input(node.inputs[1], nid)[:b]
+        out = [] if gated else self._fresh(node.type.flat_width)
+        for k in range(node.type.flat_width):
             seen = {v >> k & 1 for v in values}
             if len(seen) == 1:
-                out[k] = ONE if seen.pop() else ZERO
+                bit = ONE if seen.pop() else ZERO
+            elif gated:
+                bit = self._gate(index)
+            else:
+                continue
+            if gated:
+                out.append(bit)
+            else:
+                out[k] = bit
         return out
 
     def known_prefix(self, nid: bytes, node: Node) -> list[Bit | None]:
@@ -925,14 +975,17 @@ class ToolNetwork(BitNetwork):
 
 def tool_network(graph: Graph, k: int, cut: Callable[[bytes, bytes], bool] | None = None,
                  order: list[bytes] | None = None, wide: int = 0,
-                 resets: frozenset[bytes] = frozenset(), area: bool = False) -> ToolNetwork:
+                 resets: frozenset[bytes] = frozenset(), area: bool = False,
+                 rom_gates: int = 0, rom_reads: frozenset[bytes] = frozenset()
+                 ) -> ToolNetwork:
     """Return the :class:`ToolNetwork` of ``graph`` (every region, or the nodes of ``order``):
     the results and the next values of the state registers are materialised. ``area``: the
-    resource estimate's network (``trim_bounds``)."""
+    resource estimate's network (``trim_bounds``); ``rom_gates``, ``rom_reads``: see the
+    class."""
     ids = order if order is not None else graph.canonical_order()
     results = [x for r in graph.regions.values() for x in (r.result, *(s.next for s in r.states))]
     net = ToolNetwork(graph, k, cut, wide=wide, results=tuple(results), resets=resets,
-                      trim_bounds=area)
+                      trim_bounds=area, rom_gates=rom_gates, rom_reads=rom_reads)
     net.build(ids, results)
     return net
 

@@ -106,11 +106,14 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
     costs = schedule_costs(schedule, costs, caps.get("dsp"))
     bound = schedule.bound()
     stage = schedule.stage
+    lib = getattr(costs.model, "lut_network", {}).get("library")
     net = tool_network(graph, costs.lut_k,  # a shared unit is a cone of its own
                        cut=lambda u, v: stage[u] < stage[v] or u in bound or v in bound,
                        order=graph.topo_order(graph.regions[schedule.region]),
                        wide=costs.lut_wide, resets=registered_selects(schedule),
-                       area=costs.trims_bounds)
+                       area=costs.trims_bounds,
+                       rom_gates=len(lib["luts"]) if lib and len(lib["luts"]) > costs.lut_k
+                       else 0, rom_reads=schedule.roms)
     luts = _network_luts(schedule, costs, net)
     by_op: dict[str, dict[str, float]] = {}
     from kera.hls.memory import bram_reads
@@ -128,7 +131,7 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
         if nid in schedule.virtual or nid in rams or nid in bound or nid in in_dsp:
             continue  # a block RAM's chain and read: the RAM, counted below; units: below
         node = graph.nodes[nid]
-        bitwise = is_bitwise(graph, node)
+        bitwise = is_bitwise(graph, node) or nid in net.rom_gated
         area = dict.fromkeys(AREA_KEYS, 0.0) if bitwise else maccs.get(nid) or costs.area(
             graph, node, absorbed)
         if bitwise:
@@ -677,7 +680,7 @@ def _network_luts(schedule: Schedule, costs: CostModel, net: ToolNetwork) -> dic
     orders = {nid: 1000.0 * arrival[nid] for nid in net.bits
               if graph.nodes[nid].op in ORDERS and is_bitwise(graph, graph.nodes[nid])}
     out = map_sites(net, lib["luts"], float(lib["wire_ps"]), leaf_arrivals(net, arrival),
-                    boxed=orders)
+                    boxed=orders, atomic=net.rom_gated)
     cover = net.luts_by_node()
     for nid in orders:  # yosys builds them as carry chains: the 4-input cover's count
         if cover.get(nid):

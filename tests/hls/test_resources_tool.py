@@ -116,6 +116,23 @@ def test_isqrt_rows_are_as_wide_as_the_remainder_once_the_optimiser_narrows_them
     assert widths == {0: 32, 2: 4}  # s * 4 + 3 < 16 once s < 4 is in the netlist
 
 
+_TABLE = ("const T: [u8; 64] = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3, 8, 4, 6, 2, "
+          "6, 4, 3, 3, 8, 3, 2, 7, 9, 5, 0, 2, 8, 8, 4, 1, 9, 7, 1, 6, 9, 3, 9, 9, 3, 7, 5, 1, 0, "
+          "5, 8, 2, 0, 9, 7, 4, 9, 4, 4, 5, 9, 2];\n")
+
+
+def test_ecp5_maps_a_rom_bit_whole_and_with_the_logic_around_it() -> None:
+    """A lookup in a 64-entry table of 4 live bits: each bit one 6-input function, a LUT6 (4
+    sites), never split into smaller LUTs. Two in a chain (tests/opt/kernels/sbox_chain):
+    abc9 takes each xor into the wide LUT of the bit it feeds, for one level less, so the
+    chain costs 82 sites where the lookups alone would cost 32 (yosys 0.70 behind the
+    serial shell: 78 LUT4; the ROM's fitted cost alone said 42)."""
+    one = _TABLE + "#[top] pub fn f(a: u6) -> u8 { T[a] }"
+    assert _luts(_estimate(one, "ecp5", 150.0)[1]) == 16
+    chain = _TABLE + "#[top] pub fn f(a: u6, b: u6) -> u8 { T[a] ^ T[b ^ (T[a] as u6)] }"
+    assert 70 <= _luts(_estimate(chain, "ecp5", 150.0)[1]) <= 90
+
+
 def test_ecp5_maps_a_critical_7_input_function_onto_one_wide_lut() -> None:
     # the parity of 7 bits: two LUT4 levels (2 LUTs) or one $__ABC9_LUT7 (8 LUT4 sites and
     # 3 muxes, 759 ps + 300 ps of net against 2 x (379 + 300) ps): abc9 maps the critical path
