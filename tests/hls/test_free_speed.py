@@ -1,4 +1,4 @@
-"""A faster slowest stage at no cost: ``period_cap_ns`` and ``kera.hls.synth._free_speed``."""
+"""A faster slowest stage at little cost: ``period_cap_ns`` and ``kera.hls.synth._free_speed``."""
 
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ def test_isqrt32_at_the_board_clock_gets_a_faster_stage_for_free(
     assert slow["estimate"]["fmax_mhz"] == pytest.approx(before, abs=0.1)
     assert fast["estimate"]["fmax_mhz"] == pytest.approx(after, abs=0.1)
     assert fast["timing"]["max_stage_delay_ns"] <= 0.9 * slow["timing"]["max_stage_delay_ns"]
-    assert [n for n in fast["notes"] if n.startswith("stages re-balanced at no cost")]
+    assert [n for n in fast["notes"] if n.startswith("stages re-balanced at the same latency")]
     assert not [n for n in slow["notes"] if "re-balanced" in n]
     # the clock, margin and usable period the report states stay the user's
     assert fast["timing"]["margin"] == slow["timing"]["margin"]
@@ -87,3 +87,23 @@ def test_a_small_gain_is_not_taken(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(synth, "FREE_STEP", 0.99)  # a 1 % step takes it: the rule decides
     tight, _, _ = plan_schedule(loaded.graph, loaded.top, board="ulx3s", clock_mhz=150.0)
     assert tight.stage != base.stage and tight.latency == base.latency
+
+
+SHL64 = Path(__file__).resolve().parents[1] / "opt" / "kernels" / "shl64.kera"
+
+
+def test_a_shallower_split_is_worth_a_few_estimated_luts(monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    """shl64 at 150 MHz on ECP5: five shift levels in one stage and one in the next, or, for
+    about 7 % more estimated LUTs, four and two (placed, 3 seeds: 895 -> 786 LUT4 sites, 149
+    -> 194 MHz). With no cost allowed the five-level stage stays."""
+    loaded = load(SHL64)
+    taken, b, model = plan_schedule(loaded.graph, loaded.top, board="ulx3s", clock_mhz=150.0)
+    monkeypatch.setattr(synth, "FREE_COST", 0.0)
+    kept, _, _ = plan_schedule(loaded.graph, loaded.top, board="ulx3s", clock_mhz=150.0)
+    assert taken.latency == kept.latency == 2
+    fast, slow = synth._judge(taken, model, b), synth._judge(kept, model, b)
+    assert fast is not None and slow is not None
+    assert slow[0] < fast[0] <= 1.1 * slow[0]  # more estimated LUTs, within the allowance
+    assert fast[2] <= 0.9 * slow[2]
+    assert [n for n in taken.notes if n.startswith("stages re-balanced at the same latency")]
