@@ -892,19 +892,14 @@ class ToolNetwork(BitNetwork):
         arr = nodes[node.inputs[0]]
         values = [int(nodes[e].attr("value")) for e in arr.inputs[: 1 << b]]
         index = self._input(node.inputs[1], nid)[:b]
-        out = [] if gated else self._fresh(node.type.flat_width)
+        fresh = [] if gated else self._fresh(node.type.flat_width)
+        out = []
         for k in range(node.type.flat_width):
             seen = {v >> k & 1 for v in values}
             if len(seen) == 1:
-                bit = ONE if seen.pop() else ZERO
-            elif gated:
-                bit = self._gate(index)
+                out.append(ONE if seen.pop() else ZERO)
             else:
-                continue
-            if gated:
-                out.append(bit)
-            else:
-                out[k] = bit
+                out.append(self._gate(index) if gated else fresh[k])
         return out
 
     def known_prefix(self, nid: bytes, node: Node) -> list[Bit | None]:
