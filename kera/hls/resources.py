@@ -106,14 +106,13 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
     costs = schedule_costs(schedule, costs, caps.get("dsp"))
     bound = schedule.bound()
     stage = schedule.stage
-    lib = getattr(costs.model, "lut_network", {}).get("library")
+    lib = _wide_library(costs)
     net = tool_network(graph, costs.lut_k,  # a shared unit is a cone of its own
                        cut=lambda u, v: stage[u] < stage[v] or u in bound or v in bound,
                        order=graph.topo_order(graph.regions[schedule.region]),
                        wide=costs.lut_wide, resets=registered_selects(schedule),
-                       area=costs.trims_bounds,
-                       rom_gates=len(lib["luts"]) if lib and len(lib["luts"]) > costs.lut_k
-                       else 0, rom_reads=schedule.roms)
+                       area=costs.trims_bounds, rom_gates=len(lib["luts"]) if lib else 0,
+                       rom_reads=schedule.roms)
     luts = _network_luts(schedule, costs, net)
     by_op: dict[str, dict[str, float]] = {}
     from kera.hls.memory import bram_reads
@@ -609,14 +608,14 @@ def bram_glue(schedule: Schedule, costs: CostModel) -> dict[str, float]:
     if schedule.state is None:
         return row
     k = costs.lut_k
-    lib = getattr(costs.model, "lut_network", {}).get("library")
+    lib = _wide_library(costs)
     for m in schedule.state.mems:
         if m.mapped_to != "bram":
             continue
         a = max(1, (m.words - 1).bit_length())
         counter = costs._sites(dict(costs._query_area(("add", a, None))))
         net = _glue_network(schedule, k, a, m.width, m.write is not None)
-        if lib and len(lib["luts"]) > k:
+        if lib:
             luts = float(sum(map_sites(net, lib["luts"], float(lib["wire_ps"])).values()))
         else:
             net.cover()
@@ -657,14 +656,21 @@ def _glue_network(schedule: Schedule, k: int, a: int, w: int, written: bool) -> 
     return net
 
 
+def _wide_library(costs: CostModel) -> dict[str, Any] | None:
+    """Return the model's abc9 LUT library where it has LUTs wider than ``lut_k`` (ECP5: the
+    slice's wide functions), which the area mapping uses (``kera.hls.cutmap``); else None."""
+    lib = getattr(costs.model, "lut_network", {}).get("library")
+    return lib if lib and len(lib["luts"]) > costs.lut_k else None
+
+
 def _network_luts(schedule: Schedule, costs: CostModel, net: ToolNetwork) -> dict[bytes, int]:
     """Return the LUT sites of the bit network by node: the 4-input cover's, or, where the
     model has an abc9 LUT library with wide LUTs (ECP5), the delay-oriented mapping's
     (``kera.hls.cutmap``), whose leaves arrive when the stage's timing says. Orderings
     against a constant are not mapped: yosys makes them ``$alu`` carry chains (a box to
     abc9), so they keep the cover's count and their outputs are the mapping's inputs."""
-    lib = getattr(costs.model, "lut_network", {}).get("library")
-    if not lib or len(lib["luts"]) <= costs.lut_k:
+    lib = _wide_library(costs)
+    if not lib:
         return costs.fitted_equalities(net, net.luts_by_node())
     graph, stage = schedule.graph, schedule.stage
     arrival: dict[bytes, float] = {}
