@@ -295,10 +295,10 @@ def _array_index(b: Body, out: str, node: Node, ops: list[Operand]) -> None:
     it can pass the end by more than its low bits can say).
 
     yosys maps the tree as the resource model counts it, where a ``case`` became a one-hot
-    ``$pmux`` it mapped into more LUTs: an 8 x u8 read 72 LUT4 sites on ECP5 against the
-    tree's 48, 55 SB_LUT4 on iCE40 against 48 (yosys 0.70). A constant table read by a
-    variable index indexes the table's ROM (``Body.rom``), emitted once however many reads
-    share it.
+    ``$pmux`` it mapped into more LUTs: an 8 x u8 read 75 LUT4 on ECP5 against the tree's 51
+    (estimate 50), 59 SB_LUT4 on iCE40 against 52 (estimate 51; yosys 0.70). A constant
+    table read by a variable index indexes the table's ROM (``Body.rom``), emitted once
+    however many reads share it.
     """
     arr, idx = ops
     t = arr.type
@@ -318,17 +318,14 @@ def _array_index(b: Body, out: str, node: Node, ops: list[Operand]) -> None:
     else:
         at = idx
     level = [_element(b, arr, min(k, last)) for k in range(1 << at.width)]
-    for j in reversed(range(at.width)):
+    for j in reversed(range(1, at.width)):  # every level but the last: a wire of the halves
         half = len(level) // 2
-        lo, hi = level[:half], level[half:]
         sel = b.bit(at, j, whole_used=at is not idx)
-        if half == 1:
-            b.define(out, w, f"{sel} ? {hi[0]} : {lo[0]}")
-            return
-        name = b.wire(f"{out}_l{j}", half * w, f"{sel} ? {concat(hi[::-1])} : {concat(lo[::-1])}")
+        name = b.wire(f"{out}_l{j}", half * w,
+                      f"{sel} ? {concat(level[half:][::-1])} : {concat(level[:half][::-1])}")
         level = [f"{name}[{(k + 1) * w - 1}:{k * w}]" if w > 1 else f"{name}[{k}]"
                  for k in range(half)]
-    b.define(out, w, level[0])
+    b.define(out, w, f"{b.bit(at, 0, whole_used=at is not idx)} ? {level[1]} : {level[0]}")
 
 
 def _rom_read(b: Body, out: str, w: int, table: int, length: int, idx: Operand) -> None:
