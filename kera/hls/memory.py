@@ -11,10 +11,16 @@ stays in flip-flops like a ``reg`` array (always correct) and the report says wh
 read is synchronous: its address is registered one stage before its data is used. A write from
 an earlier transfer at the very edge a read is captured is forwarded (address compare + bypass);
 the modulo constraint closes every other case (``docs/scheduling.md``).
+
+Where that read does not fit the period (ECP5's DP16KD: 5.83 ns from the clock to its data),
+the RAM's output register takes it (``REGMODE_B = "OUTREG"``, 0.96 ns; ``with_output_registers``):
+the address is registered two stages before the data is used, and the writes at both edges
+in between are forwarded (``kera.rtl.memory`` instantiates the primitive).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -38,6 +44,13 @@ BRAM_PORTS = {"ice40": (1, 1), "ecp5": (2, 2)}
 #: read straight into a register (docs/models.md, "Block RAM read path").
 BRAM_CLK_TO_OUT_NS = {"ice40": 1.178, "ecp5": 5.83}
 FF_CLK_TO_Q_NS = {"ice40": 1.39, "ecp5": 0.525}
+#: Clock-to-output of a block RAM read through the RAM's own output register, where the
+#: emitter can instantiate one: nextpnr 0.11's DP16KD DOB with ``REGMODE_B = "OUTREG"``
+#: (0.956 ns against 5.83 without, the same read straight into a register).
+OUTREG_CLK_TO_OUT_NS = {"ecp5": 0.956}
+#: The shape of one DP16KD as the emitter instantiates it: 1024 words of 18 bits (wider
+#: memories take several side by side; deeper ones are not instantiated).
+PRIMITIVE_WORDS, PRIMITIVE_WIDTH = 1024, 18
 
 
 @dataclass(frozen=True)
@@ -84,6 +97,7 @@ class MemPlan:
     init: int = 0  # the value every word is cleared to
     blocks: int = 0
     ports: BramPorts | None = None  # the same accesses by node id, for the emitter
+    outreg: bool = False  # read through the RAM's output register: two stages after its address
 
     def as_json(self) -> dict:
         """Return the report's "state" entry (STATE.md)."""
@@ -238,8 +252,15 @@ def read_delay(plan: MemPlan, family: str, costs: CostModel) -> float:
     valid and an ``a``-bit compare of registered addresses (``2a + 1`` inputs), is a tree of
     ``k``-input LUTs from the clock edge. histogram (256 x 16) on iCE40: max(1.178 - 1.39,
     3 x 2.596) + 2 x 2.596 = 12.98 ns (placed, seed 1: 14.70 ns from the address register's
-    output through 3 hit-test LUTs and 2 selects, each LUT with its net).
+    output through 3 hit-test LUTs and 2 selects, each LUT with its net). Through the output
+    register (``plan.outreg``) the RAM costs its register's clock-to-output and the two selects
+    are the two forwarded writes', whose hit tests are registered in the stage before (no
+    emulation: the primitive is instantiated): a function of 5 registered inputs per bit, one
+    LUT5 (``_lut5_ns``).
     """
+    if plan.outreg:  # the hit tests are registered a stage before: two selects, one LUT5
+        ram = max(0.0, OUTREG_CLK_TO_OUT_NS[family] - FF_CLK_TO_Q_NS[family])
+        return ram + (_lut5_ns(costs) if plan.write is not None else 0.0)
     ram = max(0.0, BRAM_CLK_TO_OUT_NS[family] - FF_CLK_TO_Q_NS[family])
     if plan.write is None:
         return ram
@@ -248,6 +269,15 @@ def read_delay(plan: MemPlan, family: str, costs: CostModel) -> float:
     a = max(1, (plan.words - 1).bit_length())
     levels = lut_levels(2 * a + 1, costs.lut_k)
     return max(ram, levels * costs.level_ns) + 2 * costs.level_ns
+
+
+def _lut5_ns(costs: CostModel) -> float:
+    """The delay of one 5-input function: a LUT level and what abc9's library adds for a LUT5
+    over a LUT4 (ECP5: 2 LUT4s and a PFUMX, 477 against 379 ps); two levels without one."""
+    luts = getattr(costs.model, "lut_network", {}).get("library", {}).get("luts", [])
+    if len(luts) < 5:
+        return 2 * costs.level_ns
+    return costs.level_ns + (luts[4][1] - luts[3][1]) / 1000.0
 
 
 def state_ff_bits(schedule: Schedule) -> int:
@@ -263,9 +293,17 @@ def state_ff_bits(schedule: Schedule) -> int:
                for i, slot in enumerate(g.regions[schedule.region].states) if i not in ram)
     # a block RAM's forwarding registers (valid, address, data) and the reset's clear counter
     abits = [max(1, (m.words - 1).bit_length()) for m in rams]
-    forward = sum(1 + a + m.width for a, m in zip(abits, rams, strict=True))
+    forward = sum(forward_bits(m) for m in rams)
     emulated = sum(emulated_read_first_bits(m) for m in rams)
     return regs + forward + emulated + (1 + max(abits) if rams else 0)
+
+
+def forward_bits(plan: MemPlan) -> int:
+    """Return the flip-flops that forward writes onto a block RAM's read (``kera.rtl.memory``):
+    the last write's valid, address and data; through the output register also the data of
+    the write before and the two registered hit tests."""
+    a = max(1, (plan.words - 1).bit_length())
+    return a + 3 + 2 * plan.width if plan.outreg else 1 + a + plan.width
 
 
 def emulated_read_first_bits(plan: MemPlan) -> int:
@@ -278,11 +316,33 @@ def emulated_read_first_bits(plan: MemPlan) -> int:
     no RAM cell does that across ports either, so ``emulate_transparency`` adds a registered
     hit (the read address against the delayed write's) and the registered write data
     (``1 + w``), selected onto the RAM's output. histogram (256 x 16): 25 + 17 = 42 (yosys
-    0.70, both families: 103 FFs placed, where 25 for the emulation gave 86)."""
-    if plan.write is None:
+    0.70, both families: 103 FFs placed, where 25 for the emulation gave 86). An instantiated
+    RAM (``plan.outreg``) has no emulation: the emitter forwards both writes itself."""
+    if plan.write is None or plan.outreg:
         return 0
     a = max(1, (plan.words - 1).bit_length())
     return (1 + a + plan.width) + (1 + plan.width)
+
+
+def primitive_fits(plan: MemPlan, family: str) -> bool:
+    """Whether the emitter can instantiate the memory's RAM with its output register."""
+    return family in OUTREG_CLK_TO_OUT_NS and plan.words <= PRIMITIVE_WORDS
+
+
+def with_output_registers(mems: list[MemPlan], family: str, costs: CostModel,
+                          usable_ns: float) -> list[MemPlan]:
+    """Return the plans with ``outreg`` set on every block RAM whose plain read (``read_delay``)
+    does not fit the usable period and whose primitive the emitter instantiates (ECP5: one
+    DP16KD column of 18 bits per 18 data bits, ``PRIMITIVE_WORDS`` deep at most); the block
+    count is then the columns'."""
+    out = []
+    for m in mems:
+        if (m.mapped_to == "bram" and primitive_fits(m, family)
+                and read_delay(m, family, costs) > usable_ns + 1e-9):
+            m = dataclasses.replace(m, outreg=True, blocks=-(-m.width // PRIMITIVE_WIDTH),
+                                    why=f"{m.why}, read through its output register")
+        out.append(m)
+    return out
 
 
 def bram_reads(schedule: Schedule) -> set[bytes]:
@@ -304,6 +364,7 @@ def bram_blocks(schedule: Schedule) -> int:
     return roms + sum(m.blocks for m in schedule.state.mems if m.mapped_to == "bram")
 
 
-__all__ = ["BRAM_BITS", "TINY_BITS", "BramPorts", "MemPlan", "Write", "bram_blocks",
-           "bram_reads", "chain", "emulated_read_first_bits", "normalise", "plan_memories",
-           "read_delay", "state_ff_bits"]
+__all__ = ["BRAM_BITS", "OUTREG_CLK_TO_OUT_NS", "PRIMITIVE_WIDTH", "PRIMITIVE_WORDS",
+           "TINY_BITS", "BramPorts", "MemPlan", "Write", "bram_blocks", "bram_reads", "chain",
+           "emulated_read_first_bits", "forward_bits", "normalise", "plan_memories",
+           "primitive_fits", "read_delay", "state_ff_bits", "with_output_registers"]

@@ -166,9 +166,13 @@ class Schedule:
         graph = self.graph
         region = graph.regions[self.region]
         last_use: dict[bytes, int] = {}
+        # a ROM's address, and a block RAM's read through its output register (its hit tests
+        # are registered a stage before the data): last read in the stage before
+        early = set(self.roms) | {m.ports.read for m in (self.state.mems if self.state else ())
+                                  if m.outreg and m.ports is not None}
         for nid in self.order:
             node = graph.nodes[nid]
-            used = self.stage[nid] - (nid in self.roms)  # a ROM's address: the stage before
+            used = self.stage[nid] - (nid in early)
             for i in node.inputs:
                 if graph.nodes[i].op != "const":
                     last_use[i] = max(last_use.get(i, -1), used)

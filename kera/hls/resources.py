@@ -614,7 +614,7 @@ def bram_glue(schedule: Schedule, costs: CostModel) -> dict[str, float]:
             continue
         a = max(1, (m.words - 1).bit_length())
         counter = costs._sites(dict(costs._query_area(("add", a, None))))
-        net = _glue_network(schedule, k, a, m.width, m.write is not None)
+        net = _glue_network(schedule, k, a, m.width, m.write is not None, m.outreg)
         if lib:
             luts = float(sum(map_sites(net, lib["luts"], float(lib["wire_ps"])).values()))
         else:
@@ -626,10 +626,13 @@ def bram_glue(schedule: Schedule, costs: CostModel) -> dict[str, float]:
     return row
 
 
-def _glue_network(schedule: Schedule, k: int, a: int, w: int, written: bool) -> BitNetwork:
+def _glue_network(schedule: Schedule, k: int, a: int, w: int, written: bool,
+                  outreg: bool = False) -> BitNetwork:
     """Return the gates around one block RAM (``bram_glue``) as a bit network whose leaves
     are flip-flops, the RAM's output and the read address; the registered bits (the read
-    data, the emulation's hit, the write address, the end test) are its outputs."""
+    data, the emulation's hit, the write address, the end test) are its outputs. A RAM read
+    through its output register (instantiated: no emulation) has two forwarding selects
+    whose hit tests are registered, and the write data's clear multiplexer."""
     net = BitNetwork(schedule.graph, k)
     net._levels = [lut_levels(s, k) for s in range(64)]
     net._node = b"bram_glue"
@@ -639,12 +642,20 @@ def _glue_network(schedule: Schedule, k: int, a: int, w: int, written: bool) -> 
 
     outs: list[Bit] = []
     dout = net._fresh(w)  # the RAM's output
-    if written:  # the emulation: registered hit and data, selected onto the output
+    if outreg:
+        for _ in range(2 if written else 0):  # the write before, then the last one
+            hit = net._fresh(1)[0]
+            dout = [_mux(net, hit, x, y) for x, y in zip(net._fresh(w), dout, strict=True)]
+            outs.append(compare(net._fresh(a), net._fresh(a), net._fresh(1)[0]))
+        outs += dout
+        written = False  # no emulation: the clear multiplexes the write data
+    elif written:  # the emulation: registered hit and data, selected onto the output
         ehit, edata = net._fresh(1)[0], net._fresh(w)
         dout = [_mux(net, ehit, x, y) for x, y in zip(edata, dout, strict=True)]
         outs.append(compare(net._fresh(a), net._fresh(a), net._fresh(1)[0]))
-    fhit = compare(net._fresh(a), net._fresh(a), net._fresh(1)[0])  # the emitter's forward
-    outs += [_mux(net, fhit, x, y) for x, y in zip(net._fresh(w), dout, strict=True)]
+    if not outreg:  # the emitter's forward
+        fhit = compare(net._fresh(a), net._fresh(a), net._fresh(1)[0])
+        outs += [_mux(net, fhit, x, y) for x, y in zip(net._fresh(w), dout, strict=True)]
     busy, count = net._fresh(1)[0], net._fresh(a)
     outs += [_mux(net, busy, x, y) for x, y in zip(count, net._fresh(a), strict=True)]
     outs.append(net._gate(count))  # the clear counter's end test

@@ -75,8 +75,9 @@ class Problem:
     # (read, next) node indices of the state slots that write (modulo constraints, LP rows)
     slots: list[tuple[int, int]] = field(default_factory=list)
     ii: int = 1
-    # (u, v): v at least one stage after u (a block RAM read after its registered address)
-    gaps: list[tuple[int, int]] = field(default_factory=list)
+    # (u, v, k): v at least k stages after u (a block RAM read after its registered address:
+    # two through the RAM's output register)
+    gaps: list[tuple[int, int, int]] = field(default_factory=list)
     virtual: set[int] = field(default_factory=set)  # nodes with no circuit (block RAM chains)
     # multiplies on a DSP with its own input and output registers (``pipeline_dsps``)
     pipelined: set[int] = field(default_factory=set)
@@ -260,7 +261,7 @@ def _rom_reads(problem: Problem, roms: frozenset[bytes], index: dict[bytes, int]
         v = index[nid]
         problem.delay[v] = ns
         problem.roms.add(v)
-        problem.gaps.append((index[problem.graph.nodes[nid].inputs[1]], v))
+        problem.gaps.append((index[problem.graph.nodes[nid].inputs[1]], v, 1))
 
 
 def pipeline_dsps(problem: Problem) -> None:
@@ -283,8 +284,8 @@ def pipeline_dsps(problem: Problem) -> None:
             continue
         problem.delay[v] = costs.pipelined_ns
         problem.pipelined.add(v)
-        problem.gaps.extend((u, v) for u in problem.inputs[v])
-        problem.gaps.extend((v, w) for w in dict.fromkeys(problem.users[v]))
+        problem.gaps.extend((u, v, 1) for u in problem.inputs[v])
+        problem.gaps.extend((v, w, 1) for w in dict.fromkeys(problem.users[v]))
     if problem.pipelined:
         costs.pipelined = frozenset(problem.ids[v] for v in problem.pipelined)
 
@@ -384,16 +385,16 @@ def _asap(problem: Problem, release: dict[int, int] | None) -> tuple[list[int], 
     slots = problem.share.slot_ns if of else None
     busy = [[0] * problem.ii for _ in units]
     chains = Chains(n, len(units))  # units chained in one stage: kept free of loops
-    after: dict[int, list[int]] = {}
-    for u, v in problem.gaps:
-        after.setdefault(v, []).append(u)
+    after: dict[int, list[tuple[int, int]]] = {}
+    for u, v, k in problem.gaps:
+        after.setdefault(v, []).append((u, k))
     for v in range(n):
         if problem.const[v] or problem.param[v]:
             continue
         ins = problem.inputs[v]
         s = max((stage[u] for u in ins), default=0)
-        if v in after and max(stage[u] + 1 for u in after[v]) > s:
-            s = max(stage[u] + 1 for u in after[v])
+        if v in after and max(stage[u] + k for u, k in after[v]) > s:
+            s = max(stage[u] + k for u, k in after[v])
             ins = [u for u in ins if stage[u] == s]  # only same-stage inputs chain
         start = max((finish[u] for u in ins if stage[u] == s), default=0.0)
         if release and release.get(v, 0) > s:  # held back (a modulo constraint, or slack)
@@ -422,9 +423,9 @@ def alap_schedule(problem: Problem, depth: int) -> list[int]:
     """Return the latest stage of every node in a schedule of ``depth + 1`` stages."""
     n, period = problem.size, problem.period
     stage, tail = [depth] * n, [0.0] * n  # tail: delay from a node's start to its stage's end
-    before: dict[int, list[int]] = {}
-    for u, w in problem.gaps:
-        before.setdefault(u, []).append(w)
+    before: dict[int, list[tuple[int, int]]] = {}
+    for u, w, k in problem.gaps:
+        before.setdefault(u, []).append((w, k))
     for v in range(n - 1, -1, -1):
         if problem.const[v]:
             continue
@@ -434,8 +435,8 @@ def alap_schedule(problem: Problem, depth: int) -> list[int]:
         us = problem.users[v]
         s = min((stage[w] for w in us), default=depth)
         after = max((tail[w] for w in us if stage[w] == s), default=0.0)
-        if v in before and min(stage[w] - 1 for w in before[v]) < s:
-            s = min(stage[w] - 1 for w in before[v])
+        if v in before and min(stage[w] - k for w, k in before[v]) < s:
+            s = min(stage[w] - k for w, k in before[v])
             after = max((tail[w] for w in us if stage[w] == s), default=0.0)
         if after + problem.delay[v] > period + EPS_NS:
             s, after = s - 1, 0.0
@@ -580,9 +581,9 @@ def build_lp(
     for u, v in pairs:
         if alap[u] >= asap[v]:
             row(col[u], col[v], -1.0)
-    for u, v in problem.gaps:  # a block RAM read one stage after its address
+    for u, v, k in problem.gaps:  # a block RAM read k stages after its address
         if not problem.const[u]:
-            row(col[u], col[v], -1.0)
+            row(col[u], col[v], -float(k))
     for read, nxt in problem.slots:  # 0 <= s(next) - s(read) <= ii - 1
         row(col[nxt], col[read], float(problem.ii - 1))
         row(col[read], col[nxt], 0.0)

@@ -25,7 +25,9 @@ def plan_state(problem: Problem, requested: int | None, clock_mhz: float, margin
 
     Raises ``KeraError`` (exit 1) when ``requested`` is below RecMII or ResMII.
     """
-    mems = memory.plan_memories(problem, family)
+    assert problem.costs is not None  # plan_schedule always gives one
+    mems = memory.with_output_registers(memory.plan_memories(problem, family), family,
+                                        problem.costs, problem.period)
     the_slots = [_for_bram(problem, s, mems, family) for s in rc.slots(problem)]
     check_op_fits(problem, clock_mhz, margin, overhead)  # a block RAM read: the RAM's delay
     groups = rc.components(problem, the_slots)
@@ -64,7 +66,7 @@ def _for_bram(problem: Problem, slot: rc.Slot, mems: list[memory.MemPlan],
 
     The chain and the state node become wiring (``problem.virtual``), the read costs the RAM's
     clock-to-output and the selects after it (``memory.read_delay``) and comes one stage after
-    its address; the modulo constraint then runs
+    its address (two through the RAM's output register); the modulo constraint then runs
     from the read's stage (where its data arrives) to the write's.
     """
     plan = next((m for m in mems if m.slot.index == slot.index and m.mapped_to == "bram"), None)
@@ -76,7 +78,7 @@ def _for_bram(problem: Problem, slot: rc.Slot, mems: list[memory.MemPlan],
     assert problem.costs is not None  # plan_schedule always gives one
     problem.delay[plan.read] = memory.read_delay(plan, family, problem.costs)
     addr = problem.ids.index(problem.graph.nodes[problem.ids[plan.read]].inputs[1])
-    problem.gaps.append((addr, plan.read))
+    problem.gaps.append((addr, plan.read, 2 if plan.outreg else 1))
     return dataclasses.replace(slot, read=plan.read)
 
 

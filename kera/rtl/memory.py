@@ -8,6 +8,11 @@ is the read's address in the stage before the read; the read's wire is the RAM's
 data written at the very edge the read was captured when that write hit the same address
 (forwarding: the scheduler's modulo constraint leaves no other earlier write unseen). After
 ``rst`` a counter clears every word, one per cycle, with ``in_ready`` low until it is done.
+
+A RAM read through its output register (``MemPlan.outreg``, ECP5 at a fast clock) is the
+primitive under ``ifdef SYNTHESIS`` (``kera.rtl.bram``) and two registers in the behavioural
+text; its address is the stage two before the read's, and the read's wire forwards the writes
+of both edges since it was captured, the later first.
 """
 
 from __future__ import annotations
@@ -66,9 +71,14 @@ def declarations(m: _Module, rams: Rams) -> list[str]:
     out += ["// ---- block RAM registers (the memories follow the stages)",
            f"reg {rams.busy};", f"reg {rng(rams.abits(rams.words))}{rams.counter};"]
     for p in rams.plans:
-        base, ab = rams.base[p.ports.read], rams.abits(p.words)
-        out += [f"reg {rng(p.width)}{base}_q;", f"reg {base}_fv;", f"reg {rng(ab)}{base}_fa;",
-                f"reg {rng(p.width)}{base}_fd;"]
+        base, ab, w = rams.base[p.ports.read], rams.abits(p.words), p.width
+        out += [f"reg {base}_fv;", f"reg {rng(ab)}{base}_fa;", f"reg {rng(w)}{base}_fd;"]
+        if p.outreg:
+            out += ["`ifdef SYNTHESIS", f"wire {rng(w)}{base}_o;", "`else",
+                    f"reg {rng(w)}{base}_q;", f"reg {rng(w)}{base}_o;", "`endif",
+                    f"reg {rng(w)}{base}_gd;", f"reg {base}_hf;", f"reg {base}_hg;"]
+        else:
+            out.append(f"reg {rng(w)}{base}_q;")
     return out
 
 
@@ -81,6 +91,12 @@ def read_wire(m: _Module, rams: Rams, nid: bytes, stage: int) -> None:
         return
     p = rams.by_read[nid]
     base, w, ab = rams.base[nid], p.width, rams.abits(p.words)
+    if p.outreg:
+        m.body.lines.append(
+            f"wire {rng(w)}{m.wire[nid]} = {base}_hf ? {base}_fd : {base}_hg ? {base}_gd : "
+            f"{base}_o;  // forwarded when a write at the output register's edge or the "
+            "capture edge hit this word")
+        return
     addr = _addr(m, p.ports.raddr, stage, ab)
     m.body.lines.append(f"wire {rng(w)}{m.wire[nid]} = ({base}_fv & ({base}_fa == {addr})) ? "
                         f"{base}_fd : {base}_q;  // forwarded when the write at the capture "
@@ -116,7 +132,7 @@ def _ram(m: _Module, rams: Rams, p: Any) -> list[str]:
     ports = p.ports
     base, w, ab = rams.base[ports.read], p.width, rams.abits(p.words)
     ws = m.s.stage[ports.next]
-    rstage = m.s.stage[ports.read] - 1
+    rstage = m.s.stage[ports.read] - (2 if p.outreg else 1)
     m.body.lines = []
     raddr = _addr(m, ports.raddr, rstage, ab)
     waddr = _addr(m, ports.waddr, ws, ab)
@@ -130,6 +146,8 @@ def _ram(m: _Module, rams: Rams, p: Any) -> list[str]:
     clr = rams.counter if cb == ab else f"{rams.counter}[{ab - 1}:0]"
     if cb != ab:
         m.body.sink(str(rams.counter))
+    if p.outreg:
+        return _ram_outreg(m, rams, p, helpers, (we, waddr, wdata, raddr, clr), rstage, ws)
     return ["", f"// ---- memory `{p.name}`: {p.words} x {w} block RAM, synchronous read in "
                 f"stage {rstage + 1}, written in stage {ws}",
             *helpers,
@@ -149,6 +167,55 @@ def _ram(m: _Module, rams: Rams, p: Any) -> list[str]:
             f"        {base}_fv <= {base}_we;",
             f"        {base}_fa <= {base}_wa;",
             f"        {base}_fd <= {base}_wd;",
+            "    end",
+            "end"]
+
+
+def _ram_outreg(m: _Module, rams: Rams, p: Any, helpers: list[str],
+                ports: tuple[str, str, str, str, str], rstage: int, ws: int) -> list[str]:
+    """Return a RAM read through its output register: the DP16KD columns for yosys, the
+    array, its read register and output register for every other reader, and the two
+    forwarding registers (the writes of the last two edges)."""
+    from kera.rtl.bram import dp16kd_lines
+
+    we, waddr, wdata, raddr, clr = ports
+    base, w, ab = rams.base[p.ports.read], p.width, rams.abits(p.words)
+    busy, en = rams.busy, m.control.en
+    lines = m.body.lines
+    m.body.lines = []
+    hit = _addr(m, p.ports.raddr, rstage + 1, ab)  # the read's address, the stage before data
+    helpers = [*helpers, *m.body.lines]
+    m.body.lines = lines
+    return ["", f"// ---- memory `{p.name}`: {p.words} x {w} block RAM, address in stage "
+                f"{rstage}, read through the RAM's output register into stage {rstage + 2}, "
+                f"written in stage {ws}",
+            *helpers,
+            f"wire {base}_we = {we};",
+            f"wire {rng(ab)}{base}_wa = {waddr};",
+            f"wire {rng(w)}{base}_wd = {wdata};",
+            "`ifdef SYNTHESIS",
+            *dp16kd_lines(base, w, ab, we=f"{busy} | {base}_we",
+                          waddr=f"{busy} ? {clr} : {base}_wa",
+                          wdata=f"{busy} ? {lit(p.init, w)} : {base}_wd", raddr=raddr, en=en,
+                          out=f"{base}_o"),
+            "`else",
+            f"reg {rng(w)}{base} [0:{p.words - 1}];",
+            "always @(posedge clk) begin",
+            f"    if ({busy}) {base}[{clr}] <= {lit(p.init, w)};",
+            f"    else if ({base}_we) {base}[{base}_wa] <= {base}_wd;",
+            f"    if ({en}) {base}_q <= {base}[{raddr}];",
+            f"    if ({en}) {base}_o <= {base}_q;",
+            "end",
+            "`endif",
+            "// the writes at the last two edges and, registered with them, whether they hit "
+            "the word read",
+            "always @(posedge clk) begin",
+            f"    if (rst) begin {base}_fv <= 1'b0; {base}_hf <= 1'b0; {base}_hg <= 1'b0; end",
+            f"    else if ({en}) begin",
+            f"        {base}_fv <= {base}_we; {base}_fa <= {base}_wa;",
+            f"        {base}_fd <= {base}_wd; {base}_gd <= {base}_fd;",
+            f"        {base}_hf <= {base}_we & ({base}_wa == {hit});",
+            f"        {base}_hg <= {base}_fv & ({base}_fa == {hit});",
             "    end",
             "end"]
 

