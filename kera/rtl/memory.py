@@ -143,7 +143,7 @@ def _ram(m: _Module, rams: Rams, p: Any) -> list[str]:
         we += f" & {'~' if ports.negate else ''}{g}"
     helpers = m.body.lines
     cb = rams.abits(rams.words)
-    clr = rams.counter if cb == ab else f"{rams.counter}[{ab - 1}:0]"
+    clr = str(rams.counter) if cb == ab else f"{rams.counter}[{ab - 1}:0]"
     if cb != ab:
         m.body.sink(str(rams.counter))
     if p.outreg:
