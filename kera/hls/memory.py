@@ -300,10 +300,12 @@ def state_ff_bits(schedule: Schedule) -> int:
 
 def forward_bits(plan: MemPlan) -> int:
     """Return the flip-flops that forward writes onto a block RAM's read (``kera.rtl.memory``):
-    the last write's valid, address and data; through the output register also the data of
-    the write before and the two registered hit tests."""
+    the last write's valid, address and data; through the output register also the write
+    before, two registered hit tests and the older writes' forwarded data."""
     a = max(1, (plan.words - 1).bit_length())
-    return a + 3 + 2 * plan.width if plan.outreg else 1 + a + plan.width
+    if plan.outreg:
+        return 2 * (1 + a + plan.width) + 2 + plan.width
+    return 1 + a + plan.width
 
 
 def emulated_read_first_bits(plan: MemPlan) -> int:

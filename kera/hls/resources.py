@@ -643,10 +643,14 @@ def _glue_network(schedule: Schedule, k: int, a: int, w: int, written: bool,
     outs: list[Bit] = []
     dout = net._fresh(w)  # the RAM's output
     if outreg:
-        for _ in range(2 if written else 0):  # the write before, then the last one
-            hit = net._fresh(1)[0]
-            dout = [_mux(net, hit, x, y) for x, y in zip(net._fresh(w), dout, strict=True)]
-            outs.append(compare(net._fresh(a), net._fresh(a), net._fresh(1)[0]))
+        if written:  # the older writes' data and hit, the last one's; their hit tests
+            for _ in range(2):
+                hit = net._fresh(1)[0]
+                dout = [_mux(net, hit, x, y) for x, y in zip(net._fresh(w), dout, strict=True)]
+            hits = [compare(net._fresh(a), net._fresh(a), net._fresh(1)[0]) for _ in range(3)]
+            outs += [hits[0], _logic(net, "or", hits[1], hits[2])]
+            outs += [_mux(net, hits[1], x, y) for x, y in zip(net._fresh(w), net._fresh(w),
+                                                              strict=True)]
         outs += dout
         written = False  # no emulation: the clear multiplexes the write data
     elif written:  # the emulation: registered hit and data, selected onto the output

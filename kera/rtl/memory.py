@@ -11,8 +11,9 @@ data written at the very edge the read was captured when that write hit the same
 
 A RAM read through its output register (``MemPlan.outreg``, ECP5 at a fast clock) is the
 primitive under ``ifdef SYNTHESIS`` (``kera.rtl.bram``) and two registers in the behavioural
-text; its address is the stage two before the read's, and the read's wire forwards the writes
-of both edges since it was captured, the later first.
+text; its address is the stage two before the read's; the RAM writes the registered write an
+edge late, and the read's wire forwards the three writes not in the RAM when it was captured,
+the latest first.
 """
 
 from __future__ import annotations
@@ -76,7 +77,8 @@ def declarations(m: _Module, rams: Rams) -> list[str]:
         if p.outreg:
             out += ["`ifdef SYNTHESIS", f"wire {rng(w)}{base}_o;", "`else",
                     f"reg {rng(w)}{base}_q;", f"reg {rng(w)}{base}_o;", "`endif",
-                    f"reg {rng(w)}{base}_gd;", f"reg {base}_hf;", f"reg {base}_hg;"]
+                    f"reg {base}_gv;", f"reg {rng(ab)}{base}_ga;", f"reg {rng(w)}{base}_gd;",
+                    f"reg {base}_hf;", f"reg {base}_hx;", f"reg {rng(w)}{base}_xd;"]
         else:
             out.append(f"reg {rng(w)}{base}_q;")
     return out
@@ -93,9 +95,9 @@ def read_wire(m: _Module, rams: Rams, nid: bytes, stage: int) -> None:
     base, w, ab = rams.base[nid], p.width, rams.abits(p.words)
     if p.outreg:
         m.body.lines.append(
-            f"wire {rng(w)}{m.wire[nid]} = {base}_hf ? {base}_fd : {base}_hg ? {base}_gd : "
-            f"{base}_o;  // forwarded when a write at the output register's edge or the "
-            "capture edge hit this word")
+            f"wire {rng(w)}{m.wire[nid]} = {base}_hf ? {base}_fd : {base}_hx ? {base}_xd : "
+            f"{base}_o;  // forwarded when a write not yet in the RAM at the capture edge "
+            "hit this word")
         return
     addr = _addr(m, p.ports.raddr, stage, ab)
     m.body.lines.append(f"wire {rng(w)}{m.wire[nid]} = ({base}_fv & ({base}_fa == {addr})) ? "
@@ -174,8 +176,11 @@ def _ram(m: _Module, rams: Rams, p: Any) -> list[str]:
 def _ram_outreg(m: _Module, rams: Rams, p: Any, helpers: list[str],
                 ports: tuple[str, str, str, str, str], rstage: int, ws: int) -> list[str]:
     """Return a RAM read through its output register: the DP16KD columns for yosys, the
-    array, its read register and output register for every other reader, and the two
-    forwarding registers (the writes of the last two edges)."""
+    array, its read register and output register for every other reader; the write port
+    writes the registered write (``f``: a long net from the write's logic into the RAM would
+    set the clock), so three writes can be missing from the word read: the last edge's
+    (``hf``, data ``fd``) and the two before (``hx``, data ``xd``), whose hit tests are
+    registered in the stage before the read's data."""
     from kera.rtl.bram import dp16kd_lines
 
     we, waddr, wdata, raddr, clr = ports
@@ -183,39 +188,44 @@ def _ram_outreg(m: _Module, rams: Rams, p: Any, helpers: list[str],
     busy, en = rams.busy, m.control.en
     lines = m.body.lines
     m.body.lines = []
-    hit = _addr(m, p.ports.raddr, rstage + 1, ab)  # the read's address, the stage before data
+    at = _addr(m, p.ports.raddr, rstage + 1, ab)  # the read's address, the stage before data
     helpers = [*helpers, *m.body.lines]
     m.body.lines = lines
+    init = lit(p.init, w)
     return ["", f"// ---- memory `{p.name}`: {p.words} x {w} block RAM, address in stage "
                 f"{rstage}, read through the RAM's output register into stage {rstage + 2}, "
-                f"written in stage {ws}",
+                f"written in stage {ws} (into the RAM from its register, an edge later)",
             *helpers,
             f"wire {base}_we = {we};",
             f"wire {rng(ab)}{base}_wa = {waddr};",
             f"wire {rng(w)}{base}_wd = {wdata};",
             "`ifdef SYNTHESIS",
-            *dp16kd_lines(base, w, ab, we=f"{busy} | {base}_we",
-                          waddr=f"{busy} ? {clr} : {base}_wa",
-                          wdata=f"{busy} ? {lit(p.init, w)} : {base}_wd", raddr=raddr, en=en,
+            *dp16kd_lines(base, w, ab, we=f"{busy} | {base}_fv",
+                          waddr=f"{busy} ? {clr} : {base}_fa",
+                          wdata=f"{busy} ? {init} : {base}_fd", raddr=raddr, en=en,
                           out=f"{base}_o"),
             "`else",
             f"reg {rng(w)}{base} [0:{p.words - 1}];",
             "always @(posedge clk) begin",
-            f"    if ({busy}) {base}[{clr}] <= {lit(p.init, w)};",
-            f"    else if ({base}_we) {base}[{base}_wa] <= {base}_wd;",
+            f"    if ({busy}) {base}[{clr}] <= {init};",
+            f"    else if ({base}_fv) {base}[{base}_fa] <= {base}_fd;",
             f"    if ({en}) {base}_q <= {base}[{raddr}];",
             f"    if ({en}) {base}_o <= {base}_q;",
             "end",
             "`endif",
-            "// the writes at the last two edges and, registered with them, whether they hit "
-            "the word read",
+            f"wire {base}_hf_d = {base}_we & ({base}_wa == {at});",
+            f"wire {base}_hg_d = {base}_fv & ({base}_fa == {at});",
+            f"wire {base}_hh_d = {base}_gv & ({base}_ga == {at});",
+            "// the writes of the last two edges; which of the last three hit the word read",
             "always @(posedge clk) begin",
-            f"    if (rst) begin {base}_fv <= 1'b0; {base}_hf <= 1'b0; {base}_hg <= 1'b0; end",
+            f"    if (rst) begin {base}_fv <= 1'b0; {base}_gv <= 1'b0; {base}_hf <= 1'b0; "
+            f"{base}_hx <= 1'b0; end",
             f"    else if ({en}) begin",
-            f"        {base}_fv <= {base}_we; {base}_fa <= {base}_wa;",
-            f"        {base}_fd <= {base}_wd; {base}_gd <= {base}_fd;",
-            f"        {base}_hf <= {base}_we & ({base}_wa == {hit});",
-            f"        {base}_hg <= {base}_fv & ({base}_fa == {hit});",
+            f"        {base}_fv <= {base}_we; {base}_fa <= {base}_wa; {base}_fd <= {base}_wd;",
+            f"        {base}_gv <= {base}_fv; {base}_ga <= {base}_fa; {base}_gd <= {base}_fd;",
+            f"        {base}_hf <= {base}_hf_d;",
+            f"        {base}_hx <= {base}_hg_d | {base}_hh_d;",
+            f"        {base}_xd <= {base}_hg_d ? {base}_fd : {base}_gd;",
             "    end",
             "end"]
 

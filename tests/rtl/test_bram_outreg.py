@@ -127,16 +127,18 @@ def test_primitive_branch_is_exact_with_a_model_of_the_ram(name: str, tmp_path: 
 
 
 @needs_verilator
-@pytest.mark.parametrize(("forward", "delay"), [("f", 1), ("g", 2)])
-def test_each_forwarded_write_is_needed(forward: str, delay: int, tmp_path: Path) -> None:
-    """delay_line (II 1, written in the stage its data arrives): a read `delay` transfers back
-    finds the word written at the output register's edge (1) or at the capture edge (2), the
-    model's junk word there. With that forward taken out the primitive text gives wrong
-    values, so the test above can fail."""
+@pytest.mark.parametrize(("hit", "delay"), [("hf", 1), ("hg", 2), ("hh", 3)])
+def test_each_forwarded_write_is_needed(hit: str, delay: int, tmp_path: Path) -> None:
+    """delay_line (II 1, written in the stage its data arrives; the RAM writes the registered
+    write an edge late): a read `delay` transfers back finds the word written at the output
+    register's edge (1), at the capture edge (2, the model's junk word) or an edge before (3,
+    not yet in the RAM). With that forward taken out the primitive text gives wrong values,
+    so the test above can fail."""
     _, s = _plan("delay_line", 150)
     v = emit_verilog(s, board="ulx3s", version="test")
-    hit, valid = {"f": ("hf", "we"), "g": ("hg", "fv")}[forward]
-    cut = v.replace(f"mem_buf_{hit} <= mem_buf_{valid} & ", f"mem_buf_{hit} <= 1'b0 & ")
+    valid = {"hf": "we", "hg": "fv", "hh": "gv"}[hit]
+    cut = v.replace(f"wire mem_buf_{hit}_d = mem_buf_{valid} & ",
+                    f"wire mem_buf_{hit}_d = 1'b0 & ")
     assert cut != v
     rows = [{"x": 100 + k, "delay": delay} for k in range(16)]
     for text, ok in ((v, True), (cut, False)):
