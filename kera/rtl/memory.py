@@ -73,7 +73,6 @@ def declarations(m: _Module, rams: Rams) -> list[str]:
            f"reg {rams.busy};", f"reg {rng(rams.abits(rams.words))}{rams.counter};"]
     for p in rams.plans:
         base, ab, w = rams.base[p.ports.read], rams.abits(p.words), p.width
-        out += [f"reg {base}_fv;", f"reg {rng(ab)}{base}_fa;", f"reg {rng(w)}{base}_fd;"]
         if p.outreg:
             out += ["`ifdef SYNTHESIS", f"wire {rng(w)}{base}_o;", "`else",
                     f"reg {rng(w)}{base}_q;", f"reg {rng(w)}{base}_o;", "`endif",
@@ -81,6 +80,7 @@ def declarations(m: _Module, rams: Rams) -> list[str]:
                     f"reg {base}_hf;", f"reg {base}_hx;", f"reg {rng(w)}{base}_xd;"]
         else:
             out.append(f"reg {rng(w)}{base}_q;")
+        out += [f"reg {base}_fv;", f"reg {rng(ab)}{base}_fa;", f"reg {rng(w)}{base}_fd;"]
     return out
 
 
