@@ -371,7 +371,8 @@ def bram_blocks(schedule: Schedule) -> int:
     return roms + sum(m.blocks for m in schedule.state.mems if m.mapped_to == "bram")
 
 
-__all__ = ["BRAM_BITS", "OUTREG_CLK_TO_OUT_NS", "OUTREG_NET_NS", "PRIMITIVE_WIDTH", "PRIMITIVE_WORDS",
-           "TINY_BITS", "BramPorts", "MemPlan", "Write", "bram_blocks", "bram_reads", "chain",
-           "emulated_read_first_bits", "forward_bits", "normalise", "plan_memories",
-           "primitive_fits", "read_delay", "state_ff_bits", "with_output_registers"]
+__all__ = ["BRAM_BITS", "OUTREG_CLK_TO_OUT_NS", "OUTREG_NET_NS", "PRIMITIVE_WIDTH",
+           "PRIMITIVE_WORDS", "TINY_BITS", "BramPorts", "MemPlan", "Write", "bram_blocks",
+           "bram_reads", "chain", "emulated_read_first_bits", "forward_bits", "normalise",
+           "plan_memories", "primitive_fits", "read_delay", "state_ff_bits",
+           "with_output_registers"]
