@@ -389,6 +389,33 @@ def test_the_handshake_path_caps_a_fast_design_on_ice40() -> None:
     assert 212.0 <= r6["estimate"]["fmax_mhz"] <= 260.0  # placed: 223.6 MHz, 3 seeds' median
 
 
+def test_the_enable_of_many_registers_caps_a_long_pipeline_on_ecp5(tmp_path: Any) -> None:
+    """ECP5: the enable reaches every register's clock enable, and in a design of thousands
+    of flip-flops its net spans the die (xtea at 150 MHz, 128 stages, 28k flip-flops:
+    placed 8.85 ns on the handshake's path, where the stages' estimate is 5.4 ns). The path
+    grows with log2 of the banks' bits; xtea with 4 rounds keeps its data path's Fmax."""
+    from kera.hls.sta import handshake_ns
+
+    fit = load_model("ecp5").handshake["enable_fanout"]
+    src = (ROOT / "examples" / "xtea.kera").read_text()
+    figures = {}
+    for rounds in (4, 16):
+        f = tmp_path / f"xtea{rounds}.kera"
+        f.write_text(src.replace("for _ in 0..32", f"for _ in 0..{rounds}"))
+        loaded = load(str(f))
+        s, board, m = plan_schedule(loaded.graph, loaded.top, board="ulx3s", clock_mhz=150.0)
+        bits = sum(s.graph.nodes[n].type.flat_width for bank in s.crossing() for n in bank)
+        r = build_report(s, board, model=m)
+        figures[rounds] = (bits, handshake_ns(s, CostModel(m), 20.0), r)
+    bits16, path16, r16 = figures[16]
+    assert path16 == pytest.approx(fit["a_ns"] + fit["per_log2_ns"] * math.log2(bits16))
+    assert [p["op"] for p in r16["critical_path"]] == ["handshake"]
+    assert 120.0 <= r16["estimate"]["fmax_mhz"] <= 135.0  # placed: 126.7 MHz, 3 seeds
+    r4 = figures[4][2]
+    assert r4["critical_path"][0]["op"] != "handshake"
+    assert 178.0 <= r4["estimate"]["fmax_mhz"] <= 200.0  # placed: 187.0 MHz
+
+
 def test_a_comparison_reads_a_registered_subtrahend_through_an_inverter() -> None:
     """iCE40: SB_CARRY cannot invert, so an ordering's subtrahend bits that flip-flops drive
     pass an inverter LUT and a net before the chain (nextpnr: sort8 and isqrt32 at 55 MHz start
