@@ -52,9 +52,9 @@ OUTREG_CLK_TO_OUT_NS = {"ecp5": 0.956}
 #: their own): the estimate's shortfall on the two designs that read through it, placed with
 #: seeds 1, 2, 3 at 150 MHz (histogram 0.76 ns, delay_line 0.52 ns; yosys 0.70, nextpnr 0.11).
 OUTREG_NET_NS = {"ecp5": 0.64}
-#: The shape of one DP16KD as the emitter instantiates it: 1024 words of 18 bits (wider
-#: memories take several side by side; deeper ones are not instantiated).
-PRIMITIVE_WORDS, PRIMITIVE_WIDTH = 1024, 18
+#: The shapes of one DP16KD as the emitter instantiates it, (words, bits): the narrowest that
+#: holds every word, several side by side for wider words (``primitive_shape``).
+PRIMITIVE_SHAPES = ((1024, 18), (2048, 9), (4096, 4), (8192, 2), (16384, 1))
 
 
 @dataclass(frozen=True)
@@ -331,22 +331,28 @@ def emulated_read_first_bits(plan: MemPlan) -> int:
     return (1 + a + plan.width) + (1 + plan.width)
 
 
+def primitive_shape(words: int) -> tuple[int, int]:
+    """Return the DP16KD shape (words, bits) of a memory of ``words`` words: the narrowest
+    deep enough (``PRIMITIVE_SHAPES``)."""
+    return next(s for s in PRIMITIVE_SHAPES if s[0] >= words)
+
+
 def primitive_fits(plan: MemPlan, family: str) -> bool:
     """Whether the emitter can instantiate the memory's RAM with its output register."""
-    return family in OUTREG_CLK_TO_OUT_NS and plan.words <= PRIMITIVE_WORDS
+    return family in OUTREG_CLK_TO_OUT_NS and plan.words <= PRIMITIVE_SHAPES[-1][0]
 
 
 def with_output_registers(mems: list[MemPlan], family: str, costs: CostModel,
                           usable_ns: float) -> list[MemPlan]:
     """Return the plans with ``outreg`` set on every block RAM whose plain read (``read_delay``)
-    does not fit the usable period and whose primitive the emitter instantiates (ECP5: one
-    DP16KD column of 18 bits per 18 data bits, ``PRIMITIVE_WORDS`` deep at most); the block
-    count is then the columns'."""
+    does not fit the usable period and whose primitive the emitter instantiates (ECP5:
+    DP16KD columns of one shape, ``primitive_shape``); the block count is then the columns'."""
     out = []
     for m in mems:
         if (m.mapped_to == "bram" and primitive_fits(m, family)
                 and read_delay(m, family, costs) > usable_ns + 1e-9):
-            m = dataclasses.replace(m, outreg=True, blocks=-(-m.width // PRIMITIVE_WIDTH),
+            m = dataclasses.replace(m, outreg=True,
+                                    blocks=-(-m.width // primitive_shape(m.words)[1]),
                                     why=f"{m.why}, read through its output register")
         out.append(m)
     return out
@@ -371,8 +377,8 @@ def bram_blocks(schedule: Schedule) -> int:
     return roms + sum(m.blocks for m in schedule.state.mems if m.mapped_to == "bram")
 
 
-__all__ = ["BRAM_BITS", "OUTREG_CLK_TO_OUT_NS", "OUTREG_NET_NS", "PRIMITIVE_WIDTH",
-           "PRIMITIVE_WORDS", "TINY_BITS", "BramPorts", "MemPlan", "Write", "bram_blocks",
+__all__ = ["BRAM_BITS", "OUTREG_CLK_TO_OUT_NS", "OUTREG_NET_NS", "PRIMITIVE_SHAPES",
+           "TINY_BITS", "BramPorts", "MemPlan", "Write", "bram_blocks",
            "bram_reads", "chain", "emulated_read_first_bits", "forward_bits", "normalise",
-           "plan_memories", "primitive_fits", "read_delay", "state_ff_bits",
+           "plan_memories", "primitive_fits", "primitive_shape", "read_delay", "state_ff_bits",
            "with_output_registers"]

