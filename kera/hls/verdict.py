@@ -47,7 +47,9 @@ def timing_verdict(
     fmax = float(measured["fmax_mhz"]) if measured and source == "nextpnr" else estimated_fmax_mhz
     path = measured_path if source == "nextpnr" else estimated_path
     slack = 1000.0 / clock_mhz - 1000.0 / fmax
-    stages = [p["stage"] for p in path if p.get("stage") is not None]
+    # the handshake's path (``kera.hls.sta.handshake_ns``) is in no stage
+    stages = [p["stage"] for p in path if p.get("stage") is not None
+              and p.get("op") != "handshake"]
     sources = [p["source"] for p in path if p.get("source")]
     return {
         "target_mhz": clock_mhz,
@@ -79,6 +81,9 @@ def verdict_line(t: Mapping[str, Any], lines: Mapping[int, str] | None = None) -
             out += f", line{'s' * (len(numbers) != 1)} {shown}"
     elif t["source"] == "nextpnr":
         out += "; nextpnr's worst path is in the handshake or the measurement shell, not a stage"
+    else:  # the estimate's path is in no stage: the handshake's (``kera.hls.sta``)
+        out += ("; the worst path is the valid/ready handshake (the enable of every register), "
+                "not a stage: more stages do not help")
     return out
 
 

@@ -411,6 +411,10 @@ def test_the_enable_of_many_registers_caps_a_long_pipeline_on_ecp5(tmp_path: Any
     assert path16 == pytest.approx(fit["a_ns"] + fit["per_log2_ns"] * math.log2(bits16))
     assert [p["op"] for p in r16["critical_path"]] == ["handshake"]
     assert 120.0 <= r16["estimate"]["fmax_mhz"] <= 135.0  # placed: 126.7 MHz, 3 seeds
+    from kera.hls.verdict import verdict_line
+
+    assert r16["timing"]["path"]["stage"] is None  # not a stage's path
+    assert "the worst path is the valid/ready handshake" in verdict_line(r16["timing"])
     r4 = figures[4][2]
     assert r4["critical_path"][0]["op"] != "handshake"
     assert 178.0 <= r4["estimate"]["fmax_mhz"] <= 200.0  # placed: 187.0 MHz
