@@ -358,6 +358,18 @@ def with_output_registers(mems: list[MemPlan], family: str, costs: CostModel,
     return out
 
 
+def outreg_note(schedule: Schedule) -> str:
+    """The report's note on the memories read through their RAM's output register ("" when
+    none is)."""
+    mems = [m for m in (schedule.state.mems if schedule.state else ()) if m.outreg]
+    if not mems:
+        return ""
+    names = ", ".join(f"`{m.name}`" for m in mems)
+    return (f"memor{'ies' if len(mems) > 1 else 'y'} {names} read through the block RAM's "
+            "output register (the read alone does not fit the period): the address is "
+            "registered two stages before the data, the writes not yet in the RAM are forwarded")
+
+
 def bram_reads(schedule: Schedule) -> set[bytes]:
     """Return the node ids of block RAM reads (the RAM's data port, not a multiplexer): the
     `mem`s' and the ROMs' (``kera.hls.rom``)."""
@@ -378,7 +390,7 @@ def bram_blocks(schedule: Schedule) -> int:
 
 
 __all__ = ["BRAM_BITS", "OUTREG_CLK_TO_OUT_NS", "OUTREG_NET_NS", "PRIMITIVE_SHAPES",
-           "TINY_BITS", "BramPorts", "MemPlan", "Write", "bram_blocks",
-           "bram_reads", "chain", "emulated_read_first_bits", "forward_bits", "normalise",
+           "TINY_BITS", "BramPorts", "MemPlan", "Write", "bram_blocks", "bram_reads", "chain",
+           "emulated_read_first_bits", "forward_bits", "normalise", "outreg_note",
            "plan_memories", "primitive_fits", "primitive_shape", "read_delay", "state_ff_bits",
            "with_output_registers"]

@@ -21,6 +21,7 @@ from kera.diagnostics import ExitCode, KeraError, SourceFile
 from kera.hls import rom
 from kera.hls.decompose import decompose_keeping
 from kera.hls.lower import lower_for_hardware
+from kera.hls.memory import outreg_note
 from kera.hls.pipeline import Schedule
 from kera.hls.report import build_report, dumps, render_text
 from kera.hls.resources import check_schedule_fits
@@ -192,7 +193,8 @@ def plan_schedule(
         sched = make_schedule(split, top, family=the_board.family, clock_mhz=clock, ii=ii,
                               margin=m, model=model, method=method,
                               dsp_budget=the_board.capacities.dsp, period_cap_ns=cap, roms=roms)
-        return replace(sched, notes=(*sched.notes, rom.note(sched))) if roms else sched
+        notes = (rom.note(sched) if roms else "", outreg_note(sched))
+        return replace(sched, notes=(*sched.notes, *(n for n in notes if n)))
 
     sched, margin = _meet_estimate(attempt, margin, model, the_board)
     return _free_speed(lambda cap: attempt(margin, cap), sched, model, the_board), the_board, model

@@ -49,8 +49,10 @@ def test_fast_clock_reads_through_the_output_register(name: str) -> None:
     g = s.graph
     addr = g.nodes[m.ports.read].inputs[1]
     assert s.stage[m.ports.read] - s.stage[addr] >= 2  # registered twice before the data
+    assert any("output register" in n for n in s.notes)  # the report says so
     _, slow = _plan(name, 25)  # the plain read fits: no output register, one stage
     assert slow.state is not None and not slow.state.mems[0].outreg
+    assert not any("output register" in n for n in slow.notes)
 
 
 def test_primitive_is_emitted_under_synthesis_only() -> None:
