@@ -410,7 +410,7 @@ def test_the_enable_of_many_registers_caps_a_long_pipeline_on_ecp5(tmp_path: Any
     bits16, path16, r16 = figures[16]
     assert path16 == pytest.approx(fit["a_ns"] + fit["per_log2_ns"] * math.log2(bits16))
     assert [p["op"] for p in r16["critical_path"]] == ["handshake"]
-    assert 120.0 <= r16["estimate"]["fmax_mhz"] <= 135.0  # placed: 126.7 MHz, 3 seeds
+    assert 120.0 <= r16["estimate"]["fmax_mhz"] <= 140.0  # placed: 126.7 MHz, 3 seeds
     from kera.hls.verdict import verdict_line
 
     assert r16["timing"]["path"]["stage"] is None  # not a stage's path
