@@ -114,6 +114,8 @@ class Schedule:
     # Lookups read from a ROM in block RAM (``kera.hls.rom``): the address (the index) is
     # registered by the RAM at the end of the stage before the read, the data is the read's.
     roms: frozenset[bytes] = frozenset()
+    # ... read through the RAM's output register: the address two stages before the read.
+    rom_outreg: bool = False
     # Values read by a block RAM's write port in a later stage than their users: node -> stage.
     extra_uses: Mapping[bytes, int] = field(default_factory=dict)
     # Operator sharing at ii > 1 (``kera.hls.sharing``): the units, each serving several ops.
@@ -166,13 +168,15 @@ class Schedule:
         graph = self.graph
         region = graph.regions[self.region]
         last_use: dict[bytes, int] = {}
-        # a ROM's address, and a block RAM's read through its output register (its hit tests
-        # are registered a stage before the data): last read in the stage before
-        early = set(self.roms) | {m.ports.read for m in (self.state.mems if self.state else ())
-                                  if m.outreg and m.ports is not None}
+        # a ROM's address (two stages before through the RAM's output register), and a block
+        # RAM's read through its output register (its hit tests are registered a stage before
+        # the data): last read in the stage before
+        early = dict.fromkeys(self.roms, 2 if self.rom_outreg else 1)
+        early.update((m.ports.read, 1) for m in (self.state.mems if self.state else ())
+                     if m.outreg and m.ports is not None)
         for nid in self.order:
             node = graph.nodes[nid]
-            used = self.stage[nid] - (nid in early)
+            used = self.stage[nid] - early.get(nid, 0)
             for i in node.inputs:
                 if graph.nodes[i].op != "const":
                     last_use[i] = max(last_use.get(i, -1), used)

@@ -18,7 +18,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kera.hls.memory import BRAM_BITS, BRAM_CLK_TO_OUT_NS, BRAM_PORTS, FF_CLK_TO_Q_NS, TINY_BITS
+from kera.hls.memory import (
+    BRAM_BITS,
+    BRAM_CLK_TO_OUT_NS,
+    BRAM_PORTS,
+    FF_CLK_TO_Q_NS,
+    OUTREG_CLK_TO_OUT_NS,
+    PRIMITIVE_SHAPES,
+    TINY_BITS,
+)
 from kera.hls.pipeline import Schedule
 from kera.hls.timing import CostModel
 from kera.ir.graph import Graph, Node
@@ -43,11 +51,34 @@ def route_ns(family: str, luts: float) -> float:
     return ns * max(1.0, luts / at) ** power
 
 
-def read_ns(family: str, luts: float = 0.0) -> float:
+def read_ns(family: str, luts: float = 0.0, outreg: bool = False) -> float:
     """The delay of a ROM read in ns after the stage's start, in a design of ``luts`` LUTs:
-    the RAM's clock-to-output beyond the flip-flop's (which the stage overhead already has)
-    and the routing of its data (``route_ns``)."""
-    return max(0.0, BRAM_CLK_TO_OUT_NS[family] - FF_CLK_TO_Q_NS[family]) + route_ns(family, luts)
+    the RAM's clock-to-output beyond the flip-flop's (which the stage overhead already has;
+    ``outreg``: its output register's) and the routing of its data (``route_ns``)."""
+    out = OUTREG_CLK_TO_OUT_NS[family] if outreg else BRAM_CLK_TO_OUT_NS[family]
+    return max(0.0, out - FF_CLK_TO_Q_NS[family]) + route_ns(family, luts)
+
+
+def can_outreg(graph: Graph, reads: Iterable[bytes], family: str) -> bool:
+    """Whether the emitter can read every table of ``reads`` through the RAM's output register
+    (``kera.rtl.memory``: ECP5, one DP16KD of 1024 x 18 per two reads of a table)."""
+    if family not in OUTREG_CLK_TO_OUT_NS:
+        return False
+    for r in reads:
+        t = graph.nodes[graph.nodes[r].inputs[0]].type
+        assert isinstance(t, ArrayType) and isinstance(t.elem, IntType)
+        if t.length > PRIMITIVE_SHAPES[0][0] or t.elem.width > PRIMITIVE_SHAPES[0][1]:
+            return False
+    return True
+
+
+def use_outreg(graph: Graph, reads: Iterable[bytes], family: str, luts: float,
+               usable_ns: float) -> bool:
+    """Whether ROM reads go through the RAM's output register: where the plain read does not
+    fit ``usable_ns`` and the emitter can (``can_outreg``)."""
+    reads = list(reads)
+    return bool(reads) and read_ns(family, luts) > usable_ns + 1e-9 and \
+        can_outreg(graph, reads, family)
 
 
 def design_luts(graph: Graph, region: str, costs: CostModel, roms: Iterable[bytes] = ()
@@ -107,8 +138,11 @@ def choose(graph: Graph, region: str, family: str, budget: int, usable_ns: float
     # twice the LUTs: the decomposition that follows can grow the design the scheduler
     # times the read in (``kera.hls.schedule``), and a read that then missed would refuse
     # the clock where LUTs would have met it
-    if chosen and read_ns(family, 2 * design_luts(graph, region, costs, chosen)) > usable_ns:
-        return frozenset()
+    if chosen:
+        luts = 2 * design_luts(graph, region, costs, chosen)
+        outreg = use_outreg(graph, chosen, family, luts, usable_ns)
+        if read_ns(family, luts, outreg) > usable_ns:
+            return frozenset()
     return frozenset(chosen)
 
 
@@ -117,10 +151,12 @@ def note(schedule: Schedule) -> str:
     graph, reads = schedule.graph, schedule.roms
     tables = len({graph.nodes[r].inputs[0] for r in reads})
     n = blocks(graph, reads, schedule.family)
+    after = "two stages after its index (through the RAM's output register)" \
+        if schedule.rom_outreg else "a stage after its index"
     return (f"{len(reads)} lookup{'s' * (len(reads) != 1)} in {tables} constant "
             f"table{'s' * (tables != 1)} read from block RAM ROMs ({n} block{'s' * (n != 1)}), "
-            "each a stage after its index")
+            f"each {after}")
 
 
-__all__ = ["ROUTE", "blocks", "choose", "design_luts", "note", "read_ns", "route_ns",
-           "table_of"]
+__all__ = ["ROUTE", "blocks", "can_outreg", "choose", "design_luts", "note", "read_ns",
+           "route_ns", "table_of", "use_outreg"]

@@ -83,6 +83,7 @@ class Problem:
     pipelined: set[int] = field(default_factory=set)
     # lookups read from a ROM in block RAM (``kera.hls.rom``): address registered a stage before
     roms: set[int] = field(default_factory=set)
+    rom_outreg: bool = False  # ... two stages before, through the RAM's output register
     costs: CostModel | None = None
     share: Any = None  # kera.hls.sharing.Plan once configured (ii > 1)
 
@@ -252,16 +253,19 @@ def _rom_reads(problem: Problem, roms: frozenset[bytes], index: dict[bytes, int]
     """Make each lookup in ``roms`` a ROM read: its address (the index) is registered at the
     end of the stage before it (a gap), and its data costs the RAM's clock-to-output beyond a
     flip-flop's and its routing (``kera.hls.rom.read_ns``)."""
-    from kera.hls.rom import design_luts, read_ns
+    from kera.hls.rom import design_luts, read_ns, use_outreg
 
     assert problem.costs is not None
     family = str(getattr(problem.costs.model, "metadata", {}).get("family", ""))
-    ns = read_ns(family, design_luts(problem.graph, problem.region, problem.costs, roms))
+    luts = design_luts(problem.graph, problem.region, problem.costs, roms)
+    problem.rom_outreg = use_outreg(problem.graph, roms, family, luts, problem.period)
+    ns = read_ns(family, luts, problem.rom_outreg)
     for nid in sorted(roms, key=index.__getitem__):
         v = index[nid]
         problem.delay[v] = ns
         problem.roms.add(v)
-        problem.gaps.append((index[problem.graph.nodes[nid].inputs[1]], v, 1))
+        problem.gaps.append((index[problem.graph.nodes[nid].inputs[1]], v,
+                             2 if problem.rom_outreg else 1))
 
 
 def pipeline_dsps(problem: Problem) -> None:
@@ -716,7 +720,7 @@ def _finish(problem: Problem, stage: list[int], clock_mhz: float, ii: int, metho
         order=order, method=method, family=family, notes=notes, state=plan,
         virtual=frozenset(ids[v] for v in problem.virtual),
         pipelined=frozenset(ids[v] for v in problem.pipelined),
-        roms=frozenset(ids[v] for v in problem.roms),
+        roms=frozenset(ids[v] for v in problem.roms), rom_outreg=problem.rom_outreg,
         extra_uses=_write_uses(plan, ids, stage), units=units,
     )
 

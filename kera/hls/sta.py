@@ -385,7 +385,8 @@ class _Mapper:
             if nid in schedule.virtual or nid in rams or nid in schedule.roms:  # a block RAM:
                 # its chain is no circuit, its read (a `mem`'s, a ROM's) registered
                 end = read_delay(rams[nid], schedule.family, costs) if nid in rams else \
-                    rom_read_ns(schedule.family, self.size) if nid in schedule.roms else 0.0
+                    rom_read_ns(schedule.family, self.size, schedule.rom_outreg) \
+                    if nid in schedule.roms else 0.0
                 self.node_start[nid], self.node_arrival[nid] = 0.0, end
                 self._leaves_arrive(nid, end)
                 continue

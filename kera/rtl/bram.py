@@ -74,4 +74,45 @@ def dp16kd_lines(base: str, words: int, width: int, abits: int, *, we: str, wadd
     return lines
 
 
-__all__ = ["ADDRESS_PINS", "DATA_PINS", "dp16kd_lines"]
+def dp16kd_rom_lines(name: str, words: list[int], width: int, abits: int,
+                     reads: list[tuple[str, str]], en: str) -> list[str]:
+    """Return a DP16KD (1024 x 18) initialised with ``words`` whose ports A and B read the
+    addresses of ``reads`` (one or two ``(address, data wire)``) through their output
+    registers, loaded on ``en``. ``INITVAL_xx`` holds words ``16 xx`` to ``16 xx + 15`` in
+    20-bit slots, 18 data bits each (yosys's ``brams_map_16kd.v`` layout)."""
+    rows = []
+    for row in range(-(-len(words) // 16)):
+        value = sum((words[k] & ((1 << DATA_PINS) - 1)) << (20 * (k - 16 * row))
+                    for k in range(16 * row, min(16 * row + 16, len(words))))
+        rows.append(f".INITVAL_{row:02X}(320'h{value:080X})")
+    used = "AB"[:len(reads)]
+    lines = [f"wire {rng(abits)}{name}_a{p} = {a};"
+             for p, (a, _) in zip(used, reads, strict=True)]
+    lines += [f"wire {rng(DATA_PINS)}{name}_do{p};" for p in used]
+    ports = []
+    for p in "AB":
+        clock_enable = en if p in used else "1'b0"
+        addr = [f"{name}_a{p}[{k}]" if abits > 1 else f"{name}_a{p}" for k in range(abits)] \
+            if p in used else []
+        addr += ["1'b0"] * (ADDRESS_PINS - 4 - len(addr))
+        ports += [
+            f"    .CLK{p}(clk), .CE{p}({clock_enable}), .OCE{p}({clock_enable}), .WE{p}(1'b0), "
+            f".RST{p}(1'b0), "
+            f".CS{p}0(1'b0), .CS{p}1(1'b0), .CS{p}2(1'b0),",
+            "    " + ", ".join([f".AD{p}{4 + k}({b})" for k, b in enumerate(addr)]
+                              + [f".AD{p}{k}(1'b0)" for k in reversed(range(4))]) + ",",
+            "    " + ", ".join(f".DI{p}{k}(1'b0)" for k in range(DATA_PINS)) + ","]
+        if p in used:
+            ports.append("    " + ", ".join(f".DO{p}{k}({name}_do{p}[{k}])"
+                                             for k in range(DATA_PINS)) + ",")
+    ports[-1] = ports[-1].rstrip(",") + ");"
+    lines += ["DP16KD #(.DATA_WIDTH_A(18), .DATA_WIDTH_B(18), .REGMODE_A(\"OUTREG\"), "
+              ".REGMODE_B(\"OUTREG\"), .CSDECODE_A(\"0b000\"), .CSDECODE_B(\"0b000\"), "
+              ".GSR(\"DISABLED\"), .RESETMODE(\"SYNC\"),",
+              "    " + ", ".join(rows) + f") {name}_ram (", *ports]
+    lines += [f"assign {q} = {name}_do{p}[{width - 1}:0];"
+              for p, (_, q) in zip(used, reads, strict=True)]
+    return lines
+
+
+__all__ = ["ADDRESS_PINS", "DATA_PINS", "dp16kd_lines", "dp16kd_rom_lines"]

@@ -66,7 +66,13 @@ class Rams:
 def declarations(m: _Module, rams: Rams) -> list[str]:
     """Return the registers the handshake and the stages read before the RAMs are emitted."""
     out = ["// ---- ROM read data registers (the ROMs follow the stages)"] if rams.rom_q else []
-    out += [f"reg {rng(m.g.nodes[r].type.flat_width)}{q};" for r, q in rams.rom_q.items()]
+    if m.s.rom_outreg:  # the RAMs' output registers for yosys, two registers for the others
+        for r, q in rams.rom_q.items():
+            w = rng(m.g.nodes[r].type.flat_width)
+            out += ["`ifdef SYNTHESIS", f"wire {w}{q};", "`else", f"reg {w}{q};",
+                    f"reg {w}{q}_l;", "`endif"]
+    else:
+        out += [f"reg {rng(m.g.nodes[r].type.flat_width)}{q};" for r, q in rams.rom_q.items()]
     if not rams.plans:
         return out
     out += ["// ---- block RAM registers (the memories follow the stages)",
@@ -254,9 +260,11 @@ def rom_lines(m: _Module, rams: Rams) -> list[str]:
         values = [lit(int(g.nodes[e].attr("value")), w) for e in elems]
         reads = [r for r in rams.roms if g.nodes[r].inputs[0] == table]
         fn, k = m.names.fresh(f"{name}_f"), m.names.fresh(f"{name}_k")
+        when = ("through the RAM's output register from the address two stages before the "
+                "read" if m.s.rom_outreg else "from the address of the stage before the read")
         lines += ["", f"// ---- ROM `{name}`: {n} x {w}, {len(reads)} synchronous "
                       f"read{'s' * (len(reads) != 1)}, {ports} per block RAM; a read's data "
-                      "register loads from the address of the stage before the read",
+                      f"register loads {when}",
                   f"function {rng(w)}{fn};", f"    input {rng(ab)}i;", "    case (i)"]
         for j in range(0, n, ROM_PER_LINE):
             lines.append("        " + " ".join(f"{lit(j + t, ab)}: {fn} = {v};" for t, v in
@@ -265,15 +273,31 @@ def rom_lines(m: _Module, rams: Rams) -> list[str]:
                   f"integer {k};"]
         m.body.lines = []
         loads = []
+        lag, en = (2 if m.s.rom_outreg else 1), m.control.en
+        primitives: list[str] = []
         for j in range(0, len(reads), ports):
             mem = m.names.fresh(f"{name}_m")
+            group = [(_addr(m, g.nodes[r].inputs[1], m.s.stage[r] - lag, ab), rams.rom_q[r])
+                     for r in reads[j:j + ports]]
             lines += [f"(* ram_style = \"block\" *) reg {rng(w)}{mem} [0:{n - 1}];",
                       f"initial for ({k} = 0; {k} < {n}; {k} = {k} + 1) "
                       f"{mem}[{k}] = {fn}({k}[{ab - 1}:0]);"]
-            loads += [f"    if ({m.control.en}) {rams.rom_q[r]} <= {mem}["
-                      f"{_addr(m, g.nodes[r].inputs[1], m.s.stage[r] - 1, ab)}];"
-                      for r in reads[j:j + ports]]
-        lines += [*m.body.lines, "always @(posedge clk) begin", *loads, "end"]
+            if m.s.rom_outreg:  # through the RAM's output register: a latch, then it
+                from kera.rtl.bram import dp16kd_rom_lines
+
+                words = [int(g.nodes[e].attr("value")) for e in elems]
+                primitives += dp16kd_rom_lines(mem, words, w, ab, group, en)
+                loads += [f"    if ({en}) begin {q}_l <= {mem}[{a}]; {q} <= {q}_l; end"
+                          for a, q in group]
+            else:
+                loads += [f"    if ({en}) {q} <= {mem}[{a}];" for a, q in group]
+        if m.s.rom_outreg:
+            mems = lines[-2 * len(range(0, len(reads), ports)):]
+            del lines[-len(mems):]
+            lines += [*m.body.lines, "`ifdef SYNTHESIS", *primitives, "`else", *mems,
+                      "always @(posedge clk) begin", *loads, "end", "`endif"]
+        else:
+            lines += [*m.body.lines, "always @(posedge clk) begin", *loads, "end"]
     return lines
 
 

