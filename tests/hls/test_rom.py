@@ -61,7 +61,12 @@ def test_reads_take_blocks_by_the_familys_read_ports_and_stop_at_the_budget() ->
     assert len(rom.choose(g, "f", "ice40", 1, 10.0, ice)) == 1  # one block: the first read
     assert len(rom.choose(g, "f", "ice40", 2, 10.0, ice)) == 2
     costs = CostModel(load_model("ecp5"))
-    assert not rom.choose(g, "f", "ecp5", 1, rom.read_ns("ecp5") - 0.1, costs)  # too slow
+    # too slow for the plain read: through the RAM's output register; too slow for that: none
+    assert rom.choose(g, "f", "ecp5", 1, rom.read_ns("ecp5") - 0.1, costs)
+    assert rom.use_outreg(g, reads, "ecp5", 0.0, rom.read_ns("ecp5") - 0.1)
+    assert not rom.use_outreg(g, reads, "ecp5", 0.0, rom.read_ns("ecp5") + 0.1)
+    assert not rom.choose(g, "f", "ecp5", 1, rom.read_ns("ecp5", outreg=True) - 0.1, costs)
+    assert not rom.use_outreg(g, reads, "ice40", 0.0, 0.1)  # no primitive there
 
 
 def load_source(text: str):  # type: ignore[no-untyped-def]
