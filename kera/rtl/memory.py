@@ -272,16 +272,17 @@ def rom_lines(m: _Module, rams: Rams) -> list[str]:
         lines += [f"        default: {fn} = {lit(0, w)};", "    endcase", "endfunction",
                   f"integer {k};"]
         m.body.lines = []
-        loads = []
-        lag, en = (2 if m.s.rom_outreg else 1), m.control.en
+        loads: list[str] = []
+        mems: list[str] = []
         primitives: list[str] = []
+        lag, en = (2 if m.s.rom_outreg else 1), m.control.en
         for j in range(0, len(reads), ports):
             mem = m.names.fresh(f"{name}_m")
             group = [(_addr(m, g.nodes[r].inputs[1], m.s.stage[r] - lag, ab), rams.rom_q[r])
                      for r in reads[j:j + ports]]
-            lines += [f"(* ram_style = \"block\" *) reg {rng(w)}{mem} [0:{n - 1}];",
-                      f"initial for ({k} = 0; {k} < {n}; {k} = {k} + 1) "
-                      f"{mem}[{k}] = {fn}({k}[{ab - 1}:0]);"]
+            mems += [f"(* ram_style = \"block\" *) reg {rng(w)}{mem} [0:{n - 1}];",
+                     f"initial for ({k} = 0; {k} < {n}; {k} = {k} + 1) "
+                     f"{mem}[{k}] = {fn}({k}[{ab - 1}:0]);"]
             if m.s.rom_outreg:  # through the RAM's output register: a latch, then it
                 from kera.rtl.bram import dp16kd_rom_lines
 
@@ -291,13 +292,12 @@ def rom_lines(m: _Module, rams: Rams) -> list[str]:
                           for a, q in group]
             else:
                 loads += [f"    if ({en}) {q} <= {mem}[{a}];" for a, q in group]
+        behavioural = [*mems, "always @(posedge clk) begin", *loads, "end"]
         if m.s.rom_outreg:
-            mems = lines[-2 * len(range(0, len(reads), ports)):]
-            del lines[-len(mems):]
-            lines += [*m.body.lines, "`ifdef SYNTHESIS", *primitives, "`else", *mems,
-                      "always @(posedge clk) begin", *loads, "end", "`endif"]
+            lines += [*m.body.lines, "`ifdef SYNTHESIS", *primitives, "`else", *behavioural,
+                      "`endif"]
         else:
-            lines += [*m.body.lines, "always @(posedge clk) begin", *loads, "end"]
+            lines += [*mems, *m.body.lines, *behavioural[len(mems):]]
     return lines
 
 
