@@ -28,6 +28,19 @@ from kera.rtl.netlist import rng
 ADDRESS_PINS, DATA_PINS = 14, 18
 
 
+def _address(port: str, name: str, abits: int, low: int, write: bool = False) -> str:
+    """Return the address pins of ``port``: the ``abits`` bits of wire ``name`` from pin
+    ``low`` up, zeros above and below, the two lowest 1 where ``write`` (port A's byte
+    enables at 18 bits)."""
+    bit = [f"{name}[{k}]" if abits > 1 else name for k in range(abits)]
+    bit += ["1'b0"] * (ADDRESS_PINS - low - abits)
+    enable = "1'b1" if write else "1'b0"
+    pins = [f".AD{port}{low + k}({b})" for k, b in enumerate(bit)]
+    pins += [f".AD{port}{k}({enable})" if k < 2 else f".AD{port}{k}(1'b0)"
+             for k in reversed(range(low))]
+    return ", ".join(pins)
+
+
 def dp16kd_lines(base: str, words: int, width: int, abits: int, *, we: str, waddr: str,
                  wdata: str, raddr: str, en: str, out: str) -> list[str]:
     """Return the lines of the DP16KD columns of memory ``base`` (``words`` x ``width``):
@@ -42,15 +55,6 @@ def dp16kd_lines(base: str, words: int, width: int, abits: int, *, we: str, wadd
              + (f"{{{padded - width}'b0, {wdata}}};" if padded > width else f"{wdata};"),
              f"wire {rng(padded)}{base}_do;"]
 
-    def address(port: str, name: str) -> str:
-        bit = [f"{name}[{k}]" if abits > 1 else name for k in range(abits)]
-        bit += ["1'b0"] * (ADDRESS_PINS - low - abits)
-        enable = "1'b1" if port == "A" and dw == 18 else "1'b0"  # port A's byte enables
-        pins = [f".AD{port}{low + k}({b})" for k, b in enumerate(bit)]
-        pins += [f".AD{port}{k}({enable})" if k < 2 else f".AD{port}{k}(1'b0)"
-                 for k in reversed(range(low))]
-        return ", ".join(pins)
-
     for c in range(cols):
         lo = c * dw
         data_in = [f".DIA{k}({base}_di[{lo + k}])" if k < dw else f".DIA{k}(1'b0)"
@@ -63,11 +67,11 @@ def dp16kd_lines(base: str, words: int, width: int, abits: int, *, we: str, wadd
             f".RESETMODE(\"SYNC\")) {base}_ram{c} (",
             f"    .CLKA(clk), .CEA(1'b1), .OCEA(1'b1), .WEA({we}), .RSTA(1'b0), "
             ".CSA0(1'b0), .CSA1(1'b0), .CSA2(1'b0),",
-            f"    {address('A', f'{base}_pa')},",
+            f"    {_address('A', f'{base}_pa', abits, low, write=dw == 18)},",
             "    " + ", ".join(data_in) + ",",
             f"    .CLKB(clk), .CEB({en}), .OCEB({en}), .WEB(1'b0), .RSTB(1'b0), "
             ".CSB0(1'b0), .CSB1(1'b0), .CSB2(1'b0),",
-            f"    {address('B', f'{base}_pb')},",
+            f"    {_address('B', f'{base}_pb', abits, low)},",
             "    " + ", ".join(f".DIB{k}(1'b0)" for k in range(DATA_PINS)) + ",",
             "    " + ", ".join(data_out) + ");"]
     lines.append(f"assign {out} = {base}_do[{width - 1}:0];")
@@ -92,15 +96,11 @@ def dp16kd_rom_lines(name: str, words: list[int], width: int, abits: int,
     ports = []
     for p in "AB":
         clock_enable = en if p in used else "1'b0"
-        addr = [f"{name}_a{p}[{k}]" if abits > 1 else f"{name}_a{p}" for k in range(abits)] \
-            if p in used else []
-        addr += ["1'b0"] * (ADDRESS_PINS - 4 - len(addr))
         ports += [
             f"    .CLK{p}(clk), .CE{p}({clock_enable}), .OCE{p}({clock_enable}), .WE{p}(1'b0), "
             f".RST{p}(1'b0), "
             f".CS{p}0(1'b0), .CS{p}1(1'b0), .CS{p}2(1'b0),",
-            "    " + ", ".join([f".AD{p}{4 + k}({b})" for k, b in enumerate(addr)]
-                              + [f".AD{p}{k}(1'b0)" for k in reversed(range(4))]) + ",",
+            f"    {_address(p, f'{name}_a{p}', abits if p in used else 0, 4)},",
             "    " + ", ".join(f".DI{p}{k}(1'b0)" for k in range(DATA_PINS)) + ","]
         if p in used:
             ports.append("    " + ", ".join(f".DO{p}{k}({name}_do{p}[{k}])"
