@@ -14,8 +14,9 @@ the modulo constraint closes every other case (``docs/scheduling.md``).
 
 Where that read does not fit the period (ECP5's DP16KD: 5.83 ns from the clock to its data),
 the RAM's output register takes it (``REGMODE_B = "OUTREG"``, 0.96 ns; ``with_output_registers``):
-the address is registered two stages before the data is used, and the writes at both edges
-in between are forwarded (``kera.rtl.memory`` instantiates the primitive).
+the address is registered two stages before the data is used, the RAM is written from the
+registered write an edge late, and the three writes it may miss are forwarded
+(``kera.rtl.memory`` instantiates the primitive).
 """
 
 from __future__ import annotations
@@ -324,7 +325,7 @@ def emulated_read_first_bits(plan: MemPlan) -> int:
     hit (the read address against the delayed write's) and the registered write data
     (``1 + w``), selected onto the RAM's output. histogram (256 x 16): 25 + 17 = 42 (yosys
     0.70, both families: 103 FFs placed, where 25 for the emulation gave 86). An instantiated
-    RAM (``plan.outreg``) has no emulation: the emitter forwards both writes itself."""
+    RAM (``plan.outreg``) has no emulation: the emitter forwards the writes itself."""
     if plan.write is None or plan.outreg:
         return 0
     a = max(1, (plan.words - 1).bit_length())
