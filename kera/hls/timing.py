@@ -390,9 +390,14 @@ class CostModel:
             elif kind == "minmax" and (kind, pair) in seen:
                 out[nid] = _area_dict(self._query_area(("select", q[1], None)))
             seen.add((kind, pair))
-        for nid in self._chain_prefixes(graph, order):
+        for nid, compare in self._chain_prefixes(graph, order):
             w = nodes[nid].type.flat_width
             out[nid] = _area_dict({"lut": self._query_area(("add", w, None))["lut"]})
+            x = nodes[nodes[compare].inputs[0]].type
+            if self.sums_in_carry_cells and isinstance(x, IntType) and not x.signed:
+                n = max(significant_width(self.network(graph).bits[i], False)
+                        for i in nodes[compare].inputs)
+                out.setdefault(compare, _area_dict({"carry": float(-(-(n + 1) // 2))}))
         users = graph.users()
         for nid in order:
             if nid not in out and _borrow_only(graph, nid, users):
@@ -403,13 +408,19 @@ class CostModel:
         self._merged[id(graph)] = (graph, out)
         return out
 
-    def _chain_prefixes(self, graph: Graph, order: list[bytes]) -> list[bytes]:
+    def _chain_prefixes(self, graph: Graph, order: list[bytes]) -> list[tuple[bytes, bytes]]:
         """Return the subtractions whose operands are, bit for bit, the low bits of a wider
         comparison's (minuend and subtrahend as its ALU takes them, some bit above not
-        constant): ``merged_area``'s shared chains."""
+        constant), each with the widest such comparison: ``merged_area``'s shared chains.
+
+        ``kera.rtl.borrow`` emits an unsigned pair as one difference one bit wider than the
+        comparison's operands, whose last sum is the comparison: on ECP5 that comparison
+        then costs the ``ceil((n + 1) / 2)`` CCU2C of its ``n + 1`` bits and no LUT (yosys
+        0.70, ``synth_ecp5``, rows of n = 4 ... 17 bits: exactly that; as two ALUs, an odd
+        ``n`` took up to 33 LUT4 and 16 PFUMX beside the chain)."""
         bits = self.network(graph).bits
         nodes = graph.nodes
-        prefixes: dict[tuple[tuple[Any, ...], ...], int] = {}  # low bits -> widest compare
+        prefixes: dict[tuple[tuple[Any, ...], ...], tuple[int, bytes]] = {}  # widest compare
         for n in order:
             node = nodes[n]
             if node.op not in ("lt", "le", "gt", "ge") or is_bitwise(graph, node):
@@ -421,7 +432,8 @@ class CostModel:
                 if all(not x[0] for x in (*ab[0][w:], *ab[1][w:])):
                     break  # above w only constants: ``_low_subtractions`` merges that one
                 key = (tuple(ab[0][:w]), tuple(ab[1][:w]))
-                prefixes[key] = max(prefixes.get(key, 0), top)
+                if prefixes.get(key, (0, b""))[0] < top:
+                    prefixes[key] = (top, n)
         out = []
         for n in order:
             node = nodes[n]
@@ -430,8 +442,9 @@ class CostModel:
             w = node.type.flat_width
             x, y = node.inputs
             key = (tuple(bits[x][:w]), tuple(bits[y][:w]))
-            if len(key[0]) == len(key[1]) == w and prefixes.get(key, 0) > w:
-                out.append(n)
+            top, compare = prefixes.get(key, (0, b""))
+            if len(key[0]) == len(key[1]) == w and top > w:
+                out.append((n, compare))
         return out
 
     def _low_subtractions(self, graph: Graph, order: list[bytes]) -> Callable[[Node], bool]:

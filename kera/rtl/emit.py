@@ -21,6 +21,7 @@ from pathlib import PurePath
 from kera.diagnostics import KeraError
 from kera.hls.pipeline import Schedule
 from kera.ir.graph import Graph
+from kera.rtl.borrow import SharedBorrow, shared_borrows
 from kera.rtl.dsp import primitive_lines
 from kera.rtl.lower import LOWERINGS, lut_multiplies, lut_multiply
 from kera.rtl.memory import Rams, declarations, ram_lines, read_wire, rom_lines
@@ -174,6 +175,9 @@ class _Module:
         self.fold_names: list[str] = []  # the shared registers (kera.rtl.registers)
         self.unit_operands: dict[bytes, list[Operand]] = {}
         self.kept = chained_sums(schedule)
+        self.borrows = {n: pair for n, pair in shared_borrows(schedule).items()
+                        if pair.sub not in self.kept}
+        self.differences: dict[bytes, str] = {}  # a shared borrow's subtraction -> its wire
         self.dsp_out: dict[bytes, str] = {}  # a pipelined multiply -> its DSP's product
 
     # --- names ----------------------------------------------------------------------------
@@ -288,6 +292,10 @@ class _Module:
                 self.body.lines.append(f"wire {rng(node.type.flat_width)}{self.wire[nid]};")
                 self.unit_operands[nid] = [self.ref(i, s) for i in node.inputs]
                 continue
+            pair = self.borrows.get(nid)
+            if pair is not None:
+                self._shared_borrow(nid, pair, s)
+                continue
             lut = self.lut_muls.get(nid)
             lowering = lut_multiply(*lut) if lut else LOWERINGS[node.op]
             assert callable(lowering), node.op  # param and const are never lowered here
@@ -304,6 +312,22 @@ class _Module:
             head = f"wire {rng(node.type.flat_width)}{self.wire[nid]} = "
             if nid in self.kept and self.body.lines[-1].startswith(head):
                 self.body.lines[-1] = "(* keep *) " + self.body.lines[-1]
+
+    def _shared_borrow(self, nid: bytes, pair: SharedBorrow, s: int) -> None:
+        """Emit a comparison as the borrow of one difference as wide as its operands, or the
+        narrower subtraction it shares that difference with as its low bits
+        (``kera.rtl.borrow``); the comparison comes first in the stage."""
+        b, out, n = self.body, self.wire[nid], pair.width
+        if nid == pair.compare:
+            x, y = self.ref(pair.minuend, s), self.ref(pair.subtrahend, s)
+            diff = b.wire(f"{out}_d", n + 1, f"{{1'b0, {b.part(x, n - 1, 0)}}} - "
+                                             f"{{1'b0, {b.part(y, n - 1, 0)}}}")
+            b.sink(diff)  # the bits between the subtraction's and the borrow
+            self.differences[pair.sub] = diff
+            b.define(out, 1, f"{'' if pair.less else '~'}{diff}[{n}]")
+            return
+        w = self.g.nodes[nid].type.flat_width
+        b.define(out, w, f"{self.differences[nid]}[{w - 1}:0]")
 
     def _bank(self, s: int) -> list[str]:
         if self.s.aligned:  # registers shared on the modulo circle
