@@ -24,27 +24,10 @@ from kera.hls.timing import CostModel
 from kera.rtl import emit_verilog
 from kera.rtl.borrow import shared_borrows
 from tests.conftest import EXAMPLES, SHARED_KERNELS, ecp5_cells, needs_verilator, needs_yosys
+from tests.opt.test_guarded import ISQRT16
 
 ISQRT32 = SHARED_KERNELS / "peers" / "isqrt32.kera"
 pytestmark = pytest.mark.skipif(not ISQRT32.exists(), reason="../shared/kernels is absent")
-
-ISQRT16 = """
-#[top]
-pub fn isqrt16(x: u16) -> u8 {
-    let mut rem = 0u16;
-    let mut root = 0u16;
-    for i in 0..8 {
-        rem = (rem << 2u16) | ((x >> (14 - 2 * i)) & 3);
-        root = root << 1u16;
-        let trial = (root << 1u16) | 1;
-        if rem >= trial {
-            rem = rem - trial;
-            root = root | 1;
-        }
-    }
-    root as u8
-}
-"""
 
 
 def _plan(path: Path, board: str, mhz: float | None):  # noqa: ANN202
