@@ -371,13 +371,22 @@ class _Module:
         nodes = self.g.nodes
         written: dict[int, bytes] = {}
         at = nid
+        shadowed: list[bytes] = []  # values a later update of the chain writes over
         while at == nid or at in self.folded:
             node = nodes[at]
-            written.setdefault(int(nodes[node.inputs[1]].attr("value")), node.inputs[2])
+            k = int(nodes[node.inputs[1]].attr("value"))
+            if k in written:
+                shadowed.append(node.inputs[2])
+            written.setdefault(k, node.inputs[2])
             at = node.inputs[0]
         base = self.ref(at, s)
         t = base.type
         assert isinstance(t, ArrayType)
+        if len(written) == t.length and base.value is None:
+            self.body.sink(base.expr)  # every element written over: this wire reads none
+        for v in shadowed:  # (Verilator's UNUSED lint: a register may hold only these)
+            if v not in written.values() and (shadow := self.ref(v, s)).value is None:
+                self.body.sink(shadow.expr)
         ew, parts = t.elem.flat_width, []
         k = t.length - 1
         while k >= 0:
