@@ -21,8 +21,9 @@ the borrow of ``{1'b0, x[n-1:0]} - {1'b0, y[n-1:0]}`` and the subtraction as tha
 ``W`` bits (of as many bits, ``alumacc`` makes the two one ALU by itself). The values are
 unchanged: the low ``W`` bits of a difference are the difference
 of the operands' low ``W`` bits, and bit ``n`` of the ``n + 1``-bit difference of two
-``n``-bit values is 1 exactly when the first is the smaller. The estimate already costs such
-a pair as one ALU (``CostModel.merged_area``).
+``n``-bit values is 1 exactly when the first is the smaller. On ECP5 the estimate costs the
+comparison as that difference's chain (``CostModel.shared_borrows``, the same bit-for-bit
+pairing over the whole graph; the stage and the order are the emitter's own conditions).
 """
 
 from __future__ import annotations

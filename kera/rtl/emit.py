@@ -21,16 +21,16 @@ from pathlib import PurePath
 from kera.diagnostics import KeraError
 from kera.hls.pipeline import Schedule
 from kera.ir.graph import Graph
-from kera.ir.types import ArrayType
 from kera.rtl.borrow import SharedBorrow, shared_borrows
 from kera.rtl.dsp import primitive_lines
 from kera.rtl.lower import LOWERINGS, lut_multiplies, lut_multiply
 from kera.rtl.memory import Rams, declarations, ram_lines, read_wire, rom_lines
 from kera.rtl.names import FIXED_PORTS, NameTable, check_identifier, source_text, variable_names
-from kera.rtl.netlist import Body, Operand, concat, const_operand, lit, rng
+from kera.rtl.netlist import Body, Operand, const_operand, lit, rng
 from kera.rtl.registers import bank_lines, load_lines
 from kera.rtl.sharing import unit_lines
 from kera.rtl.state import state_base, state_registers
+from kera.rtl.updates import chain_lines, folded_updates
 
 _INDENT = "    "
 
@@ -148,35 +148,6 @@ def chained_sums(schedule: Schedule) -> set[bytes]:
             if g.nodes[s].op in ("add", "sub") and stage.get(s) == stage[nid] and len(
                     variables(s)) == 2:
                 out.add(s)
-    return out
-
-
-def folded_updates(schedule: Schedule) -> set[bytes]:
-    """Return the constant-index ``array_update`` nodes whose only reader is another one in
-    the same stage: no wire of their own, the last update of the chain writes every element
-    (``_Module._updates``). AES's rounds write a 16-byte state one byte at a time, a
-    128-bit wire per byte (211.6 kB of Verilog at the ECP5 board clock); the netlist is the
-    same either way (concatenations are wiring)."""
-    g, stage = schedule.graph, schedule.stage
-    region = g.regions[schedule.region]
-    keep = {region.result, *(slot.next for slot in region.states), *schedule.extra_uses}
-    users = g.users()
-
-    def in_range(nid: bytes) -> bool:
-        node = g.nodes[nid]
-        if node.op != "array_update":
-            return False
-        t, idx = g.nodes[node.inputs[0]].type, g.nodes[node.inputs[1]]
-        return idx.op == "const" and isinstance(t, ArrayType) and int(idx.attr("value")) < t.length
-
-    out: set[bytes] = set()
-    for nid in schedule.order:
-        if not in_range(nid) or nid in keep or nid in schedule.virtual:
-            continue
-        (reader, *more) = users[nid] or [b""]
-        if (not more and reader and in_range(reader) and g.nodes[reader].inputs[0] == nid
-                and nid not in g.nodes[reader].inputs[1:] and stage.get(reader) == stage[nid]):
-            out.add(nid)
     return out
 
 
@@ -329,7 +300,7 @@ class _Module:
                 self._shared_borrow(nid, pair, s)
                 continue
             if node.op == "array_update" and node.inputs[0] in self.folded:
-                self._updates(nid, s)
+                chain_lines(self, nid, s)
                 continue
             lut = self.lut_muls.get(nid)
             lowering = lut_multiply(*lut) if lut else LOWERINGS[node.op]
@@ -363,43 +334,6 @@ class _Module:
             return
         w = self.g.nodes[nid].type.flat_width
         b.define(out, w, f"{self.differences[nid]}[{w - 1}:0]")
-
-    def _updates(self, nid: bytes, s: int) -> None:
-        """Emit a chain of constant-index updates (``folded_updates``) as one wire: the last
-        value written to each element, the untouched runs of the array at the chain's start
-        as part-selects."""
-        nodes = self.g.nodes
-        written: dict[int, bytes] = {}
-        at = nid
-        shadowed: list[bytes] = []  # values a later update of the chain writes over
-        while at == nid or at in self.folded:
-            node = nodes[at]
-            k = int(nodes[node.inputs[1]].attr("value"))
-            if k in written:
-                shadowed.append(node.inputs[2])
-            written.setdefault(k, node.inputs[2])
-            at = node.inputs[0]
-        base = self.ref(at, s)
-        t = base.type
-        assert isinstance(t, ArrayType)
-        if len(written) == t.length and base.value is None:
-            self.body.sink(base.expr)  # every element written over: this wire reads none
-        for v in shadowed:  # (Verilator's UNUSED lint: a register may hold only these)
-            if v not in written.values() and (shadow := self.ref(v, s)).value is None:
-                self.body.sink(shadow.expr)
-        ew, parts = t.elem.flat_width, []
-        k = t.length - 1
-        while k >= 0:
-            if k in written:
-                parts.append(self.ref(written[k], s).expr)
-                k -= 1
-                continue
-            lo = k
-            while lo > 0 and lo - 1 not in written:
-                lo -= 1
-            parts.append(self.body.part(base, (k + 1) * ew - 1, lo * ew))
-            k = lo - 1
-        self.body.define(self.wire[nid], nodes[nid].type.flat_width, concat(parts))
 
     def _bank(self, s: int) -> list[str]:
         if self.s.aligned:  # registers shared on the modulo circle

@@ -1,4 +1,4 @@
-"""Chains of constant-index array updates are one wire (``kera.rtl.emit.folded_updates``).
+"""Chains of constant-index array updates are one wire (``kera.rtl.updates``).
 
 An update whose only reader is the next update of the same array in the same stage gets no
 wire: the chain's last update writes every element it set. Checked: which updates fold (not
@@ -18,7 +18,7 @@ import pytest
 from kera import _api, load
 from kera.hls.synth import plan_schedule
 from kera.rtl import emit_verilog
-from kera.rtl.emit import folded_updates
+from kera.rtl.updates import folded_updates
 from tests.conftest import EXAMPLES, SHARED_KERNELS, needs_verilator
 
 SORT8 = SHARED_KERNELS / "peers" / "sort8.kera"
