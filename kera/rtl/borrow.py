@@ -63,8 +63,12 @@ def shared_borrows(schedule: Any) -> dict[bytes, SharedBorrow]:
                 and not nodes[nodes[n].inputs[0]].type.signed]
     subs = [n for n in schedule.order if nodes[n].op == "sub"
             and isinstance(nodes[n].type, IntType)]
-    if not compares or not subs:
-        return {}
+    widest: dict[int, int] = {}  # stage -> its widest comparison's operands
+    for c in compares:
+        w = nodes[nodes[c].inputs[0]].type.flat_width
+        widest[stage[c]] = max(widest.get(stage[c], 0), w)
+    if not any(nodes[x].type.flat_width < widest.get(stage[x], 0) for x in subs):
+        return {}  # no subtraction narrower than a comparison beside it: no bit network
     from kera.hls.lutmap import significant_width, tool_network
 
     bits = tool_network(graph, 4, order=list(graph.nodes)).bits
