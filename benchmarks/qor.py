@@ -2,6 +2,7 @@
 
 Usage: python benchmarks/qor.py [--families ice40,ecp5] [--seeds 1,2,3] [--no-measure]
                                 [--clock ice40=55,ecp5=150] [--cache FILE.json] [--cached-only]
+                                [--abc9-fraction F]
                                 [FILE ...]
 
 Default designs: examples/*.kera, ../shared/kernels/*.kera, ../shared/kernels/peers/*.kera and the
@@ -29,20 +30,21 @@ in the key because one schedule at two clocks has two Verilog headers: keyed by 
 alone, a run at one clock took the other's entry as stale and placed it again (entries keyed
 before are still read where their recorded digest matches; entries cached before that field
 existed are taken as they are).
-``--clock`` schedules at a clock of its own per family (the tight clocks of issue 10: iCE40 55,
-ECP5 150 MHz) instead of the board's. ``--accuracy A.json B.json ...`` reads earlier outputs
-(the board and the tight clocks) and prints, per family, the MAPE and worst LUT/FF/Fmax error
-over all their placed designs: ``kera/hls/accuracy.json``, which reports quote as each
-estimate's expected error. A peer kernel (``../shared/kernels/peers``) also gets
-``peer``: its measured LUTs over the hand design's and its measured Fmax over the hand
-design's (``HAND``, from that folder's README.md; goal: LUT <= 1.1x, Fmax >= 0.95x), and the
-LUTs and their ratio against the plain pass-through reference (``lut_plain_reference``: every
-output bit variable, so the shell multiplexers of the design's constant output bits count as
-the shell's, not the core's). The two differ only for a design with constant output bits:
-popcount64's u64 result has 57, whose multiplexers are 57 of the plain reference's 66 LUTs.
-The README does not say which reference its figures used, and popcount64's do not settle it:
-63 LUT on iCE40 is below what our hand adder tree takes against our reference (105) and above
-it against the plain one (48); 123 LUT4 sites on ECP5 is near the former (130, plain: 73).
+``--abc9-fraction F`` gives abc9 a delay target of F times the clock period (``scratchpad -set
+abc9.D``; keyed apart in the cache): an experiment, docs/models.md's twenty-fourth run. ``--clock``
+schedules at a clock of its own per family (the tight clocks of issue 10: iCE40 55, ECP5 150 MHz)
+instead of the board's. ``--accuracy A.json B.json ...`` reads earlier outputs (the board and the
+tight clocks) and prints, per family, the MAPE and worst LUT/FF/Fmax error over all their placed
+designs: ``kera/hls/accuracy.json``, which reports quote as each estimate's expected error. A peer
+kernel (``../shared/kernels/peers``) also gets ``peer``: its measured LUTs over the hand design's
+and its measured Fmax over the hand design's (``HAND``, from that folder's README.md; goal: LUT <=
+1.1x, Fmax >= 0.95x), and the LUTs and their ratio against the plain pass-through reference
+(``lut_plain_reference``: every output bit variable, so the shell multiplexers of the design's
+constant output bits count as the shell's, not the core's). The two differ only for a design with
+constant output bits: popcount64's u64 result has 57, whose multiplexers are 57 of the plain
+reference's 66 LUTs. The README does not say which reference its figures used, and popcount64's do
+not settle it: 63 LUT on iCE40 is below what our hand adder tree takes against our reference (105)
+and above it against the plain one (48); 123 LUT4 sites on ECP5 is near the former (130, plain: 73).
 So both are printed.
 """
 
@@ -58,6 +60,7 @@ from typing import Any
 from kera import load
 from kera.diagnostics import KeraError
 from kera.hls.boards import load_board
+from kera.hls.characterize.tools import abc9_target_ps
 from kera.hls.pnr import SHELL_VERSION, const_outputs
 from kera.hls.report import build_report
 from kera.hls.synth import check_operators_fit, graph_margin, plan_schedule
@@ -100,9 +103,11 @@ def default_files() -> list[Path]:
     return out
 
 
-def measure(verilog: str, sched: Any, family: str, seeds: tuple[int, ...]) -> dict[str, Any]:
+def measure(verilog: str, sched: Any, family: str, seeds: tuple[int, ...],
+            abc9_target: int | None = None) -> dict[str, Any]:
     """Place and route the design in the serial shell; return the raw figures of the design
-    and of the shell around a pass-through core (``core`` turns them into the core's)."""
+    and of the shell around a pass-through core (``core`` turns them into the core's).
+    ``abc9_target``: abc9's delay target in ps for both (None: the flow's least depth)."""
     from kera.hls.characterize.designs import Design, Point
     from kera.hls.characterize.tools import FLOWS
     from kera.hls.characterize.tools import measure as run_flow
@@ -114,15 +119,17 @@ def measure(verilog: str, sched: Any, family: str, seeds: tuple[int, ...]) -> di
     in_bits, out_bits = sum(w for _, w in inputs), result.flat_width
     point = Point("design", in_bits)
     full = run_flow(flow, Design(point, shell_verilog(verilog, sched.region, inputs, out_bits),
-                                 in_bits, out_bits), seeds=seeds)
-    ref = _shell(flow, inputs, out_bits, point, run_flow, _passthrough, shell_verilog)
+                                 in_bits, out_bits), seeds=seeds, abc9_target=abc9_target)
+    ref = _shell(flow, inputs, out_bits, point, run_flow, _passthrough, shell_verilog,
+                 abc9_target)
     keys = ("lut", "ff", "carry", "dsp", "fmax_mhz", "seconds")
     return {"full": {k: full[k] for k in (*keys, "ff_lines")},
             "shell": {k: ref[k] for k in keys}, "in_bits": in_bits, "out_bits": out_bits,
             "core_lines": len(verilog.splitlines())}
 
 
-def measure_const_shell(sched: Any, family: str, consts: list[list[int]]) -> dict[str, Any]:
+def measure_const_shell(sched: Any, family: str, consts: list[list[int]],
+                        abc9_target: int | None = None) -> dict[str, Any]:
     """Place and route the shell around a pass-through core whose ``consts`` output bits
     are those constants, as the design's are (``kera.hls.pnr._passthrough``)."""
     from kera.hls.characterize.designs import Design, Point
@@ -135,7 +142,7 @@ def measure_const_shell(sched: Any, family: str, consts: list[list[int]]) -> dic
     in_bits, out_bits = sum(w for _, w in inputs), result.flat_width
     ref = run_flow(FLOWS[family], Design(Point("design", in_bits), shell_verilog(
         _passthrough(inputs, out_bits, consts), "kera_shell_ref", inputs, out_bits), in_bits,
-        out_bits), seeds=(1,))
+        out_bits), seeds=(1,), abc9_target=abc9_target)
     return {k: ref[k] for k in ("lut", "ff", "carry", "dsp", "fmax_mhz", "seconds")}
 
 
@@ -154,19 +161,19 @@ def core(raw: dict[str, Any]) -> dict[str, Any]:
     return {**out, "fmax_mhz": full["fmax_mhz"], "seconds": full["seconds"]}
 
 
-_SHELLS: dict[tuple[str, tuple, int], dict] = {}
+_SHELLS: dict[tuple[str, tuple, int, int | None], dict] = {}
 
 
 def _shell(flow: Any, inputs: list, out_bits: int, point: Any, run_flow: Any, passthrough: Any,
-           shell_verilog: Any) -> dict:
+           shell_verilog: Any, abc9_target: int | None) -> dict:
     from kera.hls.characterize.designs import Design
 
-    key = (flow.family, tuple(inputs), out_bits)
+    key = (flow.family, tuple(inputs), out_bits, abc9_target)
     if key not in _SHELLS:
         in_bits = sum(w for _, w in inputs)
         _SHELLS[key] = run_flow(flow, Design(point, shell_verilog(
             passthrough(inputs, out_bits), "kera_shell_ref", inputs, out_bits), in_bits,
-            out_bits), seeds=(1,))
+            out_bits), seeds=(1,), abc9_target=abc9_target)
     return _SHELLS[key]
 
 
@@ -200,6 +207,17 @@ def schedule_key(sched: Any) -> str:
     return h.hexdigest()
 
 
+def cache_keys(family: str, seeds: tuple[int, ...], circuit: str, digest: str,
+               abc9_target: int | None) -> tuple[str, str]:
+    """Return the cache's keys of a measurement: the circuit's (``schedule_key``, read for
+    entries cached before the Verilog's digest was part of the key) and the Verilog's (the
+    same stages at two clocks: two headers, two entries). A run with an abc9 delay target is
+    keyed apart; the default flow's keys are as before."""
+    flow = "" if abc9_target is None else f"abc9D{abc9_target}/"
+    base = f"{family}/{','.join(map(str, seeds))}/shell{SHELL_VERSION}/{flow}{circuit}"
+    return base, f"{base}/{digest[:16]}"
+
+
 def signed_products(sched: Any) -> list[bytes]:
     """Return the signed ``mul`` nodes the Verilog writes as a product (not shift-and-add)."""
     from kera.ir.types import IntType
@@ -220,9 +238,10 @@ def _error(est: float, meas: float) -> float | None:
 
 def one(path: Path, family: str, seeds: tuple[int, ...], do_measure: bool,
         cache: dict[str, Any] | None = None, cached_only: bool = False,
-        clock_mhz: float | None = None) -> dict[str, Any]:
+        clock_mhz: float | None = None, abc9_fraction: float | None = None) -> dict[str, Any]:
     """Return the estimate, the measurement and the errors of one design on one family
-    (at ``clock_mhz``, else the board's clock)."""
+    (at ``clock_mhz``, else the board's clock; with ``abc9_fraction``, abc9 gets that
+    fraction of the period as its delay target)."""
     loaded = load(str(path))
     board = load_board(BOARDS[family])
     row: dict[str, Any] = {"design": path.stem, "file": str(path), "family": family,
@@ -244,9 +263,9 @@ def one(path: Path, family: str, seeds: tuple[int, ...], do_measure: bool,
     if not (fits and do_measure):
         return row
     verilog = emit_verilog(sched, board=board.name, version="bench")
-    base = f"{family}/{','.join(map(str, seeds))}/shell{SHELL_VERSION}/{schedule_key(sched)}"
+    target = None if abc9_fraction is None else abc9_target_ps(sched.clock_mhz, abc9_fraction)
     digest = hashlib.sha256(verilog.encode()).hexdigest()
-    key = f"{base}/{digest[:16]}"  # the stages at two clocks: two headers, two entries
+    base, key = cache_keys(family, seeds, schedule_key(sched), digest, target)
     meas = (cache or {}).get(key) or (cache or {}).get(base)  # (entries keyed before)
     if meas is not None and meas.get("verilog_sha256", digest) != digest:
         meas = None  # the same stages, other Verilog (the emitter changed): place it again
@@ -254,14 +273,14 @@ def one(path: Path, family: str, seeds: tuple[int, ...], do_measure: bool,
         return {**row, "measure_error": "not measured: no cached place and route of this Verilog"}
     if meas is None:
         try:
-            meas = {**measure(verilog, sched, family, seeds), "verilog_sha256": digest}
+            meas = {**measure(verilog, sched, family, seeds, target), "verilog_sha256": digest}
         except (RuntimeError, KeraError) as e:  # e.g. nextpnr runs out of DSP sites
             meas = {"error": str(e).splitlines()[0][:300]}
     consts = const_outputs(sched, model)
     if "error" not in meas and consts and meas.get("const_out") != consts:
         meas = {k: v for k, v in meas.items() if k not in ("shell_const", "const_out")}
         if not cached_only:
-            meas.update(shell_const=measure_const_shell(sched, family, consts),
+            meas.update(shell_const=measure_const_shell(sched, family, consts, target),
                         const_out=consts)
     if cache is not None:
         cache[key] = meas
@@ -347,6 +366,9 @@ def main() -> None:
                     help="compare only designs whose Verilog the cache has measured")
     ap.add_argument("--clock", default="",
                     help="family=MHz,... : schedule at these clocks (default: the board's)")
+    ap.add_argument("--abc9-fraction", type=float, default=None,
+                    help="give abc9 this fraction of the clock period as its delay target "
+                         "(an experiment: the flows and the model use none)")
     ap.add_argument("--accuracy", action="store_true",
                     help="read FILES as this script's outputs and print, per family, the "
                          "MAPE and worst error over all their placed designs: the record "
@@ -366,7 +388,7 @@ def main() -> None:
         for path in args.files or default_files():
             print(f"qor: {path.stem} on {family}", file=sys.stderr, flush=True)
             rows.append(one(path, family, seeds, not args.no_measure, cache, args.cached_only,
-                            clocks.get(family)))
+                            clocks.get(family), args.abc9_fraction))
             if args.cache:
                 args.cache.write_text(json.dumps(cache, indent=1, sort_keys=True) + "\n")
     print(json.dumps({"designs": rows, "summary": summary(rows, families), "seeds": seeds},

