@@ -58,6 +58,7 @@ from collections.abc import Callable
 from kera.diagnostics import Span
 from kera.hls.logic_split import barrel, equality, zero_count
 from kera.hls.lower import adder
+from kera.hls.muxpair import LEVEL_OPS, SLICE_MUX_FAMILIES
 from kera.hls.timing import EPS_NS, MUL_OPS, CostModel
 from kera.ir.graph import Graph, Node, const
 from kera.ir.types import BOOL, ArrayType, IntType, Type, sint, uint
@@ -198,6 +199,11 @@ def _wants(graph: Graph, node: Node, costs: CostModel, usable_ns: float,
     if node.op in ("clz", "ctz"):
         return True  # at any clock: the flag-and-count tree is smaller and faster (clz64 on
         # iCE40: 93 LUT, 59.9 MHz placed, where yosys's own took 107 LUT, 17.5 MHz)
+    if node.op in LEVEL_OPS and getattr(costs.model, "family", "") in SLICE_MUX_FAMILIES \
+            and graph.nodes[node.inputs[1]].op != "const":
+        return True  # at any clock: barrel levels, two to a slice's 4:1 multiplexers
+        # (``kera.hls.muxpair``; sra64 at ECP5 150 MHz: 412 LUT4 sites, 195 MHz placed,
+        # where yosys's own shifter took 821, 180.5 MHz)
 
     if node.op == "array_index" and _reads_a_word_just_written(graph, node):
         return True  # at any clock: the `mem` keeps one read port (a block RAM), not a mux

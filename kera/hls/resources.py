@@ -30,6 +30,7 @@ from typing import Any
 
 from kera.diagnostics import KeraError
 from kera.hls.cutmap import leaf_arrivals, map_sites
+from kera.hls.muxpair import mux_pairs
 from kera.hls.lutmap import (
     Bit,
     BitNetwork,
@@ -700,12 +701,16 @@ def _network_luts(schedule: Schedule, costs: CostModel, net: ToolNetwork) -> dic
             graph, node)
     orders = {nid: 1000.0 * arrival[nid] for nid in net.bits
               if graph.nodes[nid].op in ORDERS and is_bitwise(graph, graph.nodes[nid])}
+    pairs = mux_pairs(schedule)  # written as LUT4 + PFUMX multiplexers: not abc9's to map
+    boxed = {**orders, **{nid: 1000.0 * arrival[nid] for nid in pairs if nid in arrival}}
     out = map_sites(net, lib["luts"], float(lib["wire_ps"]), leaf_arrivals(net, arrival),
-                    boxed=orders, atomic=net.rom_gated)
+                    boxed=boxed, atomic=net.rom_gated)
     cover = net.luts_by_node()
     for nid in orders:  # yosys builds them as carry chains: the 4-input cover's count
         if cover.get(nid):
             out[nid] = cover[nid]
+    for nid, pair in pairs.items():
+        out[nid] = pair.sites() if nid == pair.second else 0
     for nid, n in net.inverted_outputs().items():
         out[nid] = out.get(nid, 0) + n
     return out

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 from kera.diagnostics import KeraError
+from kera.hls.muxpair import MUX2_INIT, MuxPair, mux_pairs
 from kera.hls.pipeline import Schedule
 from kera.ir.graph import Graph
 from kera.rtl.borrow import SharedBorrow, shared_borrows
@@ -179,6 +180,7 @@ class _Module:
         self.borrows = {n: pair for n, pair in shared_borrows(schedule).items()
                         if pair.sub not in self.kept}
         self.folded = folded_updates(schedule)  # updates written into the next one's wire
+        self.mux_pairs = mux_pairs(schedule)  # two barrel levels as ECP5 4:1 multiplexers
         self.differences: dict[bytes, str] = {}  # a shared borrow's subtraction -> its wire
         self.dsp_out: dict[bytes, str] = {}  # a pipelined multiply -> its DSP's product
 
@@ -299,6 +301,11 @@ class _Module:
             if pair is not None:
                 self._shared_borrow(nid, pair, s)
                 continue
+            levels = self.mux_pairs.get(nid)
+            if levels is not None:
+                if nid == levels.second:  # the others are written with it
+                    self._mux_pair(levels, s)
+                continue
             if node.op == "array_update" and node.inputs[0] in self.folded:
                 chain_lines(self, nid, s)
                 continue
@@ -318,6 +325,53 @@ class _Module:
             head = f"wire {rng(node.type.flat_width)}{self.wire[nid]} = "
             if nid in self.kept and self.body.lines[-1].startswith(head):
                 self.body.lines[-1] = "(* keep *) " + self.body.lines[-1]
+
+    def _mux_pair(self, pair: MuxPair, s: int) -> None:
+        """Emit two barrel levels (``kera.hls.muxpair``): for synthesis each bit of the second
+        as two ``LUT4`` 2:1 multiplexers of the first flag and the slice's ``PFUMX`` of the
+        second (a wire where its four sources are one signal, an expression where one is a
+        constant); for simulation the levels as they are."""
+        b = self.body
+        first, sinks = len(b.lines), set(b.sinks)
+        for nid in pair.members:
+            node = self.g.nodes[nid]
+            lowering = LOWERINGS[node.op]
+            assert callable(lowering), node.op
+            lowering(b, self.wire[nid], node, [self.ref(i, s) for i in node.inputs])
+        behavioural = b.lines[first:]
+        del b.lines[first:]
+        local = [x for x in b.sinks if x not in sinks]  # wires of this branch alone
+        for x in local:
+            del b.sinks[x]
+        if local:
+            behavioural.append(f"wire {self.names.fresh(self.wire[pair.second] + '_unused')} = "
+                               f"&{{1'b0, {', '.join(local)}, 1'b0}};")
+        x = self.ref(pair.source, s)
+        f1, f2 = (self.ref(f, s).expr for f in pair.flags)
+        out = self.wire[pair.second]
+        lines = [f"wire {rng(pair.width)}{out};"]
+        for i, how in enumerate(pair.plan()):
+            d = [lit(0, 1) if j is None else b.bit(x, j, whole_used=True)
+                 for j in pair.sources(i)]
+            if how == "wire":
+                lines.append(f"assign {out}[{i}] = {d[0]};")
+            elif how == "lut":
+                lines.append(f"assign {out}[{i}] = {f2} ? ({f1} ? {d[3]} : {d[2]}) : "
+                             f"({f1} ? {d[1]} : {d[0]});")
+            else:
+                lo, hi, la, lb, mux = (self.names.fresh(f"{out}_{k}{i}")
+                                       for k in ("lo", "hi", "la", "lb", "mx"))
+                lines += [
+                    f"wire {lo}, {hi};",
+                    f"LUT4 #(.INIT(16'h{MUX2_INIT:04X})) {la} (.A({d[0]}), .B({d[1]}), "
+                    f".C({f1}), .D(1'b0), .Z({lo}));",
+                    f"LUT4 #(.INIT(16'h{MUX2_INIT:04X})) {lb} (.A({d[2]}), .B({d[3]}), "
+                    f".C({f1}), .D(1'b0), .Z({hi}));",
+                    f"PFUMX {mux} (.ALUT({hi}), .BLUT({lo}), .C0({f2}), .Z({out}[{i}]));",
+                ]
+        b.lines += [f"// two barrel levels ({pair.op} by {pair.steps[0]} and {pair.steps[1]}) "
+                    "as ECP5 4:1 multiplexers (kera.hls.muxpair)",
+                    "`ifdef SYNTHESIS", *lines, "`else", *behavioural, "`endif"]
 
     def _shared_borrow(self, nid: bytes, pair: SharedBorrow, s: int) -> None:
         """Emit a comparison as the borrow of one difference as wide as its operands, or the
