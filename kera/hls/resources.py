@@ -30,7 +30,6 @@ from typing import Any
 
 from kera.diagnostics import KeraError
 from kera.hls.cutmap import leaf_arrivals, map_sites
-from kera.hls.muxpair import mux_pairs
 from kera.hls.lutmap import (
     Bit,
     BitNetwork,
@@ -43,6 +42,7 @@ from kera.hls.lutmap import (
     significant_width,
     tool_network,
 )
+from kera.hls.muxpair import mux_pairs
 from kera.hls.pipeline import Schedule
 from kera.hls.timing import AREA_KEYS, MUL_OPS, ORDERINGS, SUBTRACTING, CostModel, absorbed_in
 from kera.ir.graph import Node
