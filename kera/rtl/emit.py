@@ -340,9 +340,9 @@ class _Module:
             lowering(b, self.wire[nid], node, [self.ref(i, s) for i in node.inputs])
         behavioural = b.lines[first:]
         del b.lines[first:]
-        local = [x for x in b.sinks if x not in sinks]  # wires of this branch alone
-        for x in local:
-            del b.sinks[x]
+        local = [w for w in b.sinks if w not in sinks]  # wires of this branch alone
+        for w in local:
+            del b.sinks[w]
         if local:
             behavioural.append(f"wire {self.names.fresh(self.wire[pair.second] + '_unused')} = "
                                f"&{{1'b0, {', '.join(local)}, 1'b0}};")
