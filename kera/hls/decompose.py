@@ -374,7 +374,8 @@ class _Splitter:
         if not isinstance(a, IntType):
             return None
         if op in ("clz", "ctz"):
-            return zero_count(add, konst, op, a, ins[0])
+            radix = 4 if getattr(self.costs.model, "family", "") in SLICE_MUX_FAMILIES else 2
+            return zero_count(add, konst, op, a, ins[0], radix)
         if op in ("eq", "ne"):
             return equality(add, konst, op, ins[0], ins[1], a.width)
         if op in ("min", "max"):

@@ -72,9 +72,10 @@ def barrel(add: Add, const: Const, op: str, t: IntType, x: bytes, amount: bytes,
     return add("select", t, over, fill, out)
 
 
-def zero_count(add: Add, const: Const, op: str, t: IntType, x: bytes) -> bytes:
+def zero_count(add: Add, const: Const, op: str, t: IntType, x: bytes, radix: int = 2) -> bytes:
     """Return ``clz(x)`` / ``ctz(x)`` (of type ``t``) as a tree of "all zero" flags and
-    counts."""
+    counts, each node over ``radix`` (2 or 4) groups; radix 4 only where the padded width is
+    a power of 4 (every multiplexer of counts then a 4:1 one), else radix 2."""
     n = t.width
     size = 1 << max(0, (n - 1).bit_length())
     one = const(uint(1), 1)
@@ -83,24 +84,57 @@ def zero_count(add: Add, const: Const, op: str, t: IntType, x: bytes) -> bytes:
     # the bits in the order the count walks them: from the top for clz, from bit 0 for ctz
     bits = (pad + bits)[::-1] if op == "clz" else bits + pad
     zero = const(uint(1), 0)
-    # each level: (all zero, count) of groups of 2**k bits; the count is u{k} (k >= 1)
+    # each level: (all zero, count) of groups of 2**k bits; the count is u{k} (None: k = 0)
     flags = [add("eq", BOOL, b, zero) for b in bits]
     if len(flags) == 1:  # one bit: the count is the bit's "is zero"
         return add("cast", t, add("cast", uint(1), flags[0]))
-    groups = [(add("and", BOOL, z1, z2), add("cast", uint(1), z1))
-              for z1, z2 in zip(flags[::2], flags[1::2], strict=True)]
-    k = 1
+    groups: list[tuple[bytes, bytes | None]] = [(f, None) for f in flags]
+    # radix 4 only where every level can be (a power of 4 bits): ctz32 as 2-4-4 or 4-4-2
+    # placed worse on ECP5 than the radix-2 tree (docs/models.md, the twenty-fifth run)
+    quad = radix == 4 and (size.bit_length() - 1) % 2 == 0
+    k = 0
     while len(groups) > 1:
-        groups = [(add("and", BOOL, z1, z2),
-                   add("concat", uint(k + 1), add("cast", uint(1), z1),
-                       add("select", uint(k), z1, c2, c1)))
-                  for (z1, c1), (z2, c2) in zip(groups[::2], groups[1::2], strict=True)]
-        k += 1
+        if quad:
+            groups = [_count4(add, groups[i:i + 4], k) for i in range(0, len(groups), 4)]
+            k += 2
+        else:
+            groups = [_count2(add, g1, g2, k) for g1, g2 in zip(groups[::2], groups[1::2],
+                                                                 strict=True)]
+            k += 1
     z, c = groups[0]
+    assert c is not None
     if size > n:  # the padding's ones: never all zero, the count is exact
         return add("cast", t, c)
     full = add("select", uint(k), z, const(uint(k), 0), c)  # all zero: the count is 2**k
     return add("cast", t, add("concat", uint(k + 1), add("cast", uint(1), z), full))
+
+
+def _count2(add: Add, g1: tuple[bytes, bytes | None], g2: tuple[bytes, bytes | None], k: int
+            ) -> tuple[bytes, bytes]:
+    """Two groups of ``2**k`` bits (the first walked first): ``{z1, z1 ? c2 : c1}``."""
+    (z1, c1), (z2, c2) = g1, g2
+    high = add("cast", uint(1), z1)
+    if c1 is None or c2 is None:
+        return add("and", BOOL, z1, z2), high
+    return add("and", BOOL, z1, z2), add("concat", uint(k + 1), high,
+                                          add("select", uint(k), z1, c2, c1))
+
+
+def _count4(add: Add, groups: list[tuple[bytes, bytes | None]], k: int) -> tuple[bytes, bytes]:
+    """Four groups of ``2**k`` bits: the first not all zero, ``j``, is two select bits (``s1 =
+    z0 & z1``, ``s0 = z0 & (z2 | ~z1)``), and the count ``{j, c_j}`` takes ``c_j`` by a 4:1
+    multiplexer written as a select of two selects by ``s0`` (``kera.hls.muxpair``: on ECP5
+    one LUT4 pair and a PFUMX a bit)."""
+    (z0, c0), (z1, c1), (z2, c2), (z3, c3) = groups
+    s1 = add("and", BOOL, z0, z1)
+    s0 = add("and", BOOL, z0, add("or", BOOL, z2, add("not", BOOL, z1)))
+    z = add("and", BOOL, s1, add("and", BOOL, z2, z3))
+    j = add("concat", uint(2), add("cast", uint(1), s1), add("cast", uint(1), s0))
+    if c0 is None or c1 is None or c2 is None or c3 is None:
+        return z, j
+    low = add("select", uint(k), s1, add("select", uint(k), s0, c3, c2),
+              add("select", uint(k), s0, c1, c0))
+    return z, add("concat", uint(k + 2), j, low)
 
 
 def equality(add: Add, const: Const, op: str, a: bytes, b: bytes, width: int

@@ -1,4 +1,4 @@
-"""Two barrel-shifter levels in one stage as one layer of ECP5 4:1 multiplexers.
+"""Two levels of selects in one stage as one layer of ECP5 4:1 multiplexers.
 
 A variable shift or rotate split into levels (``kera.hls.logic_split.barrel``: ``y = f ? x
 op c : x`` per amount bit) leaves yosys a chain of 2:1 multiplexers. abc9 maps it for the least
@@ -10,15 +10,21 @@ the low select, and its ``PFUMX``, the 2:1 multiplexer of the LUT outputs by the
 two sites, one LUT level and the PFUMX's 0.15 ns. Written so, two levels at a time, the same
 sra64 takes 450 sites and places at 243.5 MHz.
 
-:func:`mux_pairs` finds the pairs in a schedule: a level ``y1 = f1 ? (x op c1) : x`` and the
-next ``y2 = f2 ? (y1 op c2) : y1`` of the same op and type, all four nodes in one stage, the
-first level and both shifts read by nothing else. ``y2`` is ``x`` shifted by ``c1 * f1 + c2 *
-f2`` (shifts and rotates by constants compose, a shift saturating at the width), so bit ``i``
-of ``y2`` selects among four bits of ``x`` (:meth:`MuxPair.sources`). ``kera.rtl.emit`` writes
-each bit whose four sources are bits of ``x`` as two ``LUT4`` and a ``PFUMX`` under ``ifdef
-SYNTHESIS`` (the levels as they were otherwise, for simulation); the estimate counts two sites
-for each such bit and one for a bit with a constant source (``kera.hls.resources``). ECP5 only:
-iCE40 has no multiplexer beside its LUT.
+:func:`mux_pairs` finds the pairs in a schedule, all their nodes in one stage and the inner
+ones read by nothing else:
+
+* two barrel levels: ``y1 = f1 ? (x op c1) : x`` and the next ``y2 = f2 ? (y1 op c2) : y1`` of
+  the same op and type. ``y2`` is ``x`` shifted by ``c1 * f1 + c2 * f2`` (shifts and rotates by
+  constants compose, a shift saturating at the width), so bit ``i`` of ``y2`` selects among
+  four bits of ``x`` (:func:`barrel_taps`), both LUTs by ``f1``;
+* a select of two selects, ``s ? (p ? a1 : a0) : (q ? b1 : b0)``: each LUT takes one inner
+  select with its own condition (a radix-4 zero count's multiplexer of counts,
+  ``kera.hls.logic_split._count4``).
+
+``kera.rtl.emit`` writes each bit whose four sources are signals as two ``LUT4`` and a
+``PFUMX`` under ``ifdef SYNTHESIS`` (the levels as they were otherwise, for simulation); the
+estimate counts two sites for each such bit and one for a bit with a constant source
+(``kera.hls.resources``). ECP5 only: iCE40 has no multiplexer beside its LUT.
 """
 
 from __future__ import annotations
@@ -36,61 +42,89 @@ SLICE_MUX_FAMILIES = frozenset({"ecp5"})
 MUX2_INIT = 0xCACA
 
 
+#: A bit of a node (None: the constant 0 a shift brings in).
+Source = tuple[bytes, int] | None
+
+
 @dataclass(frozen=True)
 class MuxPair:
-    """Two barrel levels: ``first = flags[0] ? (source op steps[0]) : source`` and ``second =
-    flags[1] ? (first op steps[1]) : first``; ``shifts`` are the two shift nodes."""
+    """Two levels of 2:1 multiplexers as one 4:1 multiplexer a bit: ``second = flag ? high :
+    low`` where ``high`` and ``low`` are each a select of two values by a condition of its own
+    (``selects``: low's, high's); ``members`` are the nodes the pair replaces, in the order
+    they compute, ``second`` last.
 
-    first: bytes
+    ``taps[i]`` are the four sources of bit ``i``: low's when its condition is 0 and 1, then
+    high's. Two barrel levels (``y2 = f2 ? (y1 op c2) : y1``, ``y1 = f1 ? (x op c1) : x``) are
+    a pair whose four sources are bits of ``x`` (:func:`barrel_taps`) and whose two LUTs both
+    select by ``f1``; a select of two selects (``_count4``'s multiplexer) takes the selects'
+    own values and conditions."""
+
     second: bytes
-    shifts: tuple[bytes, bytes]
-    source: bytes
-    flags: tuple[bytes, bytes]
-    op: str
-    signed: bool
-    width: int
-    steps: tuple[int, int]
+    members: tuple[bytes, ...]
+    flag: bytes
+    selects: tuple[bytes, bytes]
+    taps: tuple[tuple[Source, Source, Source, Source], ...]
+    what: str
 
     @property
-    def members(self) -> tuple[bytes, ...]:
-        """The four nodes the pair replaces, in the order they compute."""
-        return (self.shifts[0], self.first, self.shifts[1], self.second)
+    def width(self) -> int:
+        """The bits of the pair's result."""
+        return len(self.taps)
 
-    def sources(self, i: int) -> tuple[int | None, ...]:
-        """Return, for the selects (f1, f2) = 00, 10, 01, 11, the bit of ``source`` that bit
-        ``i`` of ``second`` is (None: the constant 0 a shift brings in)."""
-        return tuple(self._bit(i, s) for s in (0, self.steps[0], self.steps[1], sum(self.steps)))
+    def sources(self, i: int) -> tuple[Source, Source, Source, Source]:
+        """Return the four sources of bit ``i`` (selects 00, 10, 01, 11 of (low's or high's
+        condition, ``flag``))."""
+        return self.taps[i]
 
-    def _bit(self, i: int, s: int) -> int | None:
-        n = self.width
-        if self.op == "rotl":
-            return (i - s) % n
-        if self.op == "rotr":
-            return (i + s) % n
-        if self.op == "shl":
-            return i - s if i >= s else None
-        if i + s < n:
-            return i + s
-        return n - 1 if self.signed else None
+    def constants(self, graph: Any) -> frozenset[bytes]:
+        """Return the source nodes of the pair that are constants."""
+        return frozenset(x[0] for src in self.taps for x in src
+                         if x is not None and graph.nodes[x[0]].op == "const")
 
-    def plan(self) -> list[str]:
+    def plan(self, constant: frozenset[bytes] = frozenset()) -> list[str]:
         """Return, per bit, how it is built: ``"wire"`` (its four sources are one signal),
-        ``"lut"`` (a constant among them: yosys's LUT) or ``"mux4"`` (two LUT4 and a PFUMX)."""
+        ``"lut"`` (a constant among them, or one of the ``constant`` nodes: yosys's LUT) or
+        ``"mux4"`` (two LUT4 and a PFUMX)."""
         out = []
-        for i in range(self.width):
-            src = self.sources(i)
+        for src in self.taps:
             if len(set(src)) == 1:
                 out.append("wire")
-            elif None in src:
+            elif any(x is None or x[0] in constant for x in src):
                 out.append("lut")
             else:
                 out.append("mux4")
         return out
 
-    def sites(self) -> int:
+    def sites(self, constant: frozenset[bytes] = frozenset()) -> int:
         """LUT4 sites of the pair: two per 4:1 multiplexer, one per bit with a constant."""
-        plan = self.plan()
+        plan = self.plan(constant)
         return 2 * plan.count("mux4") + plan.count("lut")
+
+
+def shifted_bit(op: str, signed: bool, n: int, i: int, s: int) -> int | None:
+    """Return the bit of an ``n``-bit value that bit ``i`` of it ``op`` ``s`` is (None: a 0
+    shifted in); shifts saturate at the width, rotates wrap."""
+    if op == "rotl":
+        return (i - s) % n
+    if op == "rotr":
+        return (i + s) % n
+    if op == "shl":
+        return i - s if i >= s else None
+    if i + s < n:
+        return i + s
+    return n - 1 if signed else None
+
+
+def barrel_taps(x: bytes, op: str, signed: bool, n: int, steps: tuple[int, int]
+                ) -> tuple[tuple[Source, Source, Source, Source], ...]:
+    """The sources of two barrel levels by ``steps`` of the ``n``-bit ``x``: bit ``i`` is ``x``
+    moved by 0, ``c1``, ``c2`` or ``c1 + c2`` (shifts and rotates by constants compose)."""
+    c1, c2 = steps
+    out = []
+    for i in range(n):
+        moved = (shifted_bit(op, signed, n, i, s) for s in (0, c1, c2, c1 + c2))
+        out.append(tuple(None if j is None else (x, j) for j in moved))
+    return tuple(out)  # type: ignore[arg-type]
 
 
 def _level(graph: Any, nid: bytes) -> tuple[bytes, bytes, bytes, str, int] | None:
@@ -109,14 +143,16 @@ def _level(graph: Any, nid: bytes) -> tuple[bytes, bytes, bytes, str, int] | Non
 
 
 def mux_pairs(schedule: Any) -> dict[bytes, MuxPair]:
-    """Return each member node of ``schedule``'s level pairs -> its pair (ECP5 schedules
-    only; none elsewhere)."""
+    """Return each member node of ``schedule``'s pairs -> its pair: two barrel levels, or a
+    select of two selects, in one stage with nothing else reading the inner nodes (ECP5
+    schedules only; none elsewhere)."""
     if schedule.family not in SLICE_MUX_FAMILIES:
         return {}
     graph, stage = schedule.graph, schedule.stage
+    nodes = graph.nodes
     readers: dict[bytes, set[bytes]] = {}
     for nid in schedule.order:
-        for u in graph.nodes[nid].inputs:
+        for u in nodes[nid].inputs:
             readers.setdefault(u, set()).add(nid)
     result = graph.regions[schedule.region].result
     levels = {}
@@ -132,11 +168,31 @@ def mux_pairs(schedule: Any) -> dict[bytes, MuxPair]:
         m1, x, f1, op1, c1 = first
         if op1 != op or stage[y1] != stage[y2] or readers.get(y1) != {m2, y2}:
             continue
-        t = graph.nodes[y2].type
-        pair = MuxPair(y1, y2, (m1, m2), x, (f1, f2), op, t.signed, t.flat_width, (c1, c2))
+        t = nodes[y2].type
+        taps = barrel_taps(x, op, t.signed, t.flat_width, (c1, c2))
+        pair = MuxPair(y2, (m1, y1, m2, y2), f2, (f1, f1), taps,
+                       f"two barrel levels ({op} by {c1} and {c2})")
+        for member in pair.members:
+            out[member] = pair
+    for y2 in schedule.order:  # a select of two selects
+        node = nodes[y2]
+        if node.op != "select" or y2 in out or not isinstance(node.type, IntType):
+            continue
+        flag, high, low = node.inputs
+        inner = [nodes[v] for v in (low, high)]
+        if high == low or any(v in out or v == result or readers.get(v) != {y2}
+                              or stage[v] != stage[y2] for v in (low, high)) \
+                or any(n.op != "select" or n.type != node.type for n in inner):
+            continue
+        lo, hi = inner
+        taps = tuple(((lo.inputs[2], i), (lo.inputs[1], i), (hi.inputs[2], i),
+                      (hi.inputs[1], i)) for i in range(node.type.flat_width))
+        pair = MuxPair(y2, (low, high, y2), flag, (lo.inputs[0], hi.inputs[0]), taps,
+                       "a select of two selects")
         for member in pair.members:
             out[member] = pair
     return out
 
 
-__all__ = ["LEVEL_OPS", "MUX2_INIT", "SLICE_MUX_FAMILIES", "MuxPair", "mux_pairs"]
+__all__ = ["LEVEL_OPS", "MUX2_INIT", "SLICE_MUX_FAMILIES", "MuxPair", "Source", "barrel_taps",
+           "mux_pairs", "shifted_bit"]

@@ -710,7 +710,7 @@ def _network_luts(schedule: Schedule, costs: CostModel, net: ToolNetwork) -> dic
         if cover.get(nid):
             out[nid] = cover[nid]
     for nid, pair in pairs.items():
-        out[nid] = pair.sites() if nid == pair.second else 0
+        out[nid] = pair.sites(pair.constants(graph)) if nid == pair.second else 0
     for nid, n in net.inverted_outputs().items():
         out[nid] = out.get(nid, 0) + n
     return out

@@ -327,10 +327,10 @@ class _Module:
                 self.body.lines[-1] = "(* keep *) " + self.body.lines[-1]
 
     def _mux_pair(self, pair: MuxPair, s: int) -> None:
-        """Emit two barrel levels (``kera.hls.muxpair``): for synthesis each bit of the second
-        as two ``LUT4`` 2:1 multiplexers of the first flag and the slice's ``PFUMX`` of the
-        second (a wire where its four sources are one signal, an expression where one is a
-        constant); for simulation the levels as they are."""
+        """Emit two levels of selects (``kera.hls.muxpair``): for synthesis each bit as two
+        ``LUT4`` 2:1 multiplexers by the inner conditions and the slice's ``PFUMX`` of their
+        outputs by the outer one (a wire where its four sources are one signal, an expression
+        where one is a constant); for simulation the levels as they are."""
         b = self.body
         first, sinks = len(b.lines), set(b.sinks)
         for nid in pair.members:
@@ -346,31 +346,29 @@ class _Module:
         if local:
             behavioural.append(f"wire {self.names.fresh(self.wire[pair.second] + '_unused')} = "
                                f"&{{1'b0, {', '.join(local)}, 1'b0}};")
-        x = self.ref(pair.source, s)
-        f1, f2 = (self.ref(f, s).expr for f in pair.flags)
+        lo_sel, hi_sel, flag = (self.ref(f, s).expr for f in (*pair.selects, pair.flag))
         out = self.wire[pair.second]
         lines = [f"wire {rng(pair.width)}{out};"]
-        for i, how in enumerate(pair.plan()):
-            d = [lit(0, 1) if j is None else b.bit(x, j, whole_used=True)
-                 for j in pair.sources(i)]
+        for i, how in enumerate(pair.plan(pair.constants(self.g))):
+            d = [lit(0, 1) if src is None else b.bit(self.ref(src[0], s), src[1], whole_used=True)
+                 for src in pair.sources(i)]
             if how == "wire":
                 lines.append(f"assign {out}[{i}] = {d[0]};")
             elif how == "lut":
-                lines.append(f"assign {out}[{i}] = {f2} ? ({f1} ? {d[3]} : {d[2]}) : "
-                             f"({f1} ? {d[1]} : {d[0]});")
+                lines.append(f"assign {out}[{i}] = {flag} ? ({hi_sel} ? {d[3]} : {d[2]}) : "
+                             f"({lo_sel} ? {d[1]} : {d[0]});")
             else:
                 lo, hi, la, lb, mux = (self.names.fresh(f"{out}_{k}{i}")
                                        for k in ("lo", "hi", "la", "lb", "mx"))
                 lines += [
                     f"wire {lo}, {hi};",
                     f"LUT4 #(.INIT(16'h{MUX2_INIT:04X})) {la} (.A({d[0]}), .B({d[1]}), "
-                    f".C({f1}), .D(1'b0), .Z({lo}));",
+                    f".C({lo_sel}), .D(1'b0), .Z({lo}));",
                     f"LUT4 #(.INIT(16'h{MUX2_INIT:04X})) {lb} (.A({d[2]}), .B({d[3]}), "
-                    f".C({f1}), .D(1'b0), .Z({hi}));",
-                    f"PFUMX {mux} (.ALUT({hi}), .BLUT({lo}), .C0({f2}), .Z({out}[{i}]));",
+                    f".C({hi_sel}), .D(1'b0), .Z({hi}));",
+                    f"PFUMX {mux} (.ALUT({hi}), .BLUT({lo}), .C0({flag}), .Z({out}[{i}]));",
                 ]
-        b.lines += [f"// two barrel levels ({pair.op} by {pair.steps[0]} and {pair.steps[1]}) "
-                    "as ECP5 4:1 multiplexers (kera.hls.muxpair)",
+        b.lines += [f"// {pair.what} as ECP5 4:1 multiplexers (kera.hls.muxpair)",
                     "`ifdef SYNTHESIS", *lines, "`else", *behavioural, "`endif"]
 
     def _shared_borrow(self, nid: bytes, pair: SharedBorrow, s: int) -> None:

@@ -22,6 +22,16 @@ from kera.ir.types import BOOL, IntType, uint
 from tests.conftest import needs_verilator
 
 MODEL = SimpleModel()
+
+
+class _SliceMuxModel(SimpleModel):
+    """The same delays on a family whose slices multiplex two LUTs (ECP5): the zero counts'
+    trees are radix 4 there (``kera.hls.logic_split._count4``)."""
+
+    family = "ecp5"
+
+
+SLICE_MUX = _SliceMuxModel()
 SLOW = 0.951  # below every shift, count, compare and min/max of 4 bits or more: all split
 
 
@@ -97,13 +107,15 @@ def test_wide_shifts_and_rotates_are_exact(op: str, width: int, signed: bool,
     _same(g, h, {"a": _random(t, 295, seed), "b": b})
 
 
+@pytest.mark.parametrize("model", [MODEL, SLICE_MUX], ids=["radix2", "radix4"])
 @pytest.mark.parametrize("op", ["clz", "ctz"])
 @pytest.mark.parametrize("signed", [False, True], ids=["u", "i"])
 @pytest.mark.parametrize("width", [1, 2, 3, 4, 5, 7, 8, 11, 16])
-def test_zero_counts_are_trees_exhaustive(op: str, signed: bool, width: int) -> None:
+def test_zero_counts_are_trees_exhaustive(op: str, signed: bool, width: int,
+                                          model: SimpleModel) -> None:
     t = IntType(width, signed)
     g = _graph(op, t)
-    h = decompose_for_timing(g, CostModel(MODEL), SLOW)
+    h = decompose_for_timing(g, CostModel(model), SLOW)
     assert op not in _ops(h)
     _same(g, h, {"a": _values(t)})
 
@@ -114,12 +126,13 @@ def test_a_zero_count_is_a_tree_at_any_clock(op: str) -> None:
     assert op not in _ops(decompose_for_timing(g, CostModel(MODEL), 100.0))
 
 
+@pytest.mark.parametrize("model", [MODEL, SLICE_MUX], ids=["radix2", "radix4"])
 @pytest.mark.parametrize("op", ["clz", "ctz"])
 @pytest.mark.parametrize("width", [24, 32, 33, 64])
-def test_wide_zero_counts_are_exact(op: str, width: int) -> None:
+def test_wide_zero_counts_are_exact(op: str, width: int, model: SimpleModel) -> None:
     t = uint(width)
     g = _graph(op, t)
-    h = decompose_for_timing(g, CostModel(MODEL), SLOW)
+    h = decompose_for_timing(g, CostModel(model), SLOW)
     assert op not in _ops(h)
     single = [np.uint64(1) << np.uint64(k) for k in range(width)]  # every count once
     xs = np.concatenate([_random(t, 500, width), np.array(single, dtype=np.uint64)])
