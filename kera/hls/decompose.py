@@ -207,10 +207,27 @@ def _wants(graph: Graph, node: Node, costs: CostModel, usable_ns: float,
 
     if node.op == "array_index" and _reads_a_word_just_written(graph, node):
         return True  # at any clock: the `mem` keeps one read port (a block RAM), not a mux
+    if node.op == "array_index" and _slice_mux_tree(graph, node, costs):
+        return True  # at any clock: a tree of selects, two levels to a slice's 4:1
+        # multiplexers (``kera.hls.muxpair``)
     limit = costs.ripple_sum_bits
     if limit and gate_sum_width(graph, node, known) <= limit:
         return True  # at any clock: gates, as yosys builds it (``_Splitter._ripple``)
     return costs.delay(graph, node) > usable_ns + EPS_NS
+
+
+def _slice_mux_tree(graph: Graph, node: Node, costs: CostModel) -> bool:
+    """Whether a read of an array value (not a `mem`, not a table of constants, not the word
+    just written) by a variable index becomes a tree of selects by the index bits: on ECP5,
+    where two levels of it are one slice a bit (``kera.hls.muxpair``)."""
+    if getattr(costs.model, "family", "") not in SLICE_MUX_FAMILIES:
+        return False
+    arr, idx = (graph.nodes[i] for i in node.inputs)
+    if idx.op == "const" or arr.op == "array_update" or not isinstance(arr.type, ArrayType):
+        return False
+    if arr.op == "state" and arr.attr("kind") == "mem":
+        return False
+    return not (arr.op == "array" and all(graph.nodes[e].op == "const" for e in arr.inputs))
 
 
 def gate_sum_width(graph: Graph, node: Node, known: KnownBits) -> int:
@@ -926,6 +943,13 @@ class _Splitter:
             bits = it.width
         elems = items[: 1 << bits]
         elems += [elems[-1]] * ((1 << bits) - len(elems))
+        if _slice_mux_tree(g, node, self.costs) and arr.op != "array_update":
+            zero = const(g, uint(1), 0, span)
+            for j in range(bits):  # one level of selects per index bit, bit 0 first
+                flag = add("ne", BOOL, add("slice", uint(1), i, attrs={"lo": j}), zero)
+                elems = [add("select", at.elem, flag, hi, lo)
+                         for lo, hi in zip(elems[::2], elems[1::2], strict=True)]
+            return elems[0]
         low = bits // 2
         lo_i = add("slice", uint(low), i, attrs={"lo": 0})
         hi_i = add("slice", uint(bits - low), i, attrs={"lo": low})

@@ -496,6 +496,34 @@ def test_a_lookup_in_a_variable_array_is_a_mux_tree(length: int, index_width: in
     _same_one(g, h, inputs)
 
 
+class _SliceMuxModel(SimpleModel):
+    """The same delays on a family whose slices multiplex two LUTs (ECP5)."""
+
+    family = "ecp5"
+
+
+@pytest.mark.parametrize(("length", "index_width"), [(16, 4), (13, 4), (40, 6), (5, 2),
+                                                     (3, 8)])
+def test_on_ecp5_a_lookup_in_a_variable_array_is_a_tree_of_selects(length: int,
+                                                                   index_width: int) -> None:
+    """On ECP5 a read of an array of variables by a variable index is one select per index
+    bit at any clock (two levels to a slice's 4:1 multiplexers: ``kera.hls.muxpair``),
+    bit-exact with the clamped read's semantics."""
+    g = Graph("v.kera")
+    i = param(g, 0, "i", uint(index_width))
+    table, elems = _var_table(g, length, 1)
+    g.add_region(Region("f", (i, *elems), g.add("array_index", uint(8), (table, i))))
+    h = decompose_for_timing(g, CostModel(_SliceMuxModel()), 100.0)
+    assert not any(n.op == "array_index" and h.nodes[n.inputs[1]].op != "const"
+                   for n in h.nodes.values())
+    selects = sum(1 for n in h.nodes.values() if n.op == "select")
+    assert selects >= min(length, 1 << index_width) - 1  # a select removes one candidate
+    rng = np.random.default_rng(length)
+    inputs = {"i": rng.integers(0, 1 << index_width, 600).astype(np.uint64)}
+    inputs |= {f"e{k}": rng.integers(0, 256, 600).astype(np.uint64) for k in range(length)}
+    _same_one(g, h, inputs)
+
+
 def test_a_read_of_the_word_just_written_is_forwarded() -> None:
     """``m[b]`` after ``m[a] = x`` (both indices in range by their type) is ``a == b ? x :
     old m[b]``: the read no longer waits for the write (delay_line at 55 and 150 MHz)."""

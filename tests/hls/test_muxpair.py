@@ -130,7 +130,7 @@ def _equivalent(tmp_path: Path, verilog: str, top: str) -> None:
 @needs_yosys
 @pytest.mark.parametrize(("name", "clock_mhz"), [("sra64", 150.0), ("shl64", None),
                                                   ("rotl32", None), ("clz64", None),
-                                                  ("clz64", 150.0)])
+                                                  ("clz64", 150.0), ("regread", None)])
 def test_the_primitives_compute_the_levels(tmp_path: Path, name: str,
                                             clock_mhz: float | None) -> None:
     s, _, _ = _schedule(name, "ulx3s", clock_mhz)
