@@ -50,6 +50,7 @@ from dataclasses import dataclass
 
 from kera.hls.lutmap import ToolNetwork, is_bitwise, tool_network
 from kera.hls.memory import read_delay
+from kera.hls.muxpair import mux_pairs
 from kera.hls.pipeline import Schedule
 from kera.hls.rom import read_ns as rom_read_ns
 from kera.hls.timing import MUL_OPS, ORDERINGS, SUBTRACTING, CostModel, model_query
@@ -57,6 +58,9 @@ from kera.ir.graph import Node
 
 #: Cuts kept per 2-input node (priority cuts).
 CUTS = 6
+#: ECP5's PFUMX from its select to its output (yosys 0.70 ``cells_sim``: C0 -> Z 151 ps; the
+#: LUT outputs ALUT/BLUT -> Z 98 ps).
+PFUMX_NS = 0.151
 #: Ops built on carry chains or DSPs whatever their fitted area at a width says (an ordering
 #: or a min/max can be charged to its partner, a sum of 4 bits on ECP5 is LUT logic): their
 #: fitted nets do not grow with the design (``_Mapper._grown_nets``).
@@ -228,6 +232,10 @@ class _Mapper:
         self.size = size
         self.levels = lut_delays(costs)
         self.kmax = len(self.levels)
+        #: the 4:1 multiplexers written as LUT4 + LUT4 + PFUMX (``kera.hls.muxpair``): a LUT4
+        #: level and the PFUMX's select-to-output delay
+        self.triples = {p.second for p in mux_pairs(schedule).values()}
+        self.triple_ns = self.levels[costs.lut_k - 1] + PFUMX_NS
         #: Only K-input LUTs (iCE40): no wide function takes a select with its condition.
         self.narrow = self.kmax <= costs.lut_k
         self.wire = wire
@@ -305,6 +313,8 @@ class _Mapper:
         unions of one cut (or the signal itself) per input; an ``opaque`` input is only
         itself."""
         reach, levels, kmax = self.reach, self.levels, self.kmax
+        if owner in self.triples:  # a LUT4 and the slice's PFUMX, not abc9's wide LUT
+            levels = [*levels[:self.costs.lut_k], *[self.triple_ns] * (kmax - self.costs.lut_k)]
         found: set[frozenset[int]] = {frozenset()}
         for i in ins:
             options = (frozenset((i,)),) if i in opaque else (frozenset((i,)), *self.cuts[i])

@@ -165,3 +165,21 @@ def test_yosys_keeps_the_multiplexers(tmp_path: Path) -> None:
     cells = json.loads((tmp_path / "net.json").read_text())["modules"]["rotl32"]["cells"]
     kinds = [c["type"] for c in cells.values()]
     assert kinds.count("PFUMX") == 64 and 160 <= kinds.count("LUT4") <= 164
+
+
+def test_the_timing_takes_a_triple_as_a_lut4_and_the_pfumx(monkeypatch: pytest.MonkeyPatch
+                                                            ) -> None:
+    """The bit-level timing costs a pair's 4:1 multiplexer as a LUT4 level and the PFUMX's
+    select-to-output delay, not as abc9's six-input box (rotl32: two pairs on the path)."""
+    from kera.hls import sta
+
+    s, _, model = _schedule("rotl32", "ulx3s", None)
+    costs = CostModel(model)
+    levels = sta.lut_delays(costs)
+    saved = levels[5] - (levels[3] + sta.PFUMX_NS)
+    assert saved > 0.05
+    triples = sta.analyse_bits(s, costs)
+    monkeypatch.setattr(sta, "mux_pairs", lambda schedule: {})
+    boxes = sta.analyse_bits(s, costs)
+    assert triples is not None and boxes is not None
+    assert 0.05 < boxes.stage_delays[0] - triples.stage_delays[0] <= 2 * saved + 1e-9
