@@ -180,7 +180,7 @@ class _Module:
         self.borrows = {n: pair for n, pair in shared_borrows(schedule).items()
                         if pair.sub not in self.kept}
         self.folded = folded_updates(schedule)  # updates written into the next one's wire
-        self.mux_pairs = mux_pairs(schedule)  # two barrel levels as ECP5 4:1 multiplexers
+        self.mux_pairs = mux_pairs(schedule)  # two levels of selects: ECP5 4:1 multiplexers
         self.differences: dict[bytes, str] = {}  # a shared borrow's subtraction -> its wire
         self.dsp_out: dict[bytes, str] = {}  # a pipelined multiply -> its DSP's product
 
@@ -301,10 +301,10 @@ class _Module:
             if pair is not None:
                 self._shared_borrow(nid, pair, s)
                 continue
-            levels = self.mux_pairs.get(nid)
-            if levels is not None:
-                if nid == levels.second:  # the others are written with it
-                    self._mux_pair(levels, s)
+            triple = self.mux_pairs.get(nid)
+            if triple is not None:
+                if nid == triple.second:  # the others are written with it
+                    self._mux_pair(triple, s)
                 continue
             if node.op == "array_update" and node.inputs[0] in self.folded:
                 chain_lines(self, nid, s)
