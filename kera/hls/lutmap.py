@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import chain, repeat
 from operator import itemgetter
+from typing import TypeVar
 
 from kera.ir.gcpause import paused_gc
 from kera.ir.graph import Graph, Node
@@ -39,6 +40,7 @@ from kera.ir.types import ArrayType, IntType, TupleType, Type
 #: leaf bit or a constant), so that the wires of one gate are materialised once; ``inverted``
 #: (0 or 1) is the polarity of a wire.
 Bit = tuple[frozenset[int], int, int, int]
+T = TypeVar("T")
 #: The associative operators of 2-input gates (``BitNetwork.kinds``).
 AND, OR, XOR = 1, 2, 3
 _KINDS = {"and": AND, "or": OR, "xor": XOR}
@@ -626,19 +628,26 @@ def _array_update(net: BitNetwork, node: Node, ins: list[list[Bit]],
     return ins[0][:lo] + ins[2] + ins[0][lo + w:]
 
 
+def moved(op: str, bits: list[T], amount: int, zero: T, signed: bool) -> list[T]:
+    """Return ``bits`` (bit 0 first) shifted (``shl``/``shr``) or rotated (``rotl``/``rotr``)
+    by the constant ``amount``, SEMANTICS.md's rule: a shift of the width or more leaves
+    ``zero`` (a signed ``shr``: the sign bit) in every bit."""
+    w = len(bits)
+    if op in ("rotl", "rotr"):
+        r = amount % w if w else 0
+        r = r if op == "rotl" else (w - r) % w
+        return bits[w - r:] + bits[:w - r]
+    if op == "shl":
+        return ([zero] * min(amount, w) + bits)[:w]
+    fill = bits[-1] if signed else zero
+    return (bits[min(amount, w):] + [fill] * w)[:w]
+
+
 def _shift(net: BitNetwork, node: Node, ins: list[list[Bit]], types: list[Type]) -> list[Bit]:
-    bits, t = ins[0], types[0]
     amount = _const_value(ins[1])
     assert amount is not None
-    w = len(bits)
-    if node.op in ("rotl", "rotr"):
-        r = amount % w if w else 0
-        r = r if node.op == "rotl" else (w - r) % w
-        return bits[w - r:] + bits[:w - r]
-    if node.op == "shl":
-        return ([ZERO] * min(amount, w) + bits)[:w]
-    fill = bits[-1] if isinstance(t, IntType) and t.signed else ZERO
-    return (bits[min(amount, w):] + [fill] * w)[:w]
+    t = types[0]
+    return moved(node.op, ins[0], amount, ZERO, isinstance(t, IntType) and t.signed)
 
 
 def _compare(net: BitNetwork, node: Node, ins: list[list[Bit]], types: list[Type]) -> list[Bit]:

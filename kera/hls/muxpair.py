@@ -32,6 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from kera.hls.lutmap import moved
 from kera.ir.types import IntType
 
 #: The shifts and rotates a barrel level moves its operand with.
@@ -71,11 +72,6 @@ class MuxPair:
         """The bits of the pair's result."""
         return len(self.taps)
 
-    def sources(self, i: int) -> tuple[Source, Source, Source, Source]:
-        """Return the four sources of bit ``i`` (selects 00, 10, 01, 11 of (low's or high's
-        condition, ``flag``))."""
-        return self.taps[i]
-
     def constants(self, graph: Any) -> frozenset[bytes]:
         """Return the source nodes of the pair that are constants."""
         return frozenset(x[0] for src in self.taps for x in src
@@ -101,30 +97,14 @@ class MuxPair:
         return 2 * plan.count("mux4") + plan.count("lut")
 
 
-def shifted_bit(op: str, signed: bool, n: int, i: int, s: int) -> int | None:
-    """Return the bit of an ``n``-bit value that bit ``i`` of it ``op`` ``s`` is (None: a 0
-    shifted in); shifts saturate at the width, rotates wrap."""
-    if op == "rotl":
-        return (i - s) % n
-    if op == "rotr":
-        return (i + s) % n
-    if op == "shl":
-        return i - s if i >= s else None
-    if i + s < n:
-        return i + s
-    return n - 1 if signed else None
-
-
 def barrel_taps(x: bytes, op: str, signed: bool, n: int, steps: tuple[int, int]
                 ) -> tuple[tuple[Source, Source, Source, Source], ...]:
     """The sources of two barrel levels by ``steps`` of the ``n``-bit ``x``: bit ``i`` is ``x``
     moved by 0, ``c1``, ``c2`` or ``c1 + c2`` (shifts and rotates by constants compose)."""
     c1, c2 = steps
-    out = []
-    for i in range(n):
-        moved = (shifted_bit(op, signed, n, i, s) for s in (0, c1, c2, c1 + c2))
-        out.append(tuple(None if j is None else (x, j) for j in moved))
-    return tuple(out)  # type: ignore[arg-type]
+    bits: list[Source] = [(x, j) for j in range(n)]
+    levels = [moved(op, bits, s, None, signed) for s in (0, c1, c2, c1 + c2)]
+    return tuple(zip(*levels, strict=True))
 
 
 def _level(graph: Any, nid: bytes) -> tuple[bytes, bytes, bytes, str, int] | None:
@@ -195,4 +175,4 @@ def mux_pairs(schedule: Any) -> dict[bytes, MuxPair]:
 
 
 __all__ = ["LEVEL_OPS", "MUX2_INIT", "SLICE_MUX_FAMILIES", "MuxPair", "Source", "barrel_taps",
-           "mux_pairs", "shifted_bit"]
+           "mux_pairs"]

@@ -351,7 +351,7 @@ class _Module:
         lines = [f"wire {rng(pair.width)}{out};"]
         for i, how in enumerate(pair.plan(pair.constants(self.g))):
             d = [lit(0, 1) if src is None else b.bit(self.ref(src[0], s), src[1], whole_used=True)
-                 for src in pair.sources(i)]
+                 for src in pair.taps[i]]
             if how == "wire":
                 lines.append(f"assign {out}[{i}] = {d[0]};")
             elif how == "lut":
