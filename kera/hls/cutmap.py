@@ -35,7 +35,8 @@ Cut = frozenset[int]
 
 def map_sites(net: BitNetwork, luts: Sequence[Sequence[float]], wire_ps: float,
               leaf_ps: dict[int, float] | None = None, boxed: dict[bytes, float] | None = None,
-              atomic: frozenset[bytes] | set[bytes] = frozenset()) -> dict[bytes, int]:
+              atomic: frozenset[bytes] | set[bytes] = frozenset(),
+              cells: frozenset[bytes] | set[bytes] = frozenset()) -> dict[bytes, int]:
     """Return the LUT sites of an abc9-like mapping of ``net``'s live gates, by node.
 
     ``luts[s - 1]`` is ``(area in LUT sites, delay in ps)`` of the library's ``s``-input LUT;
@@ -45,10 +46,12 @@ def map_sites(net: BitNetwork, luts: Sequence[Sequence[float]], wire_ps: float,
     ordering against a constant as a carry chain): their outputs are leaves arriving at the
     given ps, the gates they read are outputs, and they get no LUTs here. The gates of the
     ``atomic`` nodes (ROM bits: any function of their inputs) are not split: a LUT takes all
-    of such a gate's inputs or reads its output.
+    of such a gate's inputs or reads its output. The ``cells`` among the ``boxed`` nodes are
+    written as cells that read the network's leaf bits themselves (``kera.hls.zeroflag``): the
+    gates they read are not outputs for them.
     """
     boxed = boxed or {}
-    fanin, owner, outputs, leaves, inner = _binary(net, set(boxed), set(atomic))
+    fanin, owner, outputs, leaves, inner = _binary(net, set(boxed), set(atomic), set(cells))
     box_ps = {-g - 1: boxed[net._fanin[g][2]] for g in net._fanin if net._fanin[g][2] in boxed}
     first = len(leaves)
     kmax = len(luts)
@@ -211,7 +214,7 @@ def _required(chosen: dict[int, Cut], outputs: set[int], first: int, required: f
     return req
 
 
-def _binary(net: BitNetwork, boxed: set[bytes], atomic: set[bytes]
+def _binary(net: BitNetwork, boxed: set[bytes], atomic: set[bytes], cells: set[bytes]
             ) -> tuple[list[tuple[int, int]], list[bytes], set[int], list[int], set[int]]:
     """Return the live gates as 2-input nodes in topological order: (fanin, owning node,
     output node numbers, the leaves read: leaf bit numbers, and ``-g - 1`` for the output of
@@ -229,7 +232,8 @@ def _binary(net: BitNetwork, boxed: set[bytes], atomic: set[bytes]
     for g in gates:
         for h in fanin_of[g][1]:
             readers[h] = readers.get(h, 0) + 1
-    feeds = {h for g in boxes for h in fanin_of[g][1] if h not in boxes}
+    feeds = {h for g in boxes if fanin_of[g][2] not in cells for h in fanin_of[g][1]
+             if h not in boxes}
     whole = {g for g in gates if fanin_of[g][2] in atomic}
     merged = {g for g in gates if readers.get(g, 0) == 1 and g not in net.roots
               and g not in feeds and g not in whole}

@@ -45,6 +45,7 @@ from kera.hls.lutmap import (
 from kera.hls.muxpair import mux_pairs
 from kera.hls.pipeline import Schedule
 from kera.hls.timing import AREA_KEYS, MUL_OPS, ORDERINGS, SUBTRACTING, CostModel, absorbed_in
+from kera.hls.zeroflag import zero_flags
 from kera.ir.graph import Node
 from kera.ir.types import IntType
 
@@ -702,15 +703,19 @@ def _network_luts(schedule: Schedule, costs: CostModel, net: ToolNetwork) -> dic
     orders = {nid: 1000.0 * arrival[nid] for nid in net.bits
               if graph.nodes[nid].op in ORDERS and is_bitwise(graph, graph.nodes[nid])}
     pairs = mux_pairs(schedule)  # written as LUT4 + PFUMX multiplexers: not abc9's to map
-    boxed = {**orders, **{nid: 1000.0 * arrival[nid] for nid in pairs if nid in arrival}}
+    flags = zero_flags(schedule)  # written as one LUT4 each
+    boxed = {**orders, **{nid: 1000.0 * arrival[nid] for nid in (*pairs, *flags)
+                          if nid in arrival}}
     out = map_sites(net, lib["luts"], float(lib["wire_ps"]), leaf_arrivals(net, arrival),
-                    boxed=boxed, atomic=net.rom_gated)
+                    boxed=boxed, atomic=net.rom_gated, cells=set(flags))
     cover = net.luts_by_node()
     for nid in orders:  # yosys builds them as carry chains: the 4-input cover's count
         if cover.get(nid):
             out[nid] = cover[nid]
     for nid, pair in pairs.items():
         out[nid] = pair.sites(pair.constants(graph)) if nid == pair.second else 0
+    for nid in flags:
+        out[nid] = 1
     for nid, n in net.inverted_outputs().items():
         out[nid] = out.get(nid, 0) + n
     return out

@@ -54,6 +54,7 @@ from kera.hls.muxpair import mux_pairs
 from kera.hls.pipeline import Schedule
 from kera.hls.rom import read_ns as rom_read_ns
 from kera.hls.timing import MUL_OPS, ORDERINGS, SUBTRACTING, CostModel, model_query
+from kera.hls.zeroflag import zero_flags
 from kera.ir.graph import Node
 
 #: Cuts kept per 2-input node (priority cuts).
@@ -236,6 +237,9 @@ class _Mapper:
         #: level and the PFUMX's select-to-output delay
         self.triples = {p.second for p in mux_pairs(schedule).values()}
         self.triple_ns = self.levels[costs.lut_k - 1] + PFUMX_NS
+        #: the four-bit zero flags written as a LUT4 of their bits (``kera.hls.zeroflag``): one
+        #: level from the bits, a signal no reader's LUT absorbs
+        self.cells = set(zero_flags(schedule))
         #: Only K-input LUTs (iCE40): no wide function takes a select with its condition.
         self.narrow = self.kmax <= costs.lut_k
         self.wire = wire
@@ -252,7 +256,7 @@ class _Mapper:
         # gcd16's steps; a select's own three inputs are balanced)
         reader = {h: g for g in live for h in fanin[g][1]}
         self.merged = {g for g in live if readers[g] == 1 and g not in net.roots
-                       and net.associative(g, reader[g])}
+                       and net.associative(g, reader[g]) and fanin[g][2] not in self.cells}
         self.pending = [g for g in live if g not in self.merged]  # creation order
         self.next = 0
         # signals: leaf bits and 2-input nodes, by index
@@ -347,6 +351,8 @@ class _Mapper:
         while self.next < len(pending) and pending[self.next] <= gate:
             g = pending[self.next]
             self.next += 1
+            if fanin[g][2] in self.cells and self._cell(g):
+                continue
             signals = self._gate_signals(g)
             heap = [(self.reach[s], s) for s in signals]
             heapq.heapify(heap)
@@ -359,6 +365,18 @@ class _Mapper:
                 v = self._node([a, b], fanin[g][2], self.gate_fanout[g] if last else 1, opaque)
                 heapq.heappush(heap, (self.reach[v], v))
             self.top[g] = heap[0][1]
+
+    def _cell(self, g: int) -> bool:
+        """Map gate ``g`` of a LUT4 cell: one LUT level over its support's leaf bits, a signal
+        of its own (no cuts through it). False where its support is not a LUT4's."""
+        nid = self.net._fanin[g][2]
+        bits = [b for b in self.net.bits[nid] if b[2] == g]
+        if not bits or not 0 < len(bits[0][0]) <= self.costs.lut_k:
+            return False
+        ins = [self._leaf(n) for n in sorted(bits[0][0])]
+        arrival = max(self.reach[i] for i in ins) + self.levels[self.costs.lut_k - 1]
+        self.top[g] = self._signal(arrival, nid, [], frozenset(ins), self.gate_fanout[g])
+        return True
 
     def _arith_fanout(self) -> None:
         """Count the arithmetic nodes' reads of leaf bits and gates into the fanouts."""

@@ -21,6 +21,7 @@ from pathlib import PurePath
 from kera.diagnostics import KeraError
 from kera.hls.muxpair import MUX2_INIT, MuxPair, mux_pairs
 from kera.hls.pipeline import Schedule
+from kera.hls.zeroflag import NOR4_INIT, zero_flags
 from kera.ir.graph import Graph
 from kera.rtl.borrow import SharedBorrow, shared_borrows
 from kera.rtl.dsp import primitive_lines
@@ -181,6 +182,7 @@ class _Module:
                         if pair.sub not in self.kept}
         self.folded = folded_updates(schedule)  # updates written into the next one's wire
         self.mux_pairs = mux_pairs(schedule)  # two levels of selects: ECP5 4:1 multiplexers
+        self.zero_flags = zero_flags(schedule)  # four bits all zero: an ECP5 LUT4 each
         self.differences: dict[bytes, str] = {}  # a shared borrow's subtraction -> its wire
         self.dsp_out: dict[bytes, str] = {}  # a pipelined multiply -> its DSP's product
 
@@ -306,6 +308,9 @@ class _Module:
                 if nid == triple.second:  # the others are written with it
                     self._mux_pair(triple, s)
                 continue
+            if nid in self.zero_flags:
+                self._zero_flag(nid, s)
+                continue
             if node.op == "array_update" and node.inputs[0] in self.folded:
                 chain_lines(self, nid, s)
                 continue
@@ -370,6 +375,24 @@ class _Module:
                 ]
         b.lines += [f"// {pair.what} as ECP5 4:1 multiplexers (kera.hls.muxpair)",
                     "`ifdef SYNTHESIS", *lines, "`else", *behavioural, "`endif"]
+
+    def _zero_flag(self, nid: bytes, s: int) -> None:
+        """Emit a four-bit zero flag (``kera.hls.zeroflag``): for synthesis one ``LUT4``, the
+        NOR of the four bits; for simulation the ``and`` as it is."""
+        b, node = self.body, self.g.nodes[nid]
+        first = len(b.lines)
+        lowering = LOWERINGS[node.op]
+        assert callable(lowering), node.op
+        lowering(b, self.wire[nid], node, [self.ref(i, s) for i in node.inputs])
+        behavioural = b.lines[first:]
+        del b.lines[first:]
+        pins = ", ".join(f".{p}({b.bit(self.ref(u, s), i, whole_used=True)})"
+                         for p, (u, i) in zip("ABCD", self.zero_flags[nid], strict=True))
+        out = self.wire[nid]
+        b.lines += ["// four bits all zero as one ECP5 LUT4 (kera.hls.zeroflag)",
+                    "`ifdef SYNTHESIS", f"wire {rng(1)}{out};",
+                    f"LUT4 #(.INIT(16'h{NOR4_INIT:04X})) {self.names.fresh(out + '_lut')} "
+                    f"({pins}, .Z({out}));", "`else", *behavioural, "`endif"]
 
     def _shared_borrow(self, nid: bytes, pair: SharedBorrow, s: int) -> None:
         """Emit a comparison as the borrow of one difference as wide as its operands, or the
