@@ -52,6 +52,7 @@ from kera.hls.lutmap import ToolNetwork, is_bitwise, tool_network
 from kera.hls.memory import read_delay
 from kera.hls.muxpair import mux_pairs
 from kera.hls.pipeline import Schedule
+from kera.hls.resources import registered_selects
 from kera.hls.rom import read_ns as rom_read_ns
 from kera.hls.timing import MUL_OPS, ORDERINGS, SUBTRACTING, CostModel, model_query
 from kera.hls.zeroflag import zero_flags
@@ -183,11 +184,13 @@ def register_bits(schedule: Schedule, net: ToolNetwork, banks: list[list[bytes]]
 
 
 def registered_network(schedule: Schedule, costs: CostModel) -> ToolNetwork:
-    """Return the bit network of ``schedule`` with its pipeline registers."""
+    """Return the bit network of ``schedule`` with its pipeline registers; a select that
+    yosys folds into the flip-flops' synchronous reset (``registered_selects``) is its other
+    arm, its condition a signal the flip-flops read, as in the resource estimate."""
     graph, stage = schedule.graph, schedule.stage
     return tool_network(graph, costs.lut_k, cut=lambda u, v: stage[u] < stage[v],
                         order=graph.topo_order(graph.regions[schedule.region]),
-                        wide=costs.lut_wide)
+                        wide=costs.lut_wide, resets=registered_selects(schedule))
 
 
 def design_size(schedule: Schedule, costs: CostModel) -> float:
@@ -235,8 +238,15 @@ class _Mapper:
         self.kmax = len(self.levels)
         #: the 4:1 multiplexers written as LUT4 + LUT4 + PFUMX (``kera.hls.muxpair``): a LUT4
         #: level and the PFUMX's select-to-output delay
-        self.triples = {p.second for p in mux_pairs(schedule).values()}
+        pairs = mux_pairs(schedule)
+        self.triples = {p.second for p in pairs.values()}
         self.triple_ns = self.levels[costs.lut_k - 1] + PFUMX_NS
+        #: the bits written as a triple: one cell from the pair's sources and selects, a
+        #: signal no reader's LUT absorbs; the inner selects' gates are inside it (folded)
+        self.pair_gates = {b[2] for p in set(pairs.values()) for b, how in zip(
+            net.bits.get(p.second, ()), p.plan(p.constants(schedule.graph)), strict=False)
+            if how == "mux4" and b[2] >= 0}
+        inner = {nid for nid, p in pairs.items() if nid != p.second}
         #: the four-bit zero flags written as a LUT4 of their bits (``kera.hls.zeroflag``): one
         #: level from the bits, a signal no reader's LUT absorbs
         self.cells = set(zero_flags(schedule))
@@ -255,8 +265,9 @@ class _Mapper:
         # not into or out of a select (measured: abc keeps chains of selects nearly in order,
         # gcd16's steps; a select's own three inputs are balanced)
         reader = {h: g for g in live for h in fanin[g][1]}
-        self.merged = {g for g in live if readers[g] == 1 and g not in net.roots
-                       and net.associative(g, reader[g]) and fanin[g][2] not in self.cells}
+        self.merged = {g for g in live if fanin[g][2] in inner or (
+            readers[g] == 1 and g not in net.roots and net.associative(g, reader[g])
+            and fanin[g][2] not in self.cells)}
         self.pending = [g for g in live if g not in self.merged]  # creation order
         self.next = 0
         # signals: leaf bits and 2-input nodes, by index
@@ -354,6 +365,11 @@ class _Mapper:
             if fanin[g][2] in self.cells and self._cell(g):
                 continue
             signals = self._gate_signals(g)
+            if g in self.pair_gates:  # two LUT4s and the PFUMX
+                arrival = max(self.reach[i] for i in signals) + self.triple_ns
+                self.top[g] = self._signal(arrival, fanin[g][2], [], frozenset(signals),
+                                           self.gate_fanout[g])
+                continue
             heap = [(self.reach[s], s) for s in signals]
             heapq.heapify(heap)
             cond = self.net.mux_conditions.get(g) if self.narrow else None
