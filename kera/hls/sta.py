@@ -25,6 +25,12 @@ levels, not 3).
   a cut arrives a LUT (``lut_ns``) after its latest leaf has crossed its net (``net_delay``:
   the fitted routing, by the leaf's fanout and the design's size) -- the delay-optimal
   mapping abc's ``&if`` computes;
+* the cells the Verilog instantiates on ECP5 are timed as what they are: a bit of a 4:1
+  multiplexer pair (``kera.hls.muxpair``) is a LUT4 and the PFUMX after the latest of its
+  sources and selects (the inner selects are inside it), a four-bit zero flag
+  (``kera.hls.zeroflag``) a LUT4 after its bits, and no reader's LUT absorbs either (rotl32:
+  two pairs and a LUT on nextpnr's path as on this one); a select that yosys folds into the
+  flip-flops' synchronous reset (``resources.registered_selects``) is no level;
 * a leaf bit arrives at 0 where a register or a port drives it; an arithmetic node (a carry
   chain, a DSP, a ROM, a block RAM read) starts when the latest bit it reads arrives (plus
   what that bit's net takes over the one its fitted curve has) and its output bits arrive its
