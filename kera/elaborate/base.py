@@ -42,9 +42,9 @@ class BuilderBase:
         from kera.elaborate.stmts import LoopBudget  # stmts builds on this module
 
         self.loops = LoopBudget()
-        self._depth = 0
         self._folder = ClosedEvaluator(self.graph)
         self._consts: dict[tuple[Type, int], Val] = {}  # (type, value) -> its `const` node
+        self._unit: Val | None = None  # the `()` node, once made
 
     # --- diagnostics -------------------------------------------------------------------------
 
@@ -58,14 +58,6 @@ class BuilderBase:
     def diagnostics(self) -> list[Diagnostic]:
         """Return the diagnostics in source order."""
         return sorted(self._diags.values(), key=lambda d: (d.span.start, d.span.end, d.message))
-
-    def enter(self, node: SyntaxNode) -> None:
-        """Guard the walk's depth (the parser already limits nesting)."""
-        self._depth += 1
-
-    def leave(self) -> None:
-        """Leave one level of the walk."""
-        self._depth -= 1
 
     # --- graph values ------------------------------------------------------------------------
 
@@ -88,9 +80,20 @@ class BuilderBase:
             self.graph.spans[known.id] = span  # what Graph.add does for a node it has
         return known
 
+    def const_at(self, ty: Type, value: int, node: SyntaxNode) -> Val:
+        """Return ``const(ty, value, node.span)``, making the span only when it is needed (a
+        constant met again keeps its first span)."""
+        known = self._consts.get((ty, value))
+        if known is None or known.id not in self.graph.spans or "add" in self.__dict__:
+            return self.const(ty, value, node.span)
+        return known
+
     def unit(self) -> Val:
-        """Return the `()` value."""
-        return self.add("tuple", UNIT, [])
+        """Return the `()` value (every statement makes one: memoised like ``const``)."""
+        known = self._unit
+        if known is None or "add" in self.__dict__:  # a loop being recorded sees every add
+            known = self._unit = self.add("tuple", UNIT, [])
+        return known
 
     def materialize(self, lit: Lit, ty: Type | None) -> Val:
         """Give a pending literal the type ``ty``, checking that it fits."""

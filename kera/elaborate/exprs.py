@@ -10,6 +10,7 @@ and rotate amounts, indices, constant parameters) settle what is still pending a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from fractions import Fraction
 
@@ -45,12 +46,44 @@ BIN_TOKENS = {
     K.AMP2: "&&", K.PIPE2: "||",
 }
 POLYMORPHIC_OPS = {**typeck.ARITH_OPS, **typeck.BITWISE_OPS}  # literal operands give the type
-# The method that builds each node kind: `_expr_<kind name>` (a missing one is a bug).
-_RULES: dict[int, str] = {kind.value: f"_expr_{kind.name.lower()}" for kind in K}
 # (operator, operand types) -> the result type, or the type rule's message (rules are pure).
 _BINARY_RESULTS: dict[tuple[str, Type | None, Type | None], Type | str] = {}
-# Integer literal texts already parsed (unrolled and repeated code has the same few).
-_INT_LITERALS: dict[str, tuple[int, tuple[bool, int] | None]] = {}
+# Integer literal texts already parsed, with their suffix's type (unrolled and repeated code
+# has the same few).
+_INT_LITERALS: dict[str, tuple[int, IntType | None]] = {}
+# Plain decimal literals, with or without a suffix: parsed here without the general parser.
+_PLAIN_INT = re.compile(r"([0-9]+)(?:([ui])([0-9]+))?")
+Rule = Callable[["ExprMixin", SyntaxNode, Type | None], Value]
+
+
+def rules_of(cls: type) -> dict[int, Rule]:
+    """Return the method of ``cls`` that builds each node kind, by kind: ``_expr_<kind name>``
+    (a kind without one is a bug, reported by ``expr``)."""
+    table = {}
+    for kind in K:
+        method = getattr(cls, f"_expr_{kind.name.lower()}", None)
+        if method is not None:
+            table[kind.value] = method
+    return table
+
+
+def parse_int(text: str) -> tuple[int, IntType | None]:
+    """Return ``parse_int_literal(text)`` with the suffix as its type, memoised; raise
+    ``ValueError`` for a malformed literal (which the lexer reported)."""
+    parsed = _INT_LITERALS.get(text)
+    if parsed is not None:
+        return parsed
+    plain = _PLAIN_INT.fullmatch(text)
+    if plain is not None and (plain[3] is None or 1 <= int(plain[3]) <= 64):
+        ty = None if plain[3] is None else int_type(int(plain[3]), plain[2] == "i")
+        parsed = (int(plain[1]), ty)
+    else:
+        value, suffix = parse_int_literal(text)
+        parsed = (value, None if suffix is None else int_type(suffix[1], suffix[0]))
+    if len(_INT_LITERALS) >= 1 << 16:
+        _INT_LITERALS.clear()
+    _INT_LITERALS[text] = parsed
+    return parsed
 
 
 class ElaborationBug(AssertionError):
@@ -60,18 +93,19 @@ class ElaborationBug(AssertionError):
 class ExprMixin(BuilderBase):
     """Build one expression into the graph, with an optional expected type as a hint."""
 
+    _rules: dict[int, Rule]  # kind -> the method that builds it (``rules_of``), per class
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._rules = rules_of(cls)
+
     def expr(self, node: SyntaxNode, hint: Type | None) -> Value:
         """Build ``node``; ``hint`` only types unsuffixed literals (consumers check types)."""
-        self.enter(node)
-        try:
-            rule = _RULES.get(node.green.kind)
-            method = getattr(self, rule, None) if rule is not None else None
-            if method is None:
-                raise ElaborationBug(f"no rule to elaborate a `{node.kind.name}` node at bytes "
-                                     f"{node.span.start}..{node.span.end}")
-            return method(node, hint)
-        finally:
-            self.leave()
+        rule = self._rules.get(node.green.kind)
+        if rule is None:
+            raise ElaborationBug(f"no rule to elaborate a `{node.kind.name}` node at bytes "
+                                 f"{node.span.start}..{node.span.end}")
+        return rule(self, node, hint)
 
     def typed(self, node: SyntaxNode, hint: Type | None) -> Val:
         """Build ``node`` and insist on a definite type (literals need context or a suffix)."""
@@ -79,6 +113,8 @@ class ExprMixin(BuilderBase):
 
     def any_unsigned(self, node: SyntaxNode) -> Val:
         """Build ``node`` where any unsigned type is accepted: what nothing types is ``u32``."""
+        if node.green.kind == K.LITERAL:  # the same as settling it: a literal takes its hint
+            return self.settle(self._expr_literal(node, U32), U32)
         return self.settle(self.expr(node, None), U32)
 
     def settle(self, value: Value, ty: Type | None) -> Val:
@@ -121,37 +157,35 @@ class ExprMixin(BuilderBase):
     # --- leaves ------------------------------------------------------------------------------
 
     def _expr_literal(self, node: SyntaxNode, hint: Type | None) -> Value:
-        tok = node.first_token()
+        tok = t.first_green_token(node)
         if tok is None:
             return POISON
         if tok.kind in (K.TRUE_KW, K.FALSE_KW):
             return self.const(BOOL, int(tok.kind == K.TRUE_KW), node.span)
         if tok.kind == K.FRAC_LITERAL:
             return self._frac_literal(tok.text, node.span, hint, negate=False)
-        return self._int_literal(tok.text, node.span, hint, negate=False)
+        return self._int_literal(tok.text, node, hint, negate=False)
 
     def _frac_literal(self, text: str, span: Span, hint: Type | None, negate: bool) -> Value:
         lit = Lit(-parse_frac_literal(text) if negate else parse_frac_literal(text), span)
         return self.materialize(lit, hint) if isinstance(hint, IntType) else lit
 
-    def _int_literal(self, text: str, span: Span, hint: Type | None, negate: bool) -> Value:
-        parsed = _INT_LITERALS.get(text)
-        if parsed is None:
-            try:
-                parsed = parse_int_literal(text)
-            except ValueError:
-                return POISON  # the lexer already reported it
-            if len(_INT_LITERALS) >= 1 << 16:
-                _INT_LITERALS.clear()
-            _INT_LITERALS[text] = parsed
-        value, suffix = parsed
+    def _int_literal(self, text: str, node: SyntaxNode, hint: Type | None,
+                     negate: bool) -> Value:
+        """Build the integer literal ``text`` (negated: ``-text``), spanning ``node``."""
+        try:
+            value, ty = parse_int(text)
+        except ValueError:
+            return POISON  # the lexer already reported it
         if negate:
             value = -value
-        if suffix is None:
-            lit = Lit(value, span)
-            return self.materialize(lit, hint) if isinstance(hint, IntType) else lit
-        signed, width = suffix
-        return self.materialize(Lit(value, span), int_type(width, signed))
+        if ty is None:
+            if not isinstance(hint, IntType):
+                return Lit(value, node.span)
+            ty = hint
+        if ty.__class__ is IntType and ty.min <= value <= ty.max:
+            return self.const_at(ty, value, node)  # what `materialize` does, span made lazily
+        return self.materialize(Lit(value, node.span), ty)
 
     def _expr_name_ref(self, node: SyntaxNode, hint: Type | None) -> Value:
         name = t.name(node) or ""
@@ -175,8 +209,8 @@ class ExprMixin(BuilderBase):
         return POISON
 
     def _expr_paren_expr(self, node: SyntaxNode, hint: Type | None) -> Value:
-        inner = t.exprs(node)
-        return self.expr(inner[0], hint) if inner else POISON
+        inner = t.first_expr(node)
+        return self.expr(inner, hint) if inner is not None else POISON
 
     def _expr_block_expr(self, node: SyntaxNode, hint: Type | None) -> Value:
         block = node.first_child(K.BLOCK)
@@ -274,7 +308,7 @@ class ExprMixin(BuilderBase):
         if op_tok.kind == K.MINUS and inner.kind == K.LITERAL:
             tok = inner.first_token()
             if tok is not None and tok.kind == K.INT_LITERAL:
-                return self._int_literal(tok.text, node.span, hint, negate=True)
+                return self._int_literal(tok.text, node, hint, negate=True)
             if tok is not None and tok.kind == K.FRAC_LITERAL:
                 return self._frac_literal(tok.text, node.span, hint, negate=True)
         op = "-" if op_tok.kind == K.MINUS else "!"
@@ -302,12 +336,11 @@ class ExprMixin(BuilderBase):
         # walk down the chain and fold back up in a loop, so 20k terms need no deep recursion.
         chain: list[tuple[SyntaxNode, str, SyntaxNode, SyntaxNode]] = []
         cur = node
-        while cur.kind == K.BIN_EXPR:
-            op_tok = t.operator(cur)
-            parts = t.exprs(cur)
-            if op_tok is None or len(parts) != 2 or op_tok.kind not in BIN_TOKENS:
+        while cur.green.kind == K.BIN_EXPR:
+            op_kind, parts = t.operator_and_exprs(cur)
+            op = BIN_TOKENS.get(op_kind) if op_kind is not None else None
+            if op is None or len(parts) != 2:
                 return POISON  # the parser reported it
-            op = BIN_TOKENS[op_tok.kind]
             chain.append((cur, op, parts[0], parts[1]))
             if op in typeck.LOGIC_OPS:
                 hint = BOOL
@@ -323,6 +356,16 @@ class ExprMixin(BuilderBase):
                span: Span) -> Value:
         """Type and build ``lhs op rhs`` where ``lhs`` is already built."""
         b: Value
+        if lhs.__class__ is Val and lhs.id is not None and op not in typeck.LOGIC_OPS:
+            # The common case, as below without the pending-literal steps: a built left
+            # operand types the right one (`unify`), or a shift amount is any unsigned type.
+            if op in typeck.SHIFT_OPS:
+                return self._binary(op, lhs, self.any_unsigned(rhs_node), span)
+            ty = lhs.type
+            b = self.expr(rhs_node, ty)
+            if b.__class__ is not Val:
+                b = self.expect(b, ty, rhs_node)
+            return self._binary(op, lhs, b, span)
         if op in typeck.SHIFT_OPS:
             a, b = lhs, self.any_unsigned(rhs_node)
         elif op in typeck.LOGIC_OPS and isinstance(lhs, Val) and lhs.type == BOOL:
@@ -332,10 +375,12 @@ class ExprMixin(BuilderBase):
             a, b = self.unify(lhs, lhs_node, rhs_node)
             if isinstance(a, Lit) and op not in POLYMORPHIC_OPS:
                 return self.settle(a, None)  # both are literals: ask for a suffix
+        if a.__class__ is Val and b.__class__ is Val:
+            return self._binary(op, a, b, span)  # `lifted`'s answer
         return self.lifted([a, b], lambda v: self._binary(op, v[0], v[1], span))
 
     def _binary(self, op: str, a: Val, b: Val, span: Span) -> Val:
-        if a.poisoned or b.poisoned:
+        if a.id is None or b.id is None:  # poisoned
             return POISON
         if isinstance(a.type, FixedType) or isinstance(b.type, FixedType):
             return fixed.binary(self, op, a, b, span)

@@ -15,7 +15,7 @@ from kera.elaborate.items import FnItem
 from kera.elaborate.values import POISON, Binding, Lit, Val, Value
 from kera.ir.gcpause import paused_gc
 from kera.ir.types import UNIT, ArrayType, FixedType, IntType, TupleType, Type, uint
-from kera.syntax import GreenNode, SyntaxNode, parse_int_literal
+from kera.syntax import GreenNode, GreenToken, SyntaxNode, parse_int_literal
 from kera.syntax import SyntaxKind as K
 
 BLOCK_LIKE = frozenset({K.IF_EXPR, K.FOR_EXPR, K.BLOCK_EXPR})
@@ -222,9 +222,9 @@ class StmtMixin(BuilderBase):
     def assign(self, node: SyntaxNode) -> None:
         """Build `place = value` / `place op= value` as a new SSA value of the root variable."""
         parts = t.exprs(node)
-        op_tok = next((tk for tk in node.child_tokens() if tk.kind in COMPOUND or tk.kind == K.EQ),
-                      None)
-        if len(parts) != 2 or op_tok is None:
+        op_kind = next((g.kind for g in node.green.children
+                        if type(g) is GreenToken and (g.kind in COMPOUND or g.kind == K.EQ)), None)
+        if len(parts) != 2 or op_kind is None:
             return
         place = self.place(parts[0])
         if place is None:
@@ -236,20 +236,27 @@ class StmtMixin(BuilderBase):
                        Note("write its elements, `m[i] = v`", binding.span))
             self.expr(parts[1], binding.value.type)
             return
-        if op_tok.kind != K.EQ and binding.state is not None:
+        if op_kind != K.EQ and binding.state is not None:
             self.read_state(binding, parts[0], whole=False)  # `s += x` reads `s`
         chain = [binding.value]
         for key in path:
             chain.append(self._read_step(chain[-1], key, node.span))
         target = chain[-1]
-        if op_tok.kind == K.EQ:
-            note = Note(f"expected `{target.type}` because of the assigned place", parts[0].span)
-            new = self.expect(self.expr(parts[1], target.type), target.type, parts[1], note) \
-                if not target.poisoned else POISON
+        if op_kind == K.EQ:
+            if target.poisoned:
+                new = POISON
+            else:
+                value = self.expr(parts[1], target.type)
+                if value.__class__ is Val and value.type == target.type and not value.poisoned:
+                    new = value  # what `expect` says, without a note
+                else:
+                    note = Note(f"expected `{target.type}` because of the assigned place",
+                                parts[0].span)
+                    new = self.expect(value, target.type, parts[1], note)
         elif isinstance(target.type, FixedType):
-            new = fixed.refuse_compound(self, COMPOUND[op_tok.kind], target.type, node.span)
+            new = fixed.refuse_compound(self, COMPOUND[op_kind], target.type, node.span)
         else:
-            built = self.binary(COMPOUND[op_tok.kind], target, parts[0], parts[1], node.span)
+            built = self.binary(COMPOUND[op_kind], target, parts[0], parts[1], node.span)
             new = built if isinstance(built, Val) else POISON
         for key, outer in zip(reversed(path), reversed(chain[:-1]), strict=True):
             if new.poisoned or outer.poisoned:

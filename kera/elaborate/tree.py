@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from kera.syntax import GreenNode, GreenToken, SyntaxNode, SyntaxToken
 from kera.syntax import SyntaxKind as K
-from kera.syntax import SyntaxNode, SyntaxToken
 
 EXPR_KINDS = frozenset(
     {
@@ -31,6 +31,10 @@ EXPR_KINDS = frozenset(
 )
 TYPE_KINDS = frozenset({K.NAME_TYPE, K.FIXED_TYPE, K.ARRAY_TYPE, K.TUPLE_TYPE})
 PAT_KINDS = frozenset({K.IDENT_PAT, K.WILDCARD_PAT, K.TUPLE_PAT})
+
+
+# Token kinds up to this one are trivia or ERROR_TOKEN: the parser never saw them.
+_SKIPPED_MAX = K.ERROR_TOKEN.value
 
 
 def exprs(node: SyntaxNode) -> list[SyntaxNode]:
@@ -63,5 +67,42 @@ def operator(node: SyntaxNode) -> SyntaxToken | None:
 
 def name(node: SyntaxNode) -> str | None:
     """Return the text of the first IDENT token directly under a node."""
-    tok = node.first_token(K.IDENT)
-    return tok.text if tok is not None else None
+    for green in node.green.children:
+        if green.kind == K.IDENT and type(green) is GreenToken:
+            return green.text
+    return None
+
+
+def first_green_token(node: SyntaxNode) -> GreenToken | None:
+    """Return the green token of ``operator(node)`` (no red token made): the first direct
+    token the parser saw."""
+    for green in node.green.children:
+        if type(green) is GreenToken and green.kind > _SKIPPED_MAX:
+            return green
+    return None
+
+
+def operator_and_exprs(node: SyntaxNode) -> tuple[K | None, list[SyntaxNode]]:
+    """Return ``operator(node)``'s kind (None without one) and ``exprs(node)``, in one pass
+    over the children (the operator nodes' walk, run for every operator of a program)."""
+    op = None
+    parts = []
+    offset = node.offset
+    for green in node.green.children:
+        if type(green) is GreenNode:
+            if green.kind in EXPR_KINDS:
+                parts.append(SyntaxNode(green, node, offset))
+        elif op is None and green.kind > _SKIPPED_MAX:
+            op = green.kind
+        offset += green.text_len
+    return op, parts
+
+
+def first_expr(node: SyntaxNode) -> SyntaxNode | None:
+    """Return ``exprs(node)[0]`` (None when there is none) without listing the others."""
+    offset = node.offset
+    for green in node.green.children:
+        if type(green) is GreenNode and green.kind in EXPR_KINDS:
+            return SyntaxNode(green, node, offset)
+        offset += green.text_len
+    return None

@@ -44,6 +44,21 @@ _MAX_VERDICTS = 1 << 16
 _verdicts: dict[tuple[str, Type, tuple[Type, ...], Attrs], str | None] = {}
 
 
+# opcode -> (arity, whether it takes attributes, what its id hashes before the type): made once
+_shapes: dict[str, tuple[int | None, bool, bytes]] = {}
+
+
+def _shape(op: str) -> tuple[int | None, bool, bytes]:
+    """Return (and remember) ``Graph.add``'s facts about opcode ``op``; raise ``ValueError``
+    for an unknown opcode."""
+    opdef = OPS.get(op)
+    if opdef is None:
+        raise ValueError(f"unknown opcode `{op}`")
+    prefix = NODE_DOMAIN + SCHEMA_VERSION.to_bytes(2, "big") + _lp(op)
+    shape = _shapes[op] = (opdef.arity, bool(opdef.attrs), prefix)
+    return shape
+
+
 def _u32(n: int) -> bytes:
     return n.to_bytes(4, "big")
 
@@ -282,26 +297,58 @@ class Graph:
 
         Raises ``ValueError`` when the opcode, inputs, attributes or types are wrong: that is a
         bug in the compiler, not in the user's program.
+
+        This is the elaborator's and the optimiser's hot path, so ``node_id`` and ``_check``
+        are inlined here (same bytes hashed, same checks, same messages).
         """
-        opdef = OPS.get(op)
-        if opdef is None:
-            raise ValueError(f"unknown opcode `{op}`")
+        shape = _shapes.get(op)
+        if shape is None:
+            shape = _shape(op)  # raises for an unknown opcode
+        arity, takes_attrs, prefix = shape
         if not isinstance(type, Type):
             raise ValueError(f"`{op}`: result type must be a Type, not {type!r}")
         if inputs.__class__ is not tuple:
             inputs = tuple(inputs)
-        if opdef.arity is not None and len(inputs) != opdef.arity:
-            raise ValueError(f"`{op}` takes {opdef.arity} operands, not {len(inputs)}")
-        items = canonical_attrs(op, attrs) if attrs or opdef.attrs else ()
-        try:
-            nid = node_id(op, type, inputs, items)
+        n = len(inputs)
+        if arity is not None and n != arity:
+            raise ValueError(f"`{op}` takes {arity} operands, not {n}")
+        if attrs or takes_attrs:
+            items = canonical_attrs(op, attrs)
+            tail = encode_attrs(items) if items else _NO_ATTRS_ENCODED
+        else:
+            items, tail = (), _NO_ATTRS_ENCODED
+        th = _type_hashes.get(type)
+        if th is None:
+            th = _type_hashes[type] = type.type_hash()
+        try:  # node_id, inlined
+            nid = _sha3(b"".join((prefix, th, _COUNTS[n] if n < 8 else _u32(n), *inputs, tail))
+                        ).digest()
         except TypeError:  # an input that is not bytes
             bad = next(i for i in inputs if not isinstance(i, bytes))
             raise ValueError(f"`{op}`: input {_show_id(bad)} is not in the graph") from None
-        if nid not in self.nodes:  # a hit has the content, so the checks, of a node already added
-            self._insert(op, type, inputs, items, nid)
-        if span is not None and nid not in self.spans:
-            self.spans[nid] = span
+        nodes = self.nodes
+        if nid not in nodes:  # a hit has the content, so the checks, of a node already added
+            try:  # _check, inlined
+                in_types = tuple([nodes[i].type for i in inputs])
+            except KeyError:
+                self._check(op, type, inputs, items)  # raises, naming the missing input
+                raise
+            msg = _verdicts.get((op, type, in_types, items), _UNKNOWN)  # a hit without a call
+            if msg is _UNKNOWN:
+                msg = type_verdict(op, type, in_types, items)
+            if msg is not None:
+                args = ", ".join(str(t) for t in in_types)
+                raise ValueError(f"`{op}`({args}) -> {type}: {msg}")
+            nodes[nid] = Node(op, type, inputs, items, nid)
+            sinks = self.sinks
+            if sinks is not None:
+                if n:
+                    sinks.difference_update(inputs)
+                sinks.add(nid)
+        if span is not None:
+            spans = self.spans
+            if nid not in spans:
+                spans[nid] = span
         return nid
 
     def add_like(self, node: Node, inputs: tuple[bytes, ...]) -> bytes:
