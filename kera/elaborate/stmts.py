@@ -222,8 +222,11 @@ class StmtMixin(BuilderBase):
     def assign(self, node: SyntaxNode) -> None:
         """Build `place = value` / `place op= value` as a new SSA value of the root variable."""
         parts = t.exprs(node)
-        op_kind = next((g.kind for g in node.green.children
-                        if type(g) is GreenToken and (g.kind in COMPOUND or g.kind == K.EQ)), None)
+        op_kind = None
+        for green in node.green.children:
+            if type(green) is GreenToken and (green.kind == K.EQ or green.kind in COMPOUND):
+                op_kind = green.kind
+                break
         if len(parts) != 2 or op_kind is None:
             return
         place = self.place(parts[0])
@@ -247,7 +250,8 @@ class StmtMixin(BuilderBase):
                 new = POISON
             else:
                 value = self.expr(parts[1], target.type)
-                if value.__class__ is Val and value.type == target.type and not value.poisoned:
+                if value.__class__ is Val and value.id is not None and (
+                        value.type is target.type or value.type == target.type):
                     new = value  # what `expect` says, without a note
                 else:
                     note = Note(f"expected `{target.type}` because of the assigned place",
@@ -272,7 +276,9 @@ class StmtMixin(BuilderBase):
                     for i, elem in enumerate(ty.elems)
                 ]
                 new = self.add("tuple", ty, fields, span=node.span)
-        if not new.poisoned and not binding.value.poisoned and new.type != binding.value.type:
+        old = binding.value
+        if new.id is not None and old.id is not None and new.type is not old.type \
+                and new.type != old.type:
             new = POISON
         binding.value = new
 
@@ -287,10 +293,11 @@ class StmtMixin(BuilderBase):
 
     def place(self, node: SyntaxNode) -> tuple[Binding, list[Step]] | None:
         """Resolve an assignable place: a `let mut` variable, then indices and fields."""
-        if node.kind == K.PAREN_EXPR:
+        kind = node.green.kind
+        if kind == K.PAREN_EXPR:
             inner = t.exprs(node)
             return self.place(inner[0]) if inner else None
-        if node.kind == K.NAME_REF:
+        if kind == K.NAME_REF:
             name = t.name(node) or ""
             binding = self.lookup(name)
             if binding is None:
@@ -307,7 +314,7 @@ class StmtMixin(BuilderBase):
                 )
                 return None
             return binding, []
-        if node.kind in (K.INDEX_EXPR, K.FIELD_EXPR):
+        if kind in (K.INDEX_EXPR, K.FIELD_EXPR):
             parts = t.exprs(node)
             base = self.place(parts[0]) if parts else None
             if base is None:

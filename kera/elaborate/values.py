@@ -10,13 +10,35 @@ from kera.diagnostics import Span
 from kera.ir.types import IntType, Type
 
 
-@dataclass(frozen=True, slots=True)
 class Val:
     """A graph value: node id and its type. ``id is None`` marks a poisoned value (an error was
-    already reported for it; everything built from it stays silent)."""
+    already reported for it; everything built from it stays silent).
+
+    A value object as a frozen dataclass would be (equality and hash by its fields, never
+    changed after it is made), written out because the builder makes one per node and a frozen
+    dataclass's ``__init__`` costs several times as much.
+    """
+
+    __slots__ = ("id", "type")
+    __match_args__ = ("id", "type")
 
     id: bytes | None
     type: Type | None
+
+    def __init__(self, id: bytes | None, type: Type | None) -> None:  # noqa: A002
+        self.id = id
+        self.type = type
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not Val:
+            return NotImplemented
+        return self.id == other.id and self.type == other.type
+
+    def __hash__(self) -> int:
+        return hash((self.id, self.type))
+
+    def __repr__(self) -> str:
+        return f"Val(id={self.id!r}, type={self.type!r})"
 
     @property
     def poisoned(self) -> bool:

@@ -118,6 +118,8 @@ _BASES = {"0x": (16, "hexadecimal"), "0o": (8, "octal"), "0b": (2, "binary")}
 _HEX_RUN = re.compile(r"[0-9a-fA-F_]*")
 _DEC_RUN = re.compile(r"[0-9_]*")
 _SUFFIX = re.compile(r"[ui][0-9]+")
+# Literals that are surely well formed: decimal digits, then maybe a suffix of 1..=64 bits.
+_PLAIN_INT = re.compile(r"[0-9]+(?:[ui](?:[1-9]|[1-5][0-9]|6[0-4]))?")
 
 
 class Token(NamedTuple):
@@ -179,6 +181,8 @@ def int_literal_error(text: str) -> tuple[str, int, int] | None:
 
     ``text`` is one lexed integer literal: a digit followed by letters, digits and underscores.
     """
+    if _PLAIN_INT.fullmatch(text):
+        return None  # the common case, without the general checks below
     base, name = _BASES.get(text[:2], (10, "decimal"))
     body_start = 0 if base == 10 else 2
     run = (_HEX_RUN if base == 16 else _DEC_RUN).match(text, body_start)
