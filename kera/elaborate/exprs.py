@@ -173,10 +173,13 @@ class ExprMixin(BuilderBase):
     def _int_literal(self, text: str, node: SyntaxNode, hint: Type | None,
                      negate: bool) -> Value:
         """Build the integer literal ``text`` (negated: ``-text``), spanning ``node``."""
-        try:
-            value, ty = parse_int(text)
-        except ValueError:
-            return POISON  # the lexer already reported it
+        parsed = _INT_LITERALS.get(text)
+        if parsed is None:
+            try:
+                parsed = parse_int(text)
+            except ValueError:
+                return POISON  # the lexer already reported it
+        value, ty = parsed
         if negate:
             value = -value
         if ty is None:
@@ -362,7 +365,8 @@ class ExprMixin(BuilderBase):
             if op in typeck.SHIFT_OPS:
                 return self._binary(op, lhs, self.any_unsigned(rhs_node), span)
             ty = lhs.type
-            b = self.expr(rhs_node, ty)
+            b = self._expr_literal(rhs_node, ty) if rhs_node.green.kind == K.LITERAL \
+                else self.expr(rhs_node, ty)
             if b.__class__ is not Val:
                 b = self.expect(b, ty, rhs_node)
             return self._binary(op, lhs, b, span)
@@ -614,6 +618,9 @@ class ExprMixin(BuilderBase):
     def _expr_range_expr(self, node: SyntaxNode, hint: Type | None) -> Value:
         self.error("a range is allowed only in a `for` loop", node.span)
         return POISON
+
+
+ExprMixin._rules = rules_of(ExprMixin)  # its subclasses make their own (``__init_subclass__``)
 
 
 def is_bool_or_int(ty: Type | None) -> bool:
