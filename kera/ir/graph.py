@@ -330,8 +330,8 @@ class Graph:
         if nid not in nodes:  # a hit has the content, so the checks, of a node already added
             try:  # _check, inlined
                 in_types = tuple([nodes[i].type for i in inputs])
-            except KeyError:
-                self._check(op, type, inputs, items)  # raises, naming the missing input
+            except (KeyError, TypeError):  # an input not in the graph (or not hashable)
+                self._check(op, type, inputs, items)  # raises, naming it
                 raise
             msg = _verdicts.get((op, type, in_types, items), _UNKNOWN)  # a hit without a call
             if msg is _UNKNOWN:
