@@ -1,0 +1,43 @@
+"""``Graph.add`` computes a node's id inline (its hot path): it must be ``node_id`` of the same
+content, byte for byte, for every shape of node (property test)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kera.ir.graph import Graph, canonical_attrs, const, node_id, param
+from kera.ir.types import BOOL, ArrayType, Type, uint
+
+U8 = uint(8)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 255), st.integers(0, 40),
+                          st.integers(1, 12)), min_size=1, max_size=40))
+def test_the_inline_id_is_node_id(plan: list[tuple[int, int, int, int]]) -> None:
+    g = Graph()
+    pool = [param(g, 0, "a", U8), param(g, 1, "b", U8)]
+    for kind, value, pick, count in plan:
+        x, y = pool[-1 - pick % len(pool)], pool[-1 - (pick * 7) % len(pool)]
+        op: str
+        t: Type
+        ins: tuple[bytes, ...]
+        attrs: dict[str, int] | None
+        if kind == 0:
+            op, t, ins, attrs = "const", U8, (), {"value": value}
+        elif kind == 1:
+            op, t, ins, attrs = "xor", U8, (x, y), None
+        elif kind == 2:
+            op, t, ins, attrs = "slice", uint(1), (x,), {"lo": value % 8}
+        elif kind == 3:  # more inputs than the precomputed counts cover
+            op, t, ins, attrs = "array", ArrayType(U8, count), tuple([x] * count), None
+        elif kind == 4:
+            op, t, ins, attrs = "lt", BOOL, (x, y), None
+        else:
+            op, t, ins, attrs = "select", U8, (g.add("eq", BOOL, (x, y)), x, y), None
+        nid = g.add(op, t, ins, attrs)
+        assert nid == node_id(op, t, ins, canonical_attrs(op, attrs))
+        if t == U8:
+            pool.append(nid)
+    assert const(g, U8, 3) == node_id("const", U8, (), (("value", 3),))
