@@ -396,7 +396,12 @@ def bits_walk(graph: Graph, known: Memo | None = None, kept: Kept | None = None,
     made = rw.kept
     new = rw.new
     rw.memo["known"] = new_known = KnownBits(new, known)
-    out = rw.run()
+    if len(demand) == len(old_nodes):  # every node live (``demanded`` lists the live ones)
+        # Nodes kept earlier under their present demand are kept again without asking: only
+        # the others are asked until one changes (a walk that finds nothing copies the graph).
+        out = rw.run_asking({nid for nid, d in demand.items() if (nid, d) not in kept}, True)
+    else:
+        out = rw.run()
     kept.update((rw.map[nid], d) for nid, d in quiet)
     kept.update(zip(made, made_demand, strict=True))  # type: ignore[arg-type]
     return out

@@ -10,7 +10,7 @@ tests check that exhaustively on widths 1–6. Aggregates are demanded whole or 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 
 from kera.ir.graph import Graph, Node
@@ -168,16 +168,21 @@ def demanded(graph: Graph, known: KnownBits | None = None,
     memo: Wants = {} if wants_memo is None else wants_memo
     nodes = graph.nodes
     alive = live(graph)
-    order = list(nodes) if len(alive) == len(nodes) else [n for n in nodes if n in alive]
-    out = dict.fromkeys(order, 0)
+    if len(alive) == len(nodes):
+        out = dict.fromkeys(nodes, 0)
+        items: Iterable[tuple[bytes, Node]] = reversed(nodes.items())
+    else:
+        order = [n for n in nodes if n in alive]
+        out = dict.fromkeys(order, 0)
+        items = [(n, nodes[n]) for n in reversed(order)]
     for region in graph.regions.values():
         for root in (region.result, *(slot.next for slot in region.states)):
             out[root] = full(nodes[root].type)
-    for nid in reversed(order):  # users before operands: each demand is whole when read
+    get = memo.get
+    for nid, node in items:  # users before operands: each demand is whole when read
         d = out[nid]
         if not d:
             continue
-        node = nodes[nid]
         t = node.type
         w = t.width if type(t) is IntType else width_of(t)
         if w is not None:  # the users' demands are kept unmasked until here
@@ -186,11 +191,14 @@ def demanded(graph: Graph, known: KnownBits | None = None,
         if not d or not inputs:
             continue
         key = (nid, d)
-        wants = memo.get(key)
+        wants = get(key)
         if wants is None:
             wants = memo[key] = _wants(node, d, w, nodes, known)
-        for i, want in zip(inputs, wants, strict=True):
-            out[i] |= want
+        if len(inputs) == 1:
+            out[inputs[0]] |= wants[0]
+        else:
+            for i, want in zip(inputs, wants, strict=True):
+                out[i] |= want
     return out
 
 

@@ -16,7 +16,8 @@ content of the input graph.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Container, Iterable, Mapping
+from itertools import islice
 from typing import NamedTuple
 
 from kera.diagnostics import Span
@@ -216,9 +217,55 @@ class Rewriter:
         rebuilt by their own function instead of the rule.
         """
         self._walk(self.old.nodes if order is None else order, skip, custom)
+        return self._finish()
+
+    def run_asking(self, ask: Container[bytes], all_live: bool = False) -> Graph:
+        """Return what ``run()`` returns, asking the rule only about the nodes in ``ask`` until
+        it changes something.
+
+        For the caller's rule, every node of ``ops`` that is not in ``ask`` must be one the rule
+        would keep as it is without adding anything (nor any side effect that matters) while
+        its inputs are unchanged. Up to the first node the rule changes (or about which it adds
+        a node or span), the walk would map every node to itself and copy it, node and span, in
+        order: this does just that; from there on the usual walk visits the rest. When nothing
+        changed and ``all_live`` says the old graph holds only live nodes, no sweep for dead
+        nodes is needed either.
+        """
+        old_nodes, old_spans = self.old.nodes, self.old.spans
+        new = self.new
+        new_nodes, new_spans = new.nodes, new.spans
+        m, rule, ops = self.map, self.rule, self.ops
+        for i, (nid, node) in enumerate(old_nodes.items()):
+            span = old_spans.get(nid)
+            op = node.op
+            if nid in ask and op not in _LEAVES and (ops is None or op in ops):
+                sizes = len(new_nodes), len(new_spans)
+                self._span, self.current = span, nid
+                out = rule(self, _term(Term, (op, node.type, node.inputs, node.attrs)))
+                if out is not None or sizes != (len(new_nodes), len(new_spans)):
+                    if out is None:  # what ``_walk`` does with the node, then the rest
+                        out = nid
+                        if nid not in new_nodes:
+                            new_nodes[nid] = node
+                    if span is not None and out not in new_spans:
+                        new_spans[out] = span
+                    m[nid] = out
+                    self._walk(islice(old_nodes, i + 1, None))
+                    return self._finish()
+            if nid not in new_nodes:
+                new_nodes[nid] = node
+            if span is not None and nid not in new_spans:
+                new_spans[nid] = span
+            m[nid] = nid
+        return self._finish(sweep=not all_live)
+
+    def _finish(self, sweep: bool = True) -> Graph:
+        """Give the new graph the old one's regions, remapped; drop the nodes left unused."""
         new = self.new
         for name, region in self.old.regions.items():
             new.regions[name] = region.remap(self.map)
+        if not sweep:
+            return new
         alive = live(new)
         if len(alive) < len(new.nodes):  # drop what the rewrite left behind (a few nodes:
             nodes, spans = new.nodes, new.spans  # deleting them keeps the others' order)
