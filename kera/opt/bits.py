@@ -360,14 +360,18 @@ def bits_walk(graph: Graph, known: Memo | None = None, kept: Kept | None = None,
         if renamed:  # the last node kept with renamed inputs is in the graph now: its bits
             old_id, k = renamed.pop()  # are those computed for its term (asked again soon)
             known[rw.map[old_id]] = k
+        if pending:  # the terms emitted and kept as they were last are in the graph now (as
+            _file(known, made, pending)  # ids in ``made``): their bits are their terms'
         nid = rw.current
         if nid is None:  # a node the rule itself emits: every bit read
             size = len(new.nodes), len(new.spans)
             d = full(t.type)
-            out = bits_rule(rw, t, d)
+            k = new_known.compute(t.op, t.type, t.args, dict(t.attrs) if t.attrs else {})
+            out = bits_rule(rw, t, d, k)
             if out is None and size == (len(new.nodes), len(new.spans)):
                 made.append(t)  # added next, as it is (emit puts its id here)
                 made_demand.append(d)
+                pending.append(k)
             return out
         wanted = demand.get(nid)
         d = full(t.type) if wanted is None else wanted  # unreached: taken whole
@@ -392,6 +396,7 @@ def bits_walk(graph: Graph, known: Memo | None = None, kept: Kept | None = None,
     renamed: list[tuple[bytes, Known | None]] = []
     quiet: list[tuple[bytes, int]] = []
     made_demand: list[int] = []
+    pending: list[Known | None] = []  # known bits of the last of ``made``, to file by id
     rw = Rewriter(graph, rule, BITS)
     made = rw.kept
     new = rw.new
@@ -404,7 +409,18 @@ def bits_walk(graph: Graph, known: Memo | None = None, kept: Kept | None = None,
         out = rw.run()
     kept.update((rw.map[nid], d) for nid, d in quiet)
     kept.update(zip(made, made_demand, strict=True))  # type: ignore[arg-type]
+    if pending:
+        _file(known, made, pending)
     return out
+
+
+def _file(known: Memo, made: list[object], pending: list[Known | None]) -> None:
+    """File ``pending``, the known bits of the last ``len(pending)`` terms of ``made`` (now their
+    ids: ``Rewriter.emit`` puts each id there before any rule is asked again), by id."""
+    for made_id, k in zip(made[len(made) - len(pending):], pending, strict=True):
+        assert isinstance(made_id, bytes)
+        known[made_id] = k
+    pending.clear()
 
 
 def clear_caches() -> None:

@@ -10,13 +10,12 @@ tests check that exhaustively on widths 1–6. Aggregates are demanded whole or 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 
 from kera.ir.graph import Graph, Node
 from kera.ir.types import IntType, Type
 from kera.opt.knownbits import Known, KnownBits, amounts, width_of
-from kera.opt.rewrite import live
 
 
 def full(t: Type) -> int:
@@ -167,28 +166,28 @@ def demanded(graph: Graph, known: KnownBits | None = None,
     known = KnownBits(graph) if known is None else known
     memo: Wants = {} if wants_memo is None else wants_memo
     nodes = graph.nodes
-    alive = live(graph)
-    if len(alive) == len(nodes):
-        out = dict.fromkeys(nodes, 0)
-        items: Iterable[tuple[bytes, Node]] = reversed(nodes.items())
-    else:
-        order = [n for n in nodes if n in alive]
-        out = dict.fromkeys(order, 0)
-        items = [(n, nodes[n]) for n in reversed(order)]
+    out = dict.fromkeys(nodes, 0)
+    alive: set[bytes] = set()  # the nodes the regions reach, found by the same sweep
     for region in graph.regions.values():
+        alive.update(region.roots())
         for root in (region.result, *(slot.next for slot in region.states)):
             out[root] = full(nodes[root].type)
-    get = memo.get
-    for nid, node in items:  # users before operands: each demand is whole when read
+    get, reached = memo.get, alive.update
+    for nid, node in reversed(nodes.items()):  # users before operands: demands are whole
         d = out[nid]
         if not d:
+            if node.inputs and nid in alive:  # live, though no bit of it is read
+                reached(node.inputs)
             continue
         t = node.type
         w = t.width if type(t) is IntType else width_of(t)
         if w is not None:  # the users' demands are kept unmasked until here
             out[nid] = d = d & ((1 << w) - 1)
         inputs = node.inputs
-        if not d or not inputs:
+        if not inputs:
+            continue
+        reached(inputs)
+        if not d:
             continue
         key = (nid, d)
         wants = get(key)
@@ -199,6 +198,8 @@ def demanded(graph: Graph, known: KnownBits | None = None,
         else:
             for i, want in zip(inputs, wants, strict=True):
                 out[i] |= want
+    if len(alive) < len(out):  # only the live nodes are listed
+        out = {nid: d for nid, d in out.items() if nid in alive}
     return out
 
 
@@ -208,7 +209,7 @@ def _wants(node: Node, d: int, w: int | None, nodes: dict[bytes, Node],
     inputs = node.inputs
     ins = [nodes[i].type for i in inputs]
     rule = DEMAND.get(node.op) if w is not None else None
-    if rule is None or None in map(width_of, ins):
+    if rule is None or not all(type(t) is IntType or width_of(t) is not None for t in ins):
         return [full(t) for t in ins]
     return rule(d, node, ins, partial(_operand, known, inputs))
 

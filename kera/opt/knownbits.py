@@ -381,6 +381,15 @@ class KnownBits:
         if nid in memo:
             return memo[nid]
         nodes = self.graph.nodes
+        node = nodes[nid]
+        for i in node.inputs:
+            if i not in memo:
+                break
+        else:  # the usual case: the inputs' bits are known
+            attrs = node.attrs
+            memo[nid] = k = self.compute(node.op, node.type, node.inputs,
+                                         dict(attrs) if attrs else _NO_ATTRS)
+            return k
         stack = [nid]
         while stack:
             top = stack[-1]

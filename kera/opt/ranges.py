@@ -19,13 +19,23 @@ from kera.ir.types import BoolType, IntType, Type
 Interval = tuple[int, int]
 
 
+_FULL: dict[Type, Interval | None] = {}  # type -> its whole range (types are few and interned)
+
+
 def full(t: Type) -> Interval | None:
     """Return the whole range of a scalar type (None for aggregates)."""
+    try:
+        return _FULL[t]
+    except KeyError:
+        pass
+    r: Interval | None = None
     if isinstance(t, BoolType):
-        return 0, 1
-    if isinstance(t, IntType):
-        return t.min, t.max
-    return None
+        r = 0, 1
+    elif isinstance(t, IntType):
+        r = t.min, t.max
+    if len(_FULL) < 4096:  # bounds the table (aggregate types can be many)
+        _FULL[t] = r
+    return r
 
 
 def fits(r: Interval, t: Type) -> bool:
@@ -36,7 +46,8 @@ def fits(r: Interval, t: Type) -> bool:
 
 def _clip(r: Interval, t: Type) -> Interval:
     """Return ``r`` when it fits ``t`` (the operation did not wrap), else ``t``'s whole range."""
-    return r if fits(r, t) else full(t)  # type: ignore[return-value]
+    f = full(t)
+    return r if f is not None and f[0] <= r[0] and r[1] <= f[1] else f  # type: ignore[return-value]
 
 
 class Ranges:
@@ -77,7 +88,7 @@ class Ranges:
 
     def _compute(self, node: Node) -> Interval | None:
         t = node.type
-        if not isinstance(t, IntType | BoolType):
+        if type(t) is not IntType and not isinstance(t, IntType | BoolType):
             return None
         rule = RULES.get(node.op)
         if rule is None or isinstance(rule, Unsupported):
