@@ -404,7 +404,8 @@ def bits_walk(graph: Graph, known: Memo | None = None, kept: Kept | None = None,
     if len(demand) == len(old_nodes):  # every node live (``demanded`` lists the live ones)
         # Nodes kept earlier under their present demand are kept again without asking: only
         # the others are asked until one changes (a walk that finds nothing copies the graph).
-        out = rw.run_asking({nid for nid, d in demand.items() if (nid, d) not in kept}, True)
+        ask = {nid for nid, d in demand.items() if (nid, d) not in kept} if kept else demand
+        out = rw.run_asking(ask, True)
     else:
         out = rw.run()
     kept.update((rw.map[nid], d) for nid, d in quiet)

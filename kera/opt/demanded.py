@@ -209,8 +209,11 @@ def _wants(node: Node, d: int, w: int | None, nodes: dict[bytes, Node],
     inputs = node.inputs
     ins = [nodes[i].type for i in inputs]
     rule = DEMAND.get(node.op) if w is not None else None
-    if rule is None or not all(type(t) is IntType or width_of(t) is not None for t in ins):
+    if rule is None:
         return [full(t) for t in ins]
+    for t in ins:
+        if type(t) is not IntType and width_of(t) is None:  # an aggregate operand
+            return [full(t) for t in ins]
     return rule(d, node, ins, partial(_operand, known, inputs))
 
 
