@@ -349,6 +349,13 @@ def bits_walk(graph: Graph, known: Memo | None = None, kept: Kept | None = None,
     skipping the rule leaves the new graph exactly as asking it would; so does a node the
     rule emitted and then kept as it was (under its whole demand). ``wants`` (each node's
     demands on its operands, by id and demand) may carry over too.
+
+    The walk copies nodes without asking the rule (``Rewriter.run_asking``) until it first
+    asks about a node not in ``kept`` under its present demand and the rule changes it (or
+    adds something): a walk that confirms the last one found everything asks the rule only
+    about those nodes and copies the rest, without rebuilding each node's term. The known bits
+    of the terms the rule emits and keeps are filed under their ids once added (their users
+    ask for them next).
     """
     known = {} if known is None else known
     kept = set() if kept is None else kept

@@ -12,6 +12,10 @@ The walk visits the nodes in the graph's insertion order (always topological); d
 dropped at the end. The pass manager first puts its input in canonical order, keeping only live
 nodes, and every walk keeps the order it was given, so the optimised graph depends only on the
 content of the input graph.
+
+``Rewriter.run_asking`` is the same walk for a rule whose caller knows which nodes the rule
+would keep as they are: up to the first node the rule changes it copies the others without
+asking (a walk that changes nothing is a copy of its input), then walks the rest as usual.
 """
 
 from __future__ import annotations
