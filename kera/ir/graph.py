@@ -246,6 +246,16 @@ def canonical_attrs(op: str, attrs: Mapping[str, AttrValue] | None) -> Attrs:
     return items
 
 
+
+def _check_rule(op: str, type: Type, in_types: tuple[Type, ...], items: Attrs) -> None:
+    """Raise ``ValueError`` unless opcode ``op``'s type rule holds (verdicts memoised)."""
+    msg = _verdicts.get((op, type, in_types, items), _UNKNOWN)  # a hit without a call
+    if msg is _UNKNOWN:
+        msg = type_verdict(op, type, in_types, items)
+    if msg is not None:
+        args = ", ".join(str(t) for t in in_types)
+        raise ValueError(f"`{op}`({args}) -> {type}: {msg}")
+
 class Graph:
     """Interned nodes in topological insertion order, named regions, and a span side table."""
 
@@ -333,12 +343,8 @@ class Graph:
             except (KeyError, TypeError):  # an input not in the graph (or not hashable)
                 self._check(op, type, inputs, items)  # raises, naming it
                 raise
-            msg = _verdicts.get((op, type, in_types, items), _UNKNOWN)  # a hit without a call
-            if msg is _UNKNOWN:
-                msg = type_verdict(op, type, in_types, items)
-            if msg is not None:
-                args = ", ".join(str(t) for t in in_types)
-                raise ValueError(f"`{op}`({args}) -> {type}: {msg}")
+            if _verdicts.get((op, type, in_types, items), _UNKNOWN) is not None:
+                _check_rule(op, type, in_types, items)  # not a memoised pass: ask, maybe raise
             nodes[nid] = Node(op, type, inputs, items, nid)
             sinks = self.sinks
             if sinks is not None:
@@ -384,12 +390,7 @@ class Graph:
         except (KeyError, TypeError):
             bad = next(i for i in inputs if not isinstance(i, bytes) or i not in nodes)
             raise ValueError(f"`{op}`: input {_show_id(bad)} is not in the graph") from None
-        msg = _verdicts.get((op, type, in_types, items), _UNKNOWN)  # a hit without a call
-        if msg is _UNKNOWN:
-            msg = type_verdict(op, type, in_types, items)
-        if msg is not None:
-            args = ", ".join(str(t) for t in in_types)
-            raise ValueError(f"`{op}`({args}) -> {type}: {msg}")
+        _check_rule(op, type, in_types, items)
 
     def add_region(self, region: Region, replace: bool = False) -> None:
         """Name an entry point; its params must be this graph's ``param`` nodes 0, 1, ...
