@@ -271,9 +271,8 @@ class _Mapper:
         # not into or out of a select (measured: abc keeps chains of selects nearly in order,
         # gcd16's steps; a select's own three inputs are balanced)
         reader = {h: g for g in live for h in fanin[g][1]}
-        self.merged = {g for g in live if fanin[g][2] in inner or (
-            readers[g] == 1 and g not in net.roots and net.associative(g, reader[g])
-            and fanin[g][2] not in self.cells)}
+        self.merged = {g for g in live if g not in net.roots and (fanin[g][2] in inner or (
+            readers[g] == 1 and net.associative(g, reader[g]) and fanin[g][2] not in self.cells))}
         self.pending = [g for g in live if g not in self.merged]  # creation order
         self.next = 0
         # signals: leaf bits and 2-input nodes, by index
