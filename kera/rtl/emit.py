@@ -331,20 +331,28 @@ class _Module:
             if nid in self.kept and self.body.lines[-1].startswith(head):
                 self.body.lines[-1] = "(* keep *) " + self.body.lines[-1]
 
+    def _lowered(self, nids: tuple[bytes, ...], s: int) -> list[str]:
+        """Return the lines of ``nids`` lowered as plain operators (stage ``s``), not added to
+        the body: the simulation branch of what is written as primitives for synthesis."""
+        b = self.body
+        first = len(b.lines)
+        for nid in nids:
+            node = self.g.nodes[nid]
+            lowering = LOWERINGS[node.op]
+            assert callable(lowering), node.op
+            lowering(b, self.wire[nid], node, [self.ref(i, s) for i in node.inputs])
+        lines = b.lines[first:]
+        del b.lines[first:]
+        return lines
+
     def _mux_pair(self, pair: MuxPair, s: int) -> None:
         """Emit two levels of selects (``kera.hls.muxpair``): for synthesis each bit as two
         ``LUT4`` 2:1 multiplexers by the inner conditions and the slice's ``PFUMX`` of their
         outputs by the outer one (a wire where its four sources are one signal, an expression
         where one is a constant); for simulation the levels as they are."""
         b = self.body
-        first, sinks = len(b.lines), set(b.sinks)
-        for nid in pair.members:
-            node = self.g.nodes[nid]
-            lowering = LOWERINGS[node.op]
-            assert callable(lowering), node.op
-            lowering(b, self.wire[nid], node, [self.ref(i, s) for i in node.inputs])
-        behavioural = b.lines[first:]
-        del b.lines[first:]
+        sinks = set(b.sinks)
+        behavioural = self._lowered(pair.members, s)
         local = [w for w in b.sinks if w not in sinks]  # wires of this branch alone
         for w in local:
             del b.sinks[w]
@@ -379,13 +387,8 @@ class _Module:
     def _zero_flag(self, nid: bytes, s: int) -> None:
         """Emit a four-bit zero flag (``kera.hls.zeroflag``): for synthesis one ``LUT4``, the
         NOR of the four bits; for simulation the ``and`` as it is."""
-        b, node = self.body, self.g.nodes[nid]
-        first = len(b.lines)
-        lowering = LOWERINGS[node.op]
-        assert callable(lowering), node.op
-        lowering(b, self.wire[nid], node, [self.ref(i, s) for i in node.inputs])
-        behavioural = b.lines[first:]
-        del b.lines[first:]
+        b = self.body
+        behavioural = self._lowered((nid,), s)
         pins = ", ".join(f".{p}({b.bit(self.ref(u, s), i, whole_used=True)})"
                          for p, (u, i) in zip("ABCD", self.zero_flags[nid], strict=True))
         out = self.wire[nid]
