@@ -59,6 +59,7 @@ BENCHMARKS: dict[str, tuple[list[str], dict[str, Reader]]] = {
         "keg_load_nodes_per_s": lambda d: d["ir"]["keg_load_nodes_per_s"],
         "build_nodes_per_s": lambda d: d["build"]["build_nodes_per_s"],
         "build_seconds": lambda d: d["build"]["seconds"],
+        "elaborate_nodes_per_s": lambda d: d["build"].get("elaborate_nodes_per_s"),
     }),
     "opt": (["--repeat", "2"], {
         "nodes_before": lambda d: d["large"]["validated"]["nodes_before"],
@@ -86,7 +87,8 @@ BENCHMARKS: dict[str, tuple[list[str], dict[str, Reader]]] = {
 }
 GOALS = {
     "frontend.lines_per_s": ">= 100000",
-    "graph.build_nodes_per_s": ">= 100000",
+    "graph.elaborate_nodes_per_s": ">= 100000",
+    "graph.build_nodes_per_s": ">= 100000 (parse and elaborate together)",
     "opt.O2_cpu_seconds": "<= 0.5",
     "schedule.random_20k_seconds": "<= 2",
     "loops.check_50k_seconds": "<= 1",

@@ -12,6 +12,7 @@ import bisect
 import json
 from dataclasses import dataclass, field
 from enum import Enum, IntEnum
+from itertools import accumulate
 
 
 class ExitCode(IntEnum):
@@ -95,10 +96,8 @@ class SourceFile:
         self.path = path
         self.data = data
         self.text = data.decode("utf-8", errors="replace")
-        self._line_starts = [0]
-        for i, b in enumerate(data):
-            if b == 0x0A:
-                self._line_starts.append(i + 1)
+        # Each line starts one byte after the previous line's end (its newline).
+        self._line_starts = [0, *accumulate(len(line) + 1 for line in data.split(b"\n")[:-1])]
 
     def line_col(self, offset: int) -> tuple[int, int]:
         """Return the 1-based (line, column) of a byte offset; columns count characters."""
