@@ -125,6 +125,9 @@ class Schedule:
     # Whether values of different sources may share a pipeline register behind a multiplexer
     # (fewer FFs, more LUTs); ``--fit`` turns it off where the LUTs are what does not fit.
     register_mux: bool = True
+    # The timing margin it was scheduled with (``plan_schedule``: the requested one, or less
+    # where the estimate or an op that nothing splits needed less); None where not recorded.
+    margin: float | None = None
 
     @property
     def aligned(self) -> bool:

@@ -294,8 +294,36 @@ def pipeline_dsps(problem: Problem) -> None:
         costs.pipelined = frozenset(problem.ids[v] for v in problem.pipelined)
 
 
+class OpTooSlow(KeraError):
+    """``check_op_fits``'s error: an op slower than the usable period (``delay_ns`` of logic,
+    ``overhead_ns`` of register overhead a period; ``op`` says which and where), which
+    ``plan_schedule`` answers with a tighter margin where one leaves it room
+    (``fitting_margin``). The message suggests the fastest clock at ``margin``."""
+
+    def __init__(self, head: str, op: str, delay_ns: float, usable_ns: float,
+                 clock_mhz: float, margin: float, overhead_ns: float) -> None:
+        super().__init__(f"{head} needs {delay_ns:.1f} ns but the clock period at "
+                         f"{clock_mhz:g} MHz leaves {usable_ns:.1f} ns; try --clock-mhz "
+                         f"{_suggest(delay_ns, margin, overhead_ns)} or lower")
+        self.head, self.op = head, op
+        self.delay_ns, self.usable_ns = delay_ns, usable_ns
+        self.clock_mhz, self.overhead_ns = clock_mhz, overhead_ns
+
+    def fitting_margin(self) -> float | None:
+        """Return the largest margin (in thousandths) at which the op fits one period (None:
+        not even without a margin)."""
+        m = 1.0 - (self.delay_ns + self.overhead_ns + EPS_NS) * self.clock_mhz / 1000.0
+        return math.floor(m * 1000.0) / 1000.0 if m >= 0 else None
+
+    def without_margin(self) -> OpTooSlow:
+        """The same error suggesting the fastest clock at which the op fits with no margin."""
+        return OpTooSlow(self.head, self.op, self.delay_ns, self.usable_ns, self.clock_mhz,
+                         0.0, self.overhead_ns)
+
+
 def check_op_fits(problem: Problem, clock_mhz: float, margin: float, overhead: float) -> None:
-    """Raise the user-facing error when the slowest op cannot fit in one clock period."""
+    """Raise the user-facing error (``OpTooSlow``) when the slowest op cannot fit in one clock
+    period."""
     worst = max(range(problem.size), key=problem.delay.__getitem__, default=None)
     if worst is None:
         return
@@ -310,10 +338,9 @@ def check_op_fits(problem: Problem, clock_mhz: float, margin: float, overhead: f
         node = graph.nodes[problem.ids[worst]]
         width = display_width(graph, node)
         where = locate(graph, node.id, make_locator(graph)) if node.id in graph.spans else ""
-        raise KeraError(f"{where + ': ' if where else ''}`{node.op}` ({width} bits) needs "
-                        f"{d:.1f} ns but the clock period at "
-                        f"{clock} leaves {usable:.1f} ns; try --clock-mhz "
-                        f"{_suggest(d, margin, overhead)} or lower")
+        raise OpTooSlow(f"{where + ': ' if where else ''}`{node.op}` ({width} bits)",
+                        f"`{node.op}` ({width} bits){' at ' + where if where else ''}", d,
+                        usable, clock_mhz, margin, overhead)
 
 
 def _suggest(delay: float, margin: float, overhead: float) -> str:
@@ -748,6 +775,7 @@ __all__ = [
     "build_lp",
     "build_problem",
     "chaining_pairs",
+    "OpTooSlow",
     "check_op_fits",
     "list_schedule",
     "pipeline_dsps",

@@ -184,10 +184,24 @@ def test_a_memory_too_wide_for_the_model_is_one_line_error(
 
 
 def test_an_op_too_slow_for_the_clock_is_named_with_the_block_ram_reads_own_delay() -> None:
-    """At 55 MHz on iCE40 (12.0 ns usable) histogram's read takes the RAM's 12.98 ns
+    """At 60 MHz on iCE40 (10.6 ns usable) histogram's read takes the RAM's 12.98 ns
     (``memory.read_delay``), not the fitted curve of a 256-element variable `array_index`
     (a mux of flip-flops, 28.8 ns): the one-line error says 13.0, and the scheduler never
-    starts on an op that cannot fit."""
+    starts on an op that cannot fit. Nothing splits the read, so the clock it suggests is the
+    fastest at which it fits one period with no margin (13.0 + 4.4 ns: 57 MHz)."""
     with pytest.raises(KeraError, match=r"`array_index` \(16 bits\) needs 13\.0 ns but the "
-                                        r"clock period at 55 MHz leaves 12\.0 ns"):
-        planned(HISTOGRAM, clock_mhz=55.0)
+                                        r"clock period at 60 MHz leaves 10\.6 ns; try "
+                                        r"--clock-mhz 57 or lower$"):
+        planned(HISTOGRAM, clock_mhz=60.0)
+
+
+def test_an_op_that_fits_without_the_whole_margin_takes_less() -> None:
+    """At 55 MHz the 10 % margin leaves 12.0 ns for the 13.0 ns read, one period leaves 13.8:
+    scheduled with the largest margin that fits it (4.4 %), which the schedule records and a
+    note says; a margin the user chose is kept (the error)."""
+    sched = planned(HISTOGRAM, clock_mhz=55.0)
+    assert sched.margin == pytest.approx(0.044)
+    assert any("`array_index` (16 bits)" in n and "4.4% timing margin instead of 10%" in n
+               for n in sched.notes)
+    with pytest.raises(KeraError, match=r"needs 13\.0 ns .* try --clock-mhz 51 or lower$"):
+        planned(HISTOGRAM, clock_mhz=55.0, margin=0.1)

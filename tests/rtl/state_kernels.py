@@ -76,12 +76,14 @@ _FOLDER = tempfile.TemporaryDirectory(prefix="kera-state-")
 
 
 def planned(text: str, clock_mhz: float | None = None, board: str = "icebreaker",
-            ii: int | None = None) -> Schedule:
-    """Return the schedule every target uses for ``text`` on ``board``."""
+            ii: int | None = None, margin: float | None = None) -> Schedule:
+    """Return the schedule every target uses for ``text`` on ``board`` (at ``margin``, or the
+    one ``plan_schedule`` picks)."""
     path = Path(tempfile.mkdtemp(dir=_FOLDER.name)) / "k.kera"  # a file: locations have lines
     path.write_text(text, encoding="utf-8")
     loaded = kera.load(path)
-    return plan_schedule(loaded.graph, loaded.top, board=board, clock_mhz=clock_mhz, ii=ii)[0]
+    return plan_schedule(loaded.graph, loaded.top, board=board, clock_mhz=clock_mhz, ii=ii,
+                         margin=margin)[0]
 
 
 def with_ii(text: str, ii: int) -> str:
