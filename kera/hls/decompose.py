@@ -36,7 +36,9 @@ scheduler can put in successive stages:
 * **variable multiplies wider than the pipelined DSP** (ECP5's MULT18X18D, 18-bit operands;
   results of 17 to 64 bits) become the products of the operands' 16-bit pieces that reach
   below the result's top (3 for 32 bits, 10 for 64) and their sums (``_split_mul``), each
-  product one DSP that ``kera.hls.schedule.pipeline_dsps`` puts on its own registers.
+  product one DSP that ``kera.hls.schedule.pipeline_dsps`` puts on its own registers. A
+  variable multiply over the DSP budget is split the same way on any family where the budget
+  has DSPs left: they take the widest pieces, LUTs the rest.
 * **lookups in an array** (``array_index`` of an ``array`` of constants, or of any array value
   but a `mem`'s state, whose one read port ``kera.hls.memory`` maps) become a mux tree: the low
   index bits pick within groups of ``2**m`` elements, the high bits among the groups (the
@@ -60,7 +62,7 @@ from kera.hls.logic_split import barrel, equality, zero_count
 from kera.hls.lower import adder
 from kera.hls.muxpair import LEVEL_OPS, SLICE_MUX_FAMILIES
 from kera.hls.timing import EPS_NS, MUL_OPS, CostModel
-from kera.ir.graph import Graph, Node, const
+from kera.ir.graph import Graph, Node, const, param
 from kera.ir.types import BOOL, ArrayType, IntType, Type, sint, uint
 from kera.opt.demanded import demanded
 from kera.opt.knownbits import KnownBits
@@ -734,11 +736,22 @@ class _Splitter:
         (``_sum_shifted``) are carry chains it can segment: a u32 ``a * b`` that needed 9.5 ns
         in one piece fits 150 MHz, and a u64 one is 10 DSPs. None where the multiply is not
         such a case (one pipelined DSP takes it, it is a LUT multiplier over the DSP budget,
-        or the family has no pipelined DSP)."""
+        or the family has no pipelined DSP).
+
+        On any family, a variable multiply over the DSP budget is split the same way where the
+        budget has DSPs left for some pieces (``CostModel.dsps_left``): the budget then takes
+        the pieces whose LUT circuits would be the largest and leaves the rest to LUTs
+        (``CostModel.lut_multipliers``), where the whole multiply was a LUT circuit: u64
+        ``a * b`` on an UP5K (8 SB_MAC16) was 5,119 estimated LUTs, 97 % of the device."""
         t = node.type
         costs = self.costs
-        if (not isinstance(t, IntType) or not 16 < t.width <= 64 or costs.dsp_pipeline is None
-                or nid in costs.lut_multipliers(self.src) or costs.can_pipeline(self.src, node)):
+        if not isinstance(t, IntType) or not 16 < t.width <= 64:
+            return None
+        if nid in costs.lut_multipliers(self.src):
+            if costs.dsps_left(self.src, nid) <= 0 or not self._pieces_fit() or any(
+                    self.src.nodes[i].op == "const" for i in node.inputs):
+                return None
+        elif costs.dsp_pipeline is None or costs.can_pipeline(self.src, node):
             return None
         g = self.g
         add = adder(g, span)
@@ -759,6 +772,17 @@ class _Splitter:
             return const(g, t, 0, span)
         total = self._sum_shifted(terms, w, span)
         return total if t == uint(w) else add("cast", t, total)
+
+    def _pieces_fit(self) -> bool:
+        """Whether one 16 x 16 piece on a DSP fits the period, as it is or on the DSP's own
+        registers (iCE40's untimed SB_MAC16 is costed as its LUT equivalent, 32.5 ns: at 55
+        MHz a multiply over the budget stays one LUT multiplier, which the timing splits)."""
+        g = Graph()
+        a, b = (g.add("cast", uint(32), (param(g, i, n, uint(16)),)) for i, n in enumerate("ab"))
+        piece = g.nodes[g.add("mul", uint(32), (a, b))]
+        if CostModel(self.costs.model).delay(g, piece) <= self.usable + EPS_NS:
+            return True
+        return self.costs.dsp_pipeline is not None and self.costs.pipelined_ns <= self.usable
 
     def _sum_shifted(self, terms: list[tuple[bytes, int]], w: int, span: Span | None
                      ) -> bytes:

@@ -173,6 +173,7 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
         kept_bits = sum(_bank_bits(net, [n for n in bank if (k, n) not in inside], read,
                                    {n for n in bank if stage[n] < k}, whole)
                         for k, bank in enumerate(banks))
+        kept_bits -= dsp_output_halves(schedule, costs, banks, inside)
     valid_bits = schedule.latency
     from kera.hls.memory import state_ff_bits  # the state registers (STATE.md)
 
@@ -333,12 +334,7 @@ def dsp_registers(schedule: Schedule, costs: CostModel, banks: list[list[bytes]]
     instantiates their DSPs with those registers) have them."""
     graph, stage = schedule.graph, schedule.stage
     nodes = graph.nodes
-    if getattr(costs.model, "dsp_timing", {}).get("registers_absorbed"):
-        on_lut = costs.lut_multipliers(graph)
-        dsp = {nid for nid in schedule.order if nodes[nid].op in MUL_OPS and nid not in on_lut
-               and costs.area(graph, nodes[nid])["dsp"] > 0}
-    else:
-        dsp = set(schedule.pipelined)
+    dsp = _dsp_products(schedule, costs) if _absorbs(costs) else set(schedule.pipelined)
     if not dsp:
         return set()
     readers: dict[bytes, list[bytes]] = {}
@@ -379,6 +375,93 @@ def dsp_registers(schedule: Schedule, costs: CostModel, banks: list[list[bytes]]
             elif k + 1 < len(banks) and v not in banks[k + 1] and feeds_only_dsps(v, k + 1):
                 out.add((k, v))
     return out
+
+
+def _absorbs(costs: CostModel) -> bool:
+    """Whether yosys moves flip-flops into the family's DSPs (iCE40's ``ice40_dsp``)."""
+    return bool(getattr(costs.model, "dsp_timing", {}).get("registers_absorbed"))
+
+
+def _dsp_products(schedule: Schedule, costs: CostModel) -> set[bytes]:
+    """Return the multiplies of ``schedule`` on DSPs (within the budget, a DSP's worth)."""
+    graph = schedule.graph
+    nodes = graph.nodes
+    on_lut = costs.lut_multipliers(graph)
+    return {nid for nid in schedule.order if nodes[nid].op in MUL_OPS and nid not in on_lut
+            and costs.area(graph, nodes[nid])["dsp"] > 0}
+
+
+#: The SB_MAC16's output register is two halves of this many bits, each registered or not on
+#: its own (``TOPOUTPUT_SELECT``/``BOTOUTPUT_SELECT``).
+OUTPUT_HALF_BITS = 16
+
+
+def dsp_output_halves(schedule: Schedule, costs: CostModel, banks: list[list[bytes]],
+                      inside: set[tuple[int, bytes]]) -> int:
+    """Return the flip-flops of pipeline registers that yosys packs into a half of a DSP's
+    output register (iCE40): a half of a product whose bits its stage reads only through
+    wiring (casts, slices, concatenations) into the bank after it. ``dsp_registers`` takes a
+    held value that is all one product's; this takes the bits of one: u64 ``a * b`` split over
+    an UP5K's DSPs (``kera.hls.decompose``) holds its result's low 16 bits, the low half of
+    the lowest piece, and its top half feeds the adders: yosys 0.70 keeps 49 of the 65
+    flip-flops."""
+    if not _absorbs(costs):
+        return 0
+    graph, stage = schedule.graph, schedule.stage
+    nodes = graph.nodes
+    readers: dict[bytes, list[bytes]] = {}
+    for nid in schedule.order:
+        for u in dict.fromkeys(nodes[nid].inputs):
+            readers.setdefault(u, []).append(nid)
+    total = 0
+    for p in sorted(_dsp_products(schedule, costs)):
+        s = stage[p]
+        if s >= len(banks):
+            continue
+        held = {v for v in banks[s] if (s, v) not in inside}
+        width = nodes[p].type.flat_width
+        comb: set[int] = set()
+        kept: set[int] = set()
+        todo: list[tuple[bytes, tuple[int | None, ...]]] = [(p, tuple(range(width)))]
+        while todo:
+            x, bits = todo.pop()  # bit j of x is bit bits[j] of the product (None: not one)
+            if x in held:
+                kept.update(b for b in bits if b is not None)
+            for r in readers.get(x, ()):
+                if stage[r] != s:
+                    continue  # through the bank
+                view = _wired_bits(nodes[r], x, bits, graph)
+                if view is None:
+                    comb.update(b for b in bits if b is not None)
+                else:
+                    todo.append((r, view))
+        for lo in range(0, width, OUTPUT_HALF_BITS):
+            half = set(range(lo, min(width, lo + OUTPUT_HALF_BITS)))
+            if kept & half and not comb & half:
+                total += len(kept & half)
+    return total
+
+
+def _wired_bits(node: Node, x: bytes, bits: tuple[int | None, ...], graph: Any
+                ) -> tuple[int | None, ...] | None:
+    """Return the product's bits in ``node``'s bits where ``node`` only rewires ``x``'s
+    (``bits``: the product's bit at each of ``x``'s), else None (logic reads them)."""
+    w = node.type.flat_width
+    if node.op == "slice":
+        start = int(node.attr("lo"))
+        return bits[start:start + w]
+    if node.op == "cast":
+        src = graph.nodes[x].type
+        if w <= len(bits):
+            return bits[:w]
+        top = bits[-1] if getattr(src, "signed", False) else None
+        return bits + (top,) * (w - len(bits))
+    if node.op == "concat":
+        high_id, low_id = node.inputs
+        low = bits if low_id == x else (None,) * graph.nodes[low_id].type.flat_width
+        high = bits if high_id == x else (None,) * graph.nodes[high_id].type.flat_width
+        return low + high
+    return None
 
 
 def dsp_accumulators(schedule: Schedule, costs: CostModel) -> dict[bytes, bytes]:

@@ -154,6 +154,7 @@ class CostModel:
         self._area: dict[Query, dict[str, float]] = {}
         self._networks: dict[int, tuple[Graph, BitNetwork, dict[bytes, int]]] = {}
         self._lut_muls: dict[int, tuple[Graph, dict[bytes, Query | int]]] = {}
+        self._dsps_left: dict[int, tuple[Graph, dict[bytes, int]]] = {}
         self._merged: dict[int, tuple[Graph, dict[bytes, dict[str, float]]]] = {}
         self._borrows: dict[int, tuple[Graph, dict[bytes, int]]] = {}
         self._flops: dict[int, tuple[Graph, frozenset[int]]] = {}
@@ -265,32 +266,53 @@ class CostModel:
 
     def lut_multipliers(self, graph: Graph) -> dict[bytes, Query | int]:
         """Return the multiplies that get no DSP: node -> LUT-multiplier query, or the CSD
-        digit count of its constant operand when shift-and-add is the smaller circuit."""
+        digit count of its constant operand when shift-and-add is the smaller circuit.
+
+        The budget goes first to the multiplies whose LUT circuit would be the largest per DSP
+        (in the graph's canonical order among equals): the DSPs save the most LUTs where they
+        go, and the pieces of a multiply split over the budget (``kera.hls.decompose``: u64
+        ``a * b`` on the 8 SB_MAC16 of an UP5K, six 32-bit and four 16-bit products) leave the
+        narrow ones to LUTs. ``dsps_left`` says what the budget had left for each multiply it
+        could not take."""
         hit = self._lut_muls.get(id(graph))
         if hit is not None and hit[0] is graph:
             return hit[1]
         out: dict[bytes, Query | int] = {}
         left = self.dsp_budget
         nodes = graph.nodes
-        for nid in graph.canonical_order():
+        wants: list[tuple[float, int, bytes, Query | int | None, float]] = []
+        for k, nid in enumerate(graph.canonical_order()):
             node = nodes[nid]
             q = self.mul_query(graph, node) if node.op in MUL_OPS else None
             if q is None or nid in self.exclude:
                 continue
             need = self.mul_dsps(graph, node, q)
-            if left is None or need <= left:
-                left = None if left is None else left - int(math.ceil(need))
-                continue
             consts = [v for v in (self._known(graph, i) for i in node.inputs) if v is not None]
             lut_q: Query = (f"{q[0]}_lut", q[1], None)
             digits = csd_digits(consts[0]) if consts else 0
             lut_area = self._lut_area(lut_q)
+            off: Query | int | None = lut_q if lut_area is not None else None
             if consts and (lut_area is None or self._csd_area(digits, node)["lut"] <= lut_area):
-                out[nid] = digits
-            elif lut_area is not None:
-                out[nid] = lut_q  # else the model has no LUT multiplier: it stays a DSP one
+                off, lut_area = digits, self._csd_area(digits, node)["lut"]
+            saving = (lut_area or 0.0) / need if need > 0 else 0.0
+            wants.append((-saving, k, nid, off, need))
+        lefts: dict[bytes, int] = {}
+        for _, _, nid, off, need in sorted(wants) if left is not None else wants:
+            if left is None or need <= left:
+                left = None if left is None else left - int(math.ceil(need))
+                continue
+            lefts[nid] = left
+            if off is not None:
+                out[nid] = off  # else the model has no LUT multiplier: it stays a DSP one
         self._lut_muls[id(graph)] = (graph, out)
+        self._dsps_left[id(graph)] = (graph, lefts)
         return out
+
+    def dsps_left(self, graph: Graph, nid: bytes) -> int:
+        """Return the DSPs the budget had left when it could not take multiply ``nid`` (0 for
+        one it took, or where there is no budget)."""
+        self.lut_multipliers(graph)
+        return self._dsps_left[id(graph)][1].get(nid, 0)
 
     def narrow_query(self, graph: Graph, node: Node) -> Query | None:
         """Return the model query of a carry-chain op at its operands' significant width:

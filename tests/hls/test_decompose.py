@@ -370,6 +370,46 @@ def test_a_wide_variable_multiply_becomes_dsp_sized_partial_products(t: IntType)
     assert decompose_for_timing(narrow, costs, 4.8).nodes.keys() == narrow.nodes.keys()
 
 
+@pytest.mark.parametrize(("t", "budget"), [(uint(64), 8), (IntType(64, True), 8),
+                                          (uint(48), 4), (uint(32), 2)], ids=str)
+def test_a_multiply_over_the_dsp_budget_puts_its_widest_pieces_on_the_dsps(
+        t: IntType, budget: int) -> None:
+    """A variable multiply that needs more SB_MAC16s than the budget leaves is split into the
+    products of 16-bit pieces (10 for 64 bits, 6 for 48, 3 for 32), of which the budget takes
+    the widest and LUTs the rest; bit-exact. With no DSP left it stays one LUT multiply."""
+    g = _var_mul_graph(t)
+    costs = CostModel(load_model("ice40"), budget)
+    assert costs.lut_multipliers(g) and costs.dsps_left(g, g.regions["f"].result) == budget
+    h = decompose_for_timing(g, costs, 1000.0)
+    muls = [n for n in h.nodes.values() if n.op == "mul"]
+    pieces = -(-t.width // 16)
+    assert len(muls) == pieces * (pieces + 1) // 2
+    on_lut = CostModel(load_model("ice40"), budget).lut_multipliers(h)
+    assert len(muls) - len(on_lut) == budget  # every DSP used, one piece each
+    assert max(h.nodes[n].type.width for n in on_lut) <= min(
+        n.type.width for n in muls if n.id not in on_lut)
+    rng = np.random.default_rng(t.width)
+    _same_one(g, h, {"a": _random_of(t, rng, 2000), "b": _random_of(t, rng, 2000)})
+    spent = CostModel(load_model("ice40"), 0)
+    assert decompose_for_timing(g, spent, 1000.0).nodes.keys() == g.nodes.keys()
+
+
+def test_a_u64_multiply_on_an_up5k_takes_its_eight_dsps_not_the_whole_device() -> None:
+    """tests/opt/kernels/mul64.kera on icebreaker at 12 MHz: the whole product as a LUT
+    multiplier was 97 % of the UP5K's LUTs; split, the 8 SB_MAC16 take eight of its ten
+    pieces (yosys + nextpnr, benchmarks/qor.py: 734 LUT, 49 FF, 8 SB_MAC16)."""
+    from kera.hls.resources import estimate
+
+    loaded = load(str(Path(__file__).resolve().parents[1] / "opt" / "kernels" / "mul64.kera"))
+    sched, board, model = plan_schedule(loaded.graph, loaded.top, board="icebreaker")
+    est = estimate(sched, CostModel(model), board.capacities).total
+    assert est["dsp"] == board.capacities.dsp == 8
+    assert est["lut"] < 0.25 * board.capacities.lut
+    # the result's 64 flip-flops and the valid bit, less the low half of the lowest piece,
+    # which is the result's low 16 bits: yosys puts them in that SB_MAC16's output register
+    assert est["ff"] == 64 + 1 - 16
+
+
 def test_a_u32_multiply_schedules_at_150_mhz_on_ecp5(tmp_path: Path) -> None:
     """Refused before ("`mul` (32 bits) needs 9.5 ns ... try --clock-mhz 83"); placed at
     177.9 MHz (median of 3 nextpnr seeds, 3 MULT18X18D)."""
