@@ -18,7 +18,7 @@ from kera.elaborate.fold import ClosedEvaluator
 from kera.elaborate.values import POISON, Binding, Lit, Val, Value
 from kera.ir.graph import Graph
 from kera.ir.types import UNIT, BoolType, FixedType, IntType, Type
-from kera.syntax import SyntaxNode
+from kera.syntax import GreenNode, SyntaxNode
 
 if TYPE_CHECKING:
     from kera.elaborate.items import ConstItem, FnItem
@@ -45,6 +45,10 @@ class BuilderBase:
         self._folder = ClosedEvaluator(self.graph)
         self._consts: dict[tuple[Type, int], Val] = {}  # (type, value) -> its `const` node
         self._unit: Val | None = None  # the `()` node, once made
+        # Per green node (shared by every copy of its text), what building it needs to know of
+        # it wherever it occurs: see ``ExprMixin._bin_shape`` and ``_paren_inner``.
+        self._bin_shapes: dict[GreenNode, object] = {}
+        self._paren_inners: dict[GreenNode, object] = {}
 
     # --- diagnostics -------------------------------------------------------------------------
 
@@ -80,12 +84,12 @@ class BuilderBase:
             self.graph.spans[known.id] = span  # what Graph.add does for a node it has
         return known
 
-    def const_at(self, ty: Type, value: int, node: SyntaxNode) -> Val:
-        """Return ``const(ty, value, node.span)``, making the span only when it is needed (a
-        constant met again keeps its first span)."""
+    def const_at(self, ty: Type, value: int, start: int, end: int) -> Val:
+        """Return ``const(ty, value, Span(start, end))``, making the span only when it is needed
+        (a constant met again keeps its first span)."""
         known = self._consts.get((ty, value))
         if known is None or known.id not in self.graph.spans or "add" in self.__dict__:
-            return self.const(ty, value, node.span)
+            return self.const(ty, value, Span(start, end))
         return known
 
     def unit(self) -> Val:

@@ -35,8 +35,8 @@ from kera.ir.types import (
     uint,
 )
 from kera.ir.values import decimal_text
+from kera.syntax import GreenNode, SyntaxNode, parse_frac_literal, parse_int_literal
 from kera.syntax import SyntaxKind as K
-from kera.syntax import SyntaxNode, parse_frac_literal, parse_int_literal
 
 U32 = uint(32)
 BIN_TOKENS = {
@@ -54,6 +54,10 @@ _INT_LITERALS: dict[str, tuple[int, IntType | None]] = {}
 # Plain decimal literals, with or without a suffix: parsed here without the general parser.
 _PLAIN_INT = re.compile(r"([0-9]+)(?:([ui])([0-9]+))?")
 Rule = Callable[["ExprMixin", SyntaxNode, Type | None], Value]
+# What a binary operator node is wherever it occurs (its green node is shared by every copy of
+# its text): the operator, and each operand's green node with its offset from the node's start.
+BinShape = tuple[str, GreenNode, int, GreenNode, int]
+_UNSEEN = object()  # a green node not yet in a builder's table of shapes
 
 
 def rules_of(cls: type) -> dict[int, Rule]:
@@ -113,9 +117,49 @@ class ExprMixin(BuilderBase):
 
     def any_unsigned(self, node: SyntaxNode) -> Val:
         """Build ``node`` where any unsigned type is accepted: what nothing types is ``u32``."""
-        if node.green.kind == K.LITERAL:  # the same as settling it: a literal takes its hint
-            return self.settle(self._expr_literal(node, U32), U32)
-        return self.settle(self.expr(node, None), U32)
+        return self._any_unsigned_at(node.green, node.offset, node)
+
+    def _any_unsigned_at(self, green: GreenNode, offset: int, parent: SyntaxNode) -> Val:
+        """``any_unsigned`` of the node ``green`` at byte ``offset`` (see ``operand``)."""
+        # A literal takes its hint: building it at `u32` is the same as settling it there.
+        hint = U32 if green.kind == K.LITERAL else None
+        return self.settle(self.operand(green, offset, parent, hint), U32)
+
+    def operand(self, green: GreenNode, offset: int, parent: SyntaxNode,
+                hint: Type | None) -> Value:
+        """Return ``expr`` of the node ``green`` at byte ``offset``, below ``parent`` (the red
+        node of an ancestor: what the nodes made here hang from).
+
+        The operands of operators are built here as their rules build them, without making
+        their red nodes: parentheses, operators, variables that are no state, and integer
+        literals. Any other node is made and built by its rule.
+        """
+        kind = green.kind
+        while kind == K.PAREN_EXPR:  # `_expr_paren_expr`
+            inner = self._paren_inner(green)
+            if inner is None:
+                return POISON
+            green, offset = inner[0], offset + inner[1]
+            kind = green.kind
+        if kind == K.BIN_EXPR:
+            return self._bin(green, offset, parent, hint)
+        if kind == K.NAME_REF:  # `_expr_name_ref` of a variable
+            binding = self.lookup(t.green_name(green) or "")
+            if binding is not None and binding.state is None:
+                return binding.value
+        elif kind == K.LITERAL:  # `_expr_literal` of an integer
+            tok = t.green_first_token(green)
+            if tok is not None and tok.kind == K.INT_LITERAL:
+                return self._int_literal(tok.text, offset, offset + green.text_len, hint,
+                                         negate=False)
+        return self.expr(SyntaxNode(green, parent, offset), hint)
+
+    def _paren_inner(self, green: GreenNode) -> tuple[GreenNode, int] | None:
+        """Return ``t.first_operand`` of a parenthesised expression, memoised per green node."""
+        inner = self._paren_inners.get(green, _UNSEEN)
+        if inner is _UNSEEN:
+            inner = self._paren_inners[green] = t.first_operand(green)
+        return inner  # type: ignore[return-value]
 
     def settle(self, value: Value, ty: Type | None) -> Val:
         """Give a still pending literal the type ``ty``; without one, ask for a suffix."""
@@ -164,15 +208,17 @@ class ExprMixin(BuilderBase):
             return self.const(BOOL, int(tok.kind == K.TRUE_KW), node.span)
         if tok.kind == K.FRAC_LITERAL:
             return self._frac_literal(tok.text, node.span, hint, negate=False)
-        return self._int_literal(tok.text, node, hint, negate=False)
+        return self._int_literal(tok.text, node.offset, node.offset + node.green.text_len, hint,
+                                 negate=False)
 
     def _frac_literal(self, text: str, span: Span, hint: Type | None, negate: bool) -> Value:
         lit = Lit(-parse_frac_literal(text) if negate else parse_frac_literal(text), span)
         return self.materialize(lit, hint) if isinstance(hint, IntType) else lit
 
-    def _int_literal(self, text: str, node: SyntaxNode, hint: Type | None,
+    def _int_literal(self, text: str, start: int, end: int, hint: Type | None,
                      negate: bool) -> Value:
-        """Build the integer literal ``text`` (negated: ``-text``), spanning ``node``."""
+        """Build the integer literal ``text`` (negated: ``-text``), spanning bytes
+        ``start..end``."""
         parsed = _INT_LITERALS.get(text)
         if parsed is None:
             try:
@@ -184,11 +230,11 @@ class ExprMixin(BuilderBase):
             value = -value
         if ty is None:
             if not isinstance(hint, IntType):
-                return Lit(value, node.span)
+                return Lit(value, Span(start, end))
             ty = hint
         if ty.__class__ is IntType and ty.min <= value <= ty.max:
-            return self.const_at(ty, value, node)  # what `materialize` does, span made lazily
-        return self.materialize(Lit(value, node.span), ty)
+            return self.const_at(ty, value, start, end)  # `materialize`'s, span made lazily
+        return self.materialize(Lit(value, Span(start, end)), ty)
 
     def _expr_name_ref(self, node: SyntaxNode, hint: Type | None) -> Value:
         name = t.name(node) or ""
@@ -212,8 +258,7 @@ class ExprMixin(BuilderBase):
         return POISON
 
     def _expr_paren_expr(self, node: SyntaxNode, hint: Type | None) -> Value:
-        inner = t.first_expr(node)
-        return self.expr(inner, hint) if inner is not None else POISON
+        return self.operand(node.green, node.offset, node, hint)
 
     def _expr_block_expr(self, node: SyntaxNode, hint: Type | None) -> Value:
         block = node.first_child(K.BLOCK)
@@ -311,7 +356,8 @@ class ExprMixin(BuilderBase):
         if op_tok.kind == K.MINUS and inner.kind == K.LITERAL:
             tok = inner.first_token()
             if tok is not None and tok.kind == K.INT_LITERAL:
-                return self._int_literal(tok.text, node, hint, negate=True)
+                return self._int_literal(tok.text, node.offset,
+                                         node.offset + node.green.text_len, hint, negate=True)
             if tok is not None and tok.kind == K.FRAC_LITERAL:
                 return self._frac_literal(tok.text, node.span, hint, negate=True)
         op = "-" if op_tok.kind == K.MINUS else "!"
@@ -335,41 +381,66 @@ class ExprMixin(BuilderBase):
         return self.add("neg" if op == "-" else "not", result, [value], span=span)
 
     def _expr_bin_expr(self, node: SyntaxNode, hint: Type | None) -> Value:
+        return self._bin(node.green, node.offset, node, hint)
+
+    def _bin(self, green: GreenNode, offset: int, parent: SyntaxNode,
+             hint: Type | None) -> Value:
+        """Build the binary operator node ``green`` at byte ``offset`` (see ``operand``)."""
         # Left-associative chains (`a + b + c + ...`) nest to the left as deep as they are long:
         # walk down the chain and fold back up in a loop, so 20k terms need no deep recursion.
-        chain: list[tuple[SyntaxNode, str, SyntaxNode, SyntaxNode]] = []
-        cur = node
-        while cur.green.kind == K.BIN_EXPR:
-            op_kind, parts = t.operator_and_exprs(cur)
-            op = BIN_TOKENS.get(op_kind) if op_kind is not None else None
-            if op is None or len(parts) != 2:
+        chain: list[tuple[int, int, BinShape]] = []
+        while green.kind == K.BIN_EXPR:
+            shape = self._bin_shape(green)
+            if shape is None:
                 return POISON  # the parser reported it
-            chain.append((cur, op, parts[0], parts[1]))
+            chain.append((offset, green.text_len, shape))
+            op = shape[0]
             if op in typeck.LOGIC_OPS:
                 hint = BOOL
             elif op in typeck.COMPARE_OPS:
                 hint = None
-            cur = parts[0]
-        lhs = self.expr(cur, hint)
-        for whole, op, lhs_node, rhs_node in reversed(chain):
-            lhs = self.binary(op, lhs, lhs_node, rhs_node, whole.span)
+            green, offset = shape[1], offset + shape[2]
+        lhs = self.operand(green, offset, parent, hint)
+        for start, length, (op, lhs_green, lhs_at, rhs_green, rhs_at) in reversed(chain):
+            lhs = self._fold(op, lhs, lhs_green, start + lhs_at, rhs_green, start + rhs_at,
+                             parent, Span(start, start + length))
         return lhs
+
+    def _bin_shape(self, green: GreenNode) -> BinShape | None:
+        """Return the ``BinShape`` of a binary operator node (None when the parser reported it
+        broken), memoised per green node."""
+        shape = self._bin_shapes.get(green, _UNSEEN)
+        if shape is _UNSEEN:
+            op_kind, parts = t.operator_and_operands(green)
+            op = BIN_TOKENS.get(op_kind) if op_kind is not None else None
+            shape = None if op is None or len(parts) != 2 else (op, *parts[0], *parts[1])
+            self._bin_shapes[green] = shape
+        return shape  # type: ignore[return-value]
 
     def binary(self, op: str, lhs: Value, lhs_node: SyntaxNode, rhs_node: SyntaxNode,
                span: Span) -> Value:
         """Type and build ``lhs op rhs`` where ``lhs`` is already built."""
+        return self._fold(op, lhs, lhs_node.green, lhs_node.offset, rhs_node.green,
+                          rhs_node.offset, rhs_node, span)
+
+    def _fold(self, op: str, lhs: Value, lhs_green: GreenNode, lhs_at: int,
+              rhs_green: GreenNode, rhs_at: int, parent: SyntaxNode, span: Span) -> Value:
+        """``binary`` with the operands' nodes as green nodes at byte offsets (below
+        ``parent``; see ``operand``)."""
         b: Value
         if lhs.__class__ is Val and lhs.id is not None and op not in typeck.LOGIC_OPS:
             # The common case, as below without the pending-literal steps: a built left
             # operand types the right one (`unify`), or a shift amount is any unsigned type.
             if op in typeck.SHIFT_OPS:
-                return self._binary(op, lhs, self.any_unsigned(rhs_node), span)
+                return self._binary(op, lhs, self._any_unsigned_at(rhs_green, rhs_at, parent),
+                                    span)
             ty = lhs.type
-            b = self._expr_literal(rhs_node, ty) if rhs_node.green.kind == K.LITERAL \
-                else self.expr(rhs_node, ty)
+            b = self.operand(rhs_green, rhs_at, parent, ty)
             if b.__class__ is not Val:
-                b = self.expect(b, ty, rhs_node)
+                b = self.expect(b, ty, SyntaxNode(rhs_green, parent, rhs_at))
             return self._binary(op, lhs, b, span)
+        lhs_node = SyntaxNode(lhs_green, parent, lhs_at)
+        rhs_node = SyntaxNode(rhs_green, parent, rhs_at)
         if op in typeck.SHIFT_OPS:
             a, b = lhs, self.any_unsigned(rhs_node)
         elif op in typeck.LOGIC_OPS and isinstance(lhs, Val) and lhs.type == BOOL:

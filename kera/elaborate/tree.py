@@ -67,42 +67,55 @@ def operator(node: SyntaxNode) -> SyntaxToken | None:
 
 def name(node: SyntaxNode) -> str | None:
     """Return the text of the first IDENT token directly under a node."""
-    for green in node.green.children:
-        if green.kind == K.IDENT and type(green) is GreenToken:
-            return green.text
+    return green_name(node.green)
+
+
+def green_name(green: GreenNode) -> str | None:
+    """Return ``name`` of a node with this green node."""
+    for child in green.children:
+        if child.kind == K.IDENT and type(child) is GreenToken:
+            return child.text
     return None
 
 
 def first_green_token(node: SyntaxNode) -> GreenToken | None:
     """Return the green token of ``operator(node)`` (no red token made): the first direct
     token the parser saw."""
-    for green in node.green.children:
-        if type(green) is GreenToken and green.kind > _SKIPPED_MAX:
-            return green
+    return green_first_token(node.green)
+
+
+def green_first_token(green: GreenNode) -> GreenToken | None:
+    """Return ``first_green_token`` of a node with this green node."""
+    for child in green.children:
+        if type(child) is GreenToken and child.kind > _SKIPPED_MAX:
+            return child
     return None
 
 
-def operator_and_exprs(node: SyntaxNode) -> tuple[K | None, list[SyntaxNode]]:
-    """Return ``operator(node)``'s kind (None without one) and ``exprs(node)``, in one pass
-    over the children (the operator nodes' walk, run for every operator of a program)."""
+def operator_and_operands(green: GreenNode) -> tuple[K | None, list[tuple[GreenNode, int]]]:
+    """Return the kind of ``operator`` of a node with this green node (None without one) and
+    its expression children as (green node, offset from the node's start), in one pass: the
+    parts of an operator node that do not depend on where the node is (a green node is shared
+    by every copy of its text)."""
     op = None
     parts = []
-    offset = node.offset
-    for green in node.green.children:
-        if type(green) is GreenNode:
-            if green.kind in EXPR_KINDS:
-                parts.append(SyntaxNode(green, node, offset))
-        elif op is None and green.kind > _SKIPPED_MAX:
-            op = green.kind
-        offset += green.text_len
+    offset = 0
+    for child in green.children:
+        if type(child) is GreenNode:
+            if child.kind in EXPR_KINDS:
+                parts.append((child, offset))
+        elif op is None and child.kind > _SKIPPED_MAX:
+            op = child.kind
+        offset += child.text_len
     return op, parts
 
 
-def first_expr(node: SyntaxNode) -> SyntaxNode | None:
-    """Return ``exprs(node)[0]`` (None when there is none) without listing the others."""
-    offset = node.offset
-    for green in node.green.children:
-        if type(green) is GreenNode and green.kind in EXPR_KINDS:
-            return SyntaxNode(green, node, offset)
-        offset += green.text_len
+def first_operand(green: GreenNode) -> tuple[GreenNode, int] | None:
+    """Return the first expression child of a node with this green node, with its offset from
+    the node's start (None when there is none)."""
+    offset = 0
+    for child in green.children:
+        if type(child) is GreenNode and child.kind in EXPR_KINDS:
+            return child, offset
+        offset += child.text_len
     return None
