@@ -78,8 +78,10 @@ class BuilderBase:
         """Add a constant of a scalar type (memoised: literals recur all over a program)."""
         key = (ty, int(value))
         known = self._consts.get(key)
-        if known is None or "add" in self.__dict__:  # a loop being recorded sees every add
+        if "add" in self.__dict__:  # a loop being recorded sees every add
             known = self._consts[key] = self.add("const", ty, [], {"value": key[1]}, span=span)
+        elif known is None:  # `add`'s answer: a constant has no inputs to be poisoned
+            known = self._consts[key] = Val(self.graph.add_const(ty, key[1], span), ty)
         elif span is not None and known.id is not None and known.id not in self.graph.spans:
             self.graph.spans[known.id] = span  # what Graph.add does for a node it has
         return known

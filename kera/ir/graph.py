@@ -13,7 +13,7 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import TypeVar
+from typing import NoReturn, TypeVar
 
 from kera.diagnostics import KeraError, Span
 from kera.ir.ops import OPS
@@ -253,8 +253,26 @@ def _check_rule(op: str, type: Type, in_types: tuple[Type, ...], items: Attrs) -
     if msg is _UNKNOWN:
         msg = type_verdict(op, type, in_types, items)
     if msg is not None:
-        args = ", ".join(str(t) for t in in_types)
-        raise ValueError(f"`{op}`({args}) -> {type}: {msg}")
+        _broken_rule(op, type, in_types, msg)  # type: ignore[arg-type]
+
+
+def _broken_rule(op: str, type: Type, in_types: tuple[Type, ...], msg: str) -> NoReturn:
+    """Raise the ``ValueError`` of a node that breaks opcode ``op``'s type rule."""
+    args = ", ".join(str(t) for t in in_types)
+    raise ValueError(f"`{op}`({args}) -> {type}: {msg}")
+
+
+# Result type -> what the id of a `const` of that type hashes before its value's 16 bytes.
+_const_heads: dict[Type, bytes] = {}
+_const_rule = OPS["const"].type_rule
+
+
+def _const_head(t: Type) -> bytes:
+    """Return (and remember) ``_const_heads[t]``: ``node_id("const", t, (), (("value", v),))``
+    is ``sha3_256(head + v.to_bytes(16, "big", signed=True)).digest()``."""
+    head, tail = node_id_parts("const", t, 0, (("value", 0),))
+    _const_heads[t] = head = head + tail[:-16]
+    return head
 
 class Graph:
     """Interned nodes in topological insertion order, named regions, and a span side table."""
@@ -338,8 +356,9 @@ class Graph:
             raise ValueError(f"`{op}`: input {_show_id(bad)} is not in the graph") from None
         nodes = self.nodes
         if nid not in nodes:  # a hit has the content, so the checks, of a node already added
-            try:  # _check, inlined
-                in_types = tuple([nodes[i].type for i in inputs])
+            try:  # _check, inlined (the two-operand case without a list)
+                in_types = (nodes[inputs[0]].type, nodes[inputs[1]].type) if n == 2 \
+                    else tuple([nodes[i].type for i in inputs])
             except (KeyError, TypeError):  # an input not in the graph (or not hashable)
                 self._check(op, type, inputs, items)  # raises, naming it
                 raise
@@ -351,6 +370,33 @@ class Graph:
                 if n:
                     sinks.difference_update(inputs)
                 sinks.add(nid)
+        if span is not None:
+            spans = self.spans
+            if nid not in spans:
+                spans[nid] = span
+        return nid
+
+    def add_const(self, type: Type, value: int, span: Span | None = None) -> bytes:
+        """Return ``add("const", type, (), {"value": value}, span)`` (the same id, node, span
+        and checks), for the elaborator's literals: the bytes the id hashes before the value
+        are made once per type, and the type rule is asked without its memo (its verdict
+        depends on the value, and a program has thousands of distinct constants)."""
+        if value.__class__ is not int or not isinstance(type, Type) \
+                or not _INT_ATTR_MIN <= value <= _INT_ATTR_MAX:
+            return self.add("const", type, (), {"value": value}, span)  # raises as it does
+        head = _const_heads.get(type)
+        if head is None:
+            head = _const_head(type)
+        nid = _sha3(head + value.to_bytes(16, "big", signed=True)).digest()
+        nodes = self.nodes
+        if nid not in nodes:
+            items = (("value", value),)
+            msg = _const_rule((), {"value": value}, type)
+            if msg is not None:
+                _broken_rule("const", type, (), msg)
+            nodes[nid] = Node("const", type, (), items, nid)
+            if self.sinks is not None:
+                self.sinks.add(nid)
         if span is not None:
             spans = self.spans
             if nid not in spans:

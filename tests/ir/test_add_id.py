@@ -3,11 +3,14 @@ content, byte for byte, for every shape of node (property test)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kera.diagnostics import Span
 from kera.ir.graph import Graph, canonical_attrs, const, node_id, param
-from kera.ir.types import BOOL, ArrayType, Type, uint
+from kera.ir.types import BOOL, ArrayType, FixedType, Type, int_type, uint
 
 U8 = uint(8)
 
@@ -41,3 +44,27 @@ def test_the_inline_id_is_node_id(plan: list[tuple[int, int, int, int]]) -> None
         if t == U8:
             pool.append(nid)
     assert const(g, U8, 3) == node_id("const", U8, (), (("value", 3),))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from([uint(1), U8, uint(64), int_type(7, True), int_type(64, True), BOOL,
+                        FixedType(16, True, 4), ArrayType(U8, 2)]),
+       st.one_of(st.integers(-(1 << 70), 1 << 70), st.integers(-3, 3), st.booleans(),
+                 st.integers(-(1 << 130), 1 << 130)))
+def test_add_const_is_add(t: Type, value: int) -> None:
+    """``Graph.add_const`` gives ``add``'s id, node, span, sinks and error, for any value."""
+    span = Span(2, 5)
+
+    def run(build: Callable[[Graph], bytes]) -> tuple[object, ...]:
+        g = Graph()
+        g.track_sinks()
+        try:
+            nid = build(g)
+            build(g)  # a hit
+        except ValueError as e:
+            return ("raised", str(e))
+        node = g.nodes[nid]
+        return nid, node.op, node.type, node.inputs, node.attrs, g.spans, g.sinks
+
+    assert run(lambda g: g.add_const(t, value, span)) == \
+        run(lambda g: g.add("const", t, (), {"value": value}, span))
