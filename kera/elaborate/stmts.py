@@ -19,6 +19,7 @@ from kera.syntax import GreenNode, GreenToken, SyntaxNode, parse_int_literal
 from kera.syntax import SyntaxKind as K
 
 BLOCK_LIKE = frozenset({K.IF_EXPR, K.FOR_EXPR, K.BLOCK_EXPR})
+STMT_KINDS = t.EXPR_KINDS | {K.LET_STMT, K.EXPR_STMT, K.STATE_DECL}  # what a block runs
 MAX_UNROLL = 1 << 20  # loop iterations in one program, all loops together
 Step = Val | int  # a step into a place: an index value (array element) or a field number
 REPLAY_MIN_TRIPS = 4  # loops this long are walked twice, then replayed (kera.elaborate.replay)
@@ -129,24 +130,24 @@ class StmtMixin(BuilderBase):
 
     def block(self, node: SyntaxNode, hint: Type | None, fn_body: bool = False) -> Value:
         """Build a block; its value is the tail expression (or a final `return`), else `()`."""
-        items = [c for c in node.child_nodes() if c.kind in t.EXPR_KINDS
-                 or c.kind in (K.LET_STMT, K.EXPR_STMT, K.STATE_DECL)]
+        items = node.child_nodes_of(STMT_KINDS)
         self.scopes.append({})
         try:
             for i, item in enumerate(items):
                 last = i == len(items) - 1
                 inner = self._stmt_expr(item)
-                if inner is not None and inner.kind == K.RETURN_EXPR:
+                if inner is not None and inner.green.kind == K.RETURN_EXPR:
                     if not (last and fn_body):
                         return self._expr_return_expr(inner, hint)
                     values = t.exprs(inner)
                     return self.expr(values[0], hint) if values else self.unit()
-                if last and inner is not None and (item.kind in t.EXPR_KINDS
+                kind = item.green.kind
+                if last and inner is not None and (kind in t.EXPR_KINDS
                                                    or self._is_tail_stmt(item)):
                     return self.expr(inner, hint)
-                if item.kind == K.LET_STMT:
+                if kind == K.LET_STMT:
                     self.let_stmt(item)
-                elif item.kind == K.STATE_DECL:
+                elif kind == K.STATE_DECL:
                     self.state_decl(item, fn_body)
                 elif inner is not None:
                     self.expr_stmt(inner)
@@ -156,11 +157,11 @@ class StmtMixin(BuilderBase):
 
     @staticmethod
     def _stmt_expr(item: SyntaxNode) -> SyntaxNode | None:
-        if item.kind in t.EXPR_KINDS:
+        kind = item.green.kind
+        if kind in t.EXPR_KINDS:
             return item
-        if item.kind == K.EXPR_STMT:
-            inner = t.exprs(item)
-            return inner[0] if inner else None
+        if kind == K.EXPR_STMT:
+            return t.first_expr(item)
         return None
 
     @staticmethod
@@ -262,25 +263,32 @@ class StmtMixin(BuilderBase):
         else:
             built = self.binary(COMPOUND[op_kind], target, parts[0], parts[1], node.span)
             new = built if isinstance(built, Val) else POISON
-        for key, outer in zip(reversed(path), reversed(chain[:-1]), strict=True):
-            if new.poisoned or outer.poisoned:
-                new = POISON
-            elif isinstance(key, Val):
-                new = self.add("array_update", outer.live_type, [outer, key, new], span=node.span)
-            else:
-                ty = outer.type
-                assert isinstance(ty, TupleType)  # reading this field built `new`
-                fields = [
-                    new if i == key else
-                    self.add("tuple_get", elem, [outer], {"index": i}, span=node.span)
-                    for i, elem in enumerate(ty.elems)
-                ]
-                new = self.add("tuple", ty, fields, span=node.span)
+        if path:
+            new = self._updated(chain, path, new, node.span)
         old = binding.value
         if new.id is not None and old.id is not None and new.type is not old.type \
                 and new.type != old.type:
             new = POISON
         binding.value = new
+
+    def _updated(self, chain: list[Val], path: list[Step], new: Val, span: Span) -> Val:
+        """Return the root variable's new value after its place ``path`` (the values read
+        along it: ``chain``) takes ``new``: element updates and rebuilt tuples, inside out."""
+        for key, outer in zip(reversed(path), reversed(chain[:-1]), strict=True):
+            if new.poisoned or outer.poisoned:
+                new = POISON
+            elif isinstance(key, Val):
+                new = self.add("array_update", outer.live_type, [outer, key, new], span=span)
+            else:
+                ty = outer.type
+                assert isinstance(ty, TupleType)  # reading this field built `new`
+                fields = [
+                    new if i == key else
+                    self.add("tuple_get", elem, [outer], {"index": i}, span=span)
+                    for i, elem in enumerate(ty.elems)
+                ]
+                new = self.add("tuple", ty, fields, span=span)
+        return new
 
     def _read_step(self, outer: Val, key: Step, span: Span) -> Val:
         """Read one step of a place: an element (``key`` is the index) or a field number."""

@@ -110,6 +110,12 @@ def operator_and_operands(green: GreenNode) -> tuple[K | None, list[tuple[GreenN
     return op, parts
 
 
+def first_expr(node: SyntaxNode) -> SyntaxNode | None:
+    """Return ``exprs(node)[0]`` (None when there is none) without listing the others."""
+    inner = first_operand(node.green)
+    return None if inner is None else SyntaxNode(inner[0], node, node.offset + inner[1])
+
+
 def first_operand(green: GreenNode) -> tuple[GreenNode, int] | None:
     """Return the first expression child of a node with this green node, with its offset from
     the node's start (None when there is none)."""
