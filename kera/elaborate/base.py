@@ -8,6 +8,7 @@ is declared here for the type checker only; ``kera.elaborate.Builder`` combines 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from fractions import Fraction
 from typing import TYPE_CHECKING
@@ -65,13 +66,16 @@ class BuilderBase:
 
     # --- graph values ------------------------------------------------------------------------
 
-    def add(self, op: str, ty: Type, inputs: list[Val], attrs: dict | None = None,
+    def add(self, op: str, ty: Type, inputs: Sequence[Val], attrs: dict | None = None,
             span: Span | None = None) -> Val:
         """Add a node unless an input is poisoned."""
-        ids = tuple([v.id for v in inputs])
+        if len(inputs) == 2:  # a binary operator's (without the list of the general case)
+            ids: tuple[bytes | None, ...] = (inputs[0].id, inputs[1].id)
+        else:
+            ids = tuple([v.id for v in inputs])
         if None in ids:
             return POISON
-        node_id = self.graph.add(op, ty, ids, attrs, span=span)  # type: ignore[arg-type]
+        node_id = self.graph.add(op, ty, ids, attrs, span)  # type: ignore[arg-type]
         return Val(node_id, ty)
 
     def const(self, ty: Type, value: int, span: Span | None = None) -> Val:

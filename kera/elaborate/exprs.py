@@ -46,8 +46,9 @@ BIN_TOKENS = {
     K.AMP2: "&&", K.PIPE2: "||",
 }
 POLYMORPHIC_OPS = {**typeck.ARITH_OPS, **typeck.BITWISE_OPS}  # literal operands give the type
-# (operator, operand types) -> the result type, or the type rule's message (rules are pure).
-_BINARY_RESULTS: dict[tuple[str, Type | None, Type | None], Type | str] = {}
+# (operator, operand types) -> what ``_binary_rule`` says of them (rules are pure).
+_BINARY_RESULTS: dict[tuple[str, Type | None, Type | None], tuple[str, Type] | str | object] = {}
+_FIXED_POINT = object()  # a fixed-point operand: the operator is built by ``fixed.binary``
 # Integer literal texts already parsed, with their suffix's type (unrolled and repeated code
 # has the same few).
 _INT_LITERALS: dict[str, tuple[int, IntType | None]] = {}
@@ -457,22 +458,16 @@ class ExprMixin(BuilderBase):
     def _binary(self, op: str, a: Val, b: Val, span: Span) -> Val:
         if a.id is None or b.id is None:  # poisoned
             return POISON
-        if isinstance(a.type, FixedType) or isinstance(b.type, FixedType):
-            return fixed.binary(self, op, a, b, span)
         key = (op, a.type, b.type)
         result = _BINARY_RESULTS.get(key)
         if result is None:
-            try:
-                result = typeck.binary_result(op, a.live_type, b.live_type)
-            except TypeRuleError as e:
-                result = str(e)
-            if len(_BINARY_RESULTS) >= 1 << 16:
-                _BINARY_RESULTS.clear()
-            _BINARY_RESULTS[key] = result
+            result = _binary_rule(key)
+        if isinstance(result, tuple):
+            return self.add(result[0], result[1], (a, b), None, span)
         if isinstance(result, str):
             self.error(result, span)
             return POISON
-        return self.add(typeck.OPCODES[op], result, [a, b], span=span)
+        return fixed.binary(self, op, a, b, span)  # `_FIXED_POINT`
 
     def unify(self, lhs: Value, lhs_node: SyntaxNode,
               rhs_node: SyntaxNode) -> tuple[Value, Value]:
@@ -692,6 +687,26 @@ class ExprMixin(BuilderBase):
 
 
 ExprMixin._rules = rules_of(ExprMixin)  # its subclasses make their own (``__init_subclass__``)
+
+
+def _binary_rule(key: tuple[str, Type | None, Type | None]) -> tuple[str, Type] | str | object:
+    """Return (and remember in ``_BINARY_RESULTS``) what ``ExprMixin._binary`` builds for an
+    operator over operands of two types, ``key``: ``(opcode, result type)``, ``_FIXED_POINT``
+    when an operand is fixed point, or the type rule's message."""
+    op, lhs, rhs = key
+    result: tuple[str, Type] | str | object
+    if isinstance(lhs, FixedType) or isinstance(rhs, FixedType):
+        result = _FIXED_POINT
+    else:
+        assert lhs is not None and rhs is not None  # the operands are not poisoned
+        try:
+            result = (typeck.OPCODES[op], typeck.binary_result(op, lhs, rhs))
+        except TypeRuleError as e:
+            result = str(e)
+    if len(_BINARY_RESULTS) >= 1 << 16:
+        _BINARY_RESULTS.clear()
+    _BINARY_RESULTS[key] = result
+    return result
 
 
 def is_bool_or_int(ty: Type | None) -> bool:
