@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import bisect
 import json
-from dataclasses import dataclass, field
+from dataclasses import FrozenInstanceError, dataclass, field
 from enum import Enum, IntEnum
 from itertools import accumulate
 
@@ -34,16 +34,50 @@ class Severity(Enum):
     NOTE = "note"
 
 
-@dataclass(frozen=True, slots=True)
 class Span:
-    """A half-open byte range ``[start, end)`` into one source text."""
+    """A half-open byte range ``[start, end)`` into one source text.
+
+    A value object as a frozen dataclass would be (equality, hash and repr by its fields;
+    assigning a field raises), written out because the elaborator makes one per node and a
+    frozen dataclass's ``__init__`` costs several times as much.
+    """
+
+    __slots__ = ("start", "end")
+    __match_args__ = ("start", "end")
 
     start: int
     end: int
 
-    def __post_init__(self) -> None:
-        if self.start < 0 or self.end < self.start:
-            raise ValueError(f"Span must satisfy 0 <= start <= end, not {self.start}..{self.end}")
+    def __init__(self, start: int, end: int) -> None:
+        if start < 0 or end < start:
+            raise ValueError(f"Span must satisfy 0 <= start <= end, not {start}..{end}")
+        _set_start(self, start)
+        _set_end(self, end)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not Span:
+            return NotImplemented
+        return self.start == other.start and self.end == other.end
+
+    def __hash__(self) -> int:
+        return hash((self.start, self.end))
+
+    def __repr__(self) -> str:
+        return f"Span(start={self.start!r}, end={self.end!r})"
+
+    def __reduce__(self) -> tuple[type[Span], tuple[int, int]]:
+        return Span, (self.start, self.end)
+
+
+# The slots' own setters: how ``Span.__init__`` sets its fields past ``__setattr__``.
+_set_start = vars(Span)["start"].__set__
+_set_end = vars(Span)["end"].__set__
 
 
 @dataclass(frozen=True, slots=True)
