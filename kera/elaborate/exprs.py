@@ -219,7 +219,15 @@ class ExprMixin(BuilderBase):
     def _int_literal(self, text: str, start: int, end: int, hint: Type | None,
                      negate: bool) -> Value:
         """Build the integer literal ``text`` (negated: ``-text``), spanning bytes
-        ``start..end``."""
+        ``start..end``.
+
+        A literal that gives a constant is remembered with its hint: met again, it is that
+        constant, as ``const_at`` answers for one that has its span while no loop is recorded.
+        """
+        key = (text, hint, negate)
+        known = self._literal_consts.get(key)
+        if known is not None and known.id in self.graph.spans and "add" not in self.__dict__:
+            return known
         parsed = _INT_LITERALS.get(text)
         if parsed is None:
             try:
@@ -234,7 +242,9 @@ class ExprMixin(BuilderBase):
                 return Lit(value, Span(start, end))
             ty = hint
         if ty.__class__ is IntType and ty.min <= value <= ty.max:
-            return self.const_at(ty, value, start, end)  # `materialize`'s, span made lazily
+            # `materialize`'s answer, with the span made only when it is needed
+            known = self._literal_consts[key] = self.const_at(ty, value, start, end)
+            return known
         return self.materialize(Lit(value, Span(start, end)), ty)
 
     def _expr_name_ref(self, node: SyntaxNode, hint: Type | None) -> Value:

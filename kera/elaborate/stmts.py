@@ -70,6 +70,19 @@ class LoopBudget:
         return iterations, work
 
 
+def assign_shape(green: GreenNode) -> tuple[K | None, list[tuple[GreenNode, int]]]:
+    """Return what an assignment node is wherever it occurs: its operator's kind (`=` or a
+    compound one; None without one) and its expression children, each with its offset from the
+    node's start."""
+    op_kind = None
+    for child in green.children:
+        if type(child) is GreenToken and (child.kind == K.EQ or child.kind in COMPOUND):
+            op_kind = child.kind
+            break
+    _, operands = t.operator_and_operands(green)
+    return op_kind, operands
+
+
 def literal_trips(loop: SyntaxNode) -> int | None:
     """Return the trip count of `for _ in A..B` with integer-literal bounds, else None."""
     rng = loop.first_child(K.RANGE_EXPR)
@@ -222,14 +235,14 @@ class StmtMixin(BuilderBase):
 
     def assign(self, node: SyntaxNode) -> None:
         """Build `place = value` / `place op= value` as a new SSA value of the root variable."""
-        parts = t.exprs(node)
-        op_kind = None
-        for green in node.green.children:
-            if type(green) is GreenToken and (green.kind == K.EQ or green.kind in COMPOUND):
-                op_kind = green.kind
-                break
-        if len(parts) != 2 or op_kind is None:
+        shape = self._assign_shapes.get(node.green)
+        if shape is None:
+            shape = self._assign_shapes[node.green] = assign_shape(node.green)
+        op_kind, operands = shape
+        if len(operands) != 2 or op_kind is None:
             return
+        offset = node.offset
+        parts = [SyntaxNode(green, node, offset + at) for green, at in operands]
         place = self.place(parts[0])
         if place is None:
             self.expr(parts[1], None)
@@ -250,7 +263,7 @@ class StmtMixin(BuilderBase):
             if target.poisoned:
                 new = POISON
             else:
-                value = self.expr(parts[1], target.type)
+                value = self.operand(parts[1].green, parts[1].offset, node, target.type)
                 if value.__class__ is Val and value.id is not None and (
                         value.type is target.type or value.type == target.type):
                     new = value  # what `expect` says, without a note
