@@ -46,6 +46,11 @@ BIN_TOKENS = {
     K.AMP2: "&&", K.PIPE2: "||",
 }
 POLYMORPHIC_OPS = {**typeck.ARITH_OPS, **typeck.BITWISE_OPS}  # literal operands give the type
+LOGIC_OPS, COMPARE_OPS, SHIFT_OPS = typeck.LOGIC_OPS, typeck.COMPARE_OPS, typeck.SHIFT_OPS
+# The kinds the operators' hot paths compare with, read once: an enum member read from its
+# class costs several times a global.
+_PAREN_EXPR, _BIN_EXPR, _NAME_REF, _LITERAL, _INT_LITERAL = (
+    K.PAREN_EXPR, K.BIN_EXPR, K.NAME_REF, K.LITERAL, K.INT_LITERAL)
 # (operator, operand types) -> what ``_binary_rule`` says of them (rules are pure).
 _BINARY_RESULTS: dict[tuple[str, Type | None, Type | None], tuple[str, Type] | str | object] = {}
 _FIXED_POINT = object()  # a fixed-point operand: the operator is built by ``fixed.binary``
@@ -123,7 +128,7 @@ class ExprMixin(BuilderBase):
     def _any_unsigned_at(self, green: GreenNode, offset: int, parent: SyntaxNode) -> Val:
         """``any_unsigned`` of the node ``green`` at byte ``offset`` (see ``operand``)."""
         # A literal takes its hint: building it at `u32` is the same as settling it there.
-        hint = U32 if green.kind == K.LITERAL else None
+        hint = U32 if green.kind == _LITERAL else None
         return self.settle(self.operand(green, offset, parent, hint), U32)
 
     def operand(self, green: GreenNode, offset: int, parent: SyntaxNode,
@@ -136,21 +141,21 @@ class ExprMixin(BuilderBase):
         literals. Any other node is made and built by its rule.
         """
         kind = green.kind
-        while kind == K.PAREN_EXPR:  # `_expr_paren_expr`
+        while kind == _PAREN_EXPR:  # `_expr_paren_expr`
             inner = self._paren_inner(green)
             if inner is None:
                 return POISON
             green, offset = inner[0], offset + inner[1]
             kind = green.kind
-        if kind == K.BIN_EXPR:
+        if kind == _BIN_EXPR:
             return self._bin(green, offset, parent, hint)
-        if kind == K.NAME_REF:  # `_expr_name_ref` of a variable
+        if kind == _NAME_REF:  # `_expr_name_ref` of a variable
             binding = self.lookup(t.green_name(green) or "")
             if binding is not None and binding.state is None:
                 return binding.value
-        elif kind == K.LITERAL:  # `_expr_literal` of an integer
+        elif kind == _LITERAL:  # `_expr_literal` of an integer
             tok = t.green_first_token(green)
-            if tok is not None and tok.kind == K.INT_LITERAL:
+            if tok is not None and tok.kind == _INT_LITERAL:
                 return self._int_literal(tok.text, offset, offset + green.text_len, hint,
                                          negate=False)
         return self.expr(SyntaxNode(green, parent, offset), hint)
@@ -400,15 +405,15 @@ class ExprMixin(BuilderBase):
         # Left-associative chains (`a + b + c + ...`) nest to the left as deep as they are long:
         # walk down the chain and fold back up in a loop, so 20k terms need no deep recursion.
         chain: list[tuple[int, int, BinShape]] = []
-        while green.kind == K.BIN_EXPR:
+        while green.kind == _BIN_EXPR:
             shape = self._bin_shape(green)
             if shape is None:
                 return POISON  # the parser reported it
             chain.append((offset, green.text_len, shape))
             op = shape[0]
-            if op in typeck.LOGIC_OPS:
+            if op in LOGIC_OPS:
                 hint = BOOL
-            elif op in typeck.COMPARE_OPS:
+            elif op in COMPARE_OPS:
                 hint = None
             green, offset = shape[1], offset + shape[2]
         lhs = self.operand(green, offset, parent, hint)
@@ -439,10 +444,10 @@ class ExprMixin(BuilderBase):
         """``binary`` with the operands' nodes as green nodes at byte offsets (below
         ``parent``; see ``operand``)."""
         b: Value
-        if lhs.__class__ is Val and lhs.id is not None and op not in typeck.LOGIC_OPS:
+        if lhs.__class__ is Val and lhs.id is not None and op not in LOGIC_OPS:
             # The common case, as below without the pending-literal steps: a built left
             # operand types the right one (`unify`), or a shift amount is any unsigned type.
-            if op in typeck.SHIFT_OPS:
+            if op in SHIFT_OPS:
                 return self._binary(op, lhs, self._any_unsigned_at(rhs_green, rhs_at, parent),
                                     span)
             ty = lhs.type

@@ -20,6 +20,10 @@ from kera.syntax import SyntaxKind as K
 
 BLOCK_LIKE = frozenset({K.IF_EXPR, K.FOR_EXPR, K.BLOCK_EXPR})
 STMT_KINDS = t.EXPR_KINDS | {K.LET_STMT, K.EXPR_STMT, K.STATE_DECL}  # what a block runs
+# The kinds the statements' hot paths compare with, read once: an enum member read from its
+# class costs several times a global.
+_EQ, _RETURN_EXPR, _LET_STMT, _STATE_DECL, _EXPR_STMT, _PAREN_EXPR, _NAME_REF = (
+    K.EQ, K.RETURN_EXPR, K.LET_STMT, K.STATE_DECL, K.EXPR_STMT, K.PAREN_EXPR, K.NAME_REF)
 MAX_UNROLL = 1 << 20  # loop iterations in one program, all loops together
 Step = Val | int  # a step into a place: an index value (array element) or a field number
 REPLAY_MIN_TRIPS = 4  # loops this long are walked twice, then replayed (kera.elaborate.replay)
@@ -76,7 +80,7 @@ def assign_shape(green: GreenNode) -> tuple[K | None, list[tuple[GreenNode, int]
     node's start."""
     op_kind = None
     for child in green.children:
-        if type(child) is GreenToken and (child.kind == K.EQ or child.kind in COMPOUND):
+        if type(child) is GreenToken and (child.kind == _EQ or child.kind in COMPOUND):
             op_kind = child.kind
             break
     _, operands = t.operator_and_operands(green)
@@ -149,7 +153,7 @@ class StmtMixin(BuilderBase):
             for i, item in enumerate(items):
                 last = i == len(items) - 1
                 inner = self._stmt_expr(item)
-                if inner is not None and inner.green.kind == K.RETURN_EXPR:
+                if inner is not None and inner.green.kind == _RETURN_EXPR:
                     if not (last and fn_body):
                         return self._expr_return_expr(inner, hint)
                     values = t.exprs(inner)
@@ -158,9 +162,9 @@ class StmtMixin(BuilderBase):
                 if last and inner is not None and (kind in t.EXPR_KINDS
                                                    or self._is_tail_stmt(item)):
                     return self.expr(inner, hint)
-                if kind == K.LET_STMT:
+                if kind == _LET_STMT:
                     self.let_stmt(item)
-                elif kind == K.STATE_DECL:
+                elif kind == _STATE_DECL:
                     self.state_decl(item, fn_body)
                 elif inner is not None:
                     self.expr_stmt(inner)
@@ -173,7 +177,7 @@ class StmtMixin(BuilderBase):
         kind = item.green.kind
         if kind in t.EXPR_KINDS:
             return item
-        if kind == K.EXPR_STMT:
+        if kind == _EXPR_STMT:
             return t.first_expr(item)
         return None
 
@@ -253,13 +257,13 @@ class StmtMixin(BuilderBase):
                        Note("write its elements, `m[i] = v`", binding.span))
             self.expr(parts[1], binding.value.type)
             return
-        if op_kind != K.EQ and binding.state is not None:
+        if op_kind != _EQ and binding.state is not None:
             self.read_state(binding, parts[0], whole=False)  # `s += x` reads `s`
         chain = [binding.value]
         for key in path:
             chain.append(self._read_step(chain[-1], key, node.span))
         target = chain[-1]
-        if op_kind == K.EQ:
+        if op_kind == _EQ:
             if target.poisoned:
                 new = POISON
             else:
@@ -315,10 +319,10 @@ class StmtMixin(BuilderBase):
     def place(self, node: SyntaxNode) -> tuple[Binding, list[Step]] | None:
         """Resolve an assignable place: a `let mut` variable, then indices and fields."""
         kind = node.green.kind
-        if kind == K.PAREN_EXPR:
+        if kind == _PAREN_EXPR:
             inner = t.exprs(node)
             return self.place(inner[0]) if inner else None
-        if kind == K.NAME_REF:
+        if kind == _NAME_REF:
             name = t.name(node) or ""
             binding = self.lookup(name)
             if binding is None:

@@ -35,6 +35,7 @@ PAT_KINDS = frozenset({K.IDENT_PAT, K.WILDCARD_PAT, K.TUPLE_PAT})
 
 # Token kinds up to this one are trivia or ERROR_TOKEN: the parser never saw them.
 _SKIPPED_MAX = K.ERROR_TOKEN.value
+_IDENT = K.IDENT  # read once: an enum member read from its class costs several times a global
 
 
 def exprs(node: SyntaxNode) -> list[SyntaxNode]:
@@ -73,7 +74,7 @@ def name(node: SyntaxNode) -> str | None:
 def green_name(green: GreenNode) -> str | None:
     """Return ``name`` of a node with this green node."""
     for child in green.children:
-        if child.kind == K.IDENT and type(child) is GreenToken:
+        if child.kind == _IDENT and type(child) is GreenToken:
             return child.text
     return None
 
