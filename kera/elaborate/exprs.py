@@ -129,7 +129,8 @@ class ExprMixin(BuilderBase):
         """``any_unsigned`` of the node ``green`` at byte ``offset`` (see ``operand``)."""
         # A literal takes its hint: building it at `u32` is the same as settling it there.
         hint = U32 if green.kind == _LITERAL else None
-        return self.settle(self.operand(green, offset, parent, hint), U32)
+        value = self.operand(green, offset, parent, hint)
+        return value if value.__class__ is Val else self.settle(value, U32)
 
     def operand(self, green: GreenNode, offset: int, parent: SyntaxNode,
                 hint: Type | None) -> Value:
