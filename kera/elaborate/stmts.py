@@ -22,8 +22,9 @@ BLOCK_LIKE = frozenset({K.IF_EXPR, K.FOR_EXPR, K.BLOCK_EXPR})
 STMT_KINDS = t.EXPR_KINDS | {K.LET_STMT, K.EXPR_STMT, K.STATE_DECL}  # what a block runs
 # The kinds the statements' hot paths compare with, read once: an enum member read from its
 # class costs several times a global.
-_EQ, _RETURN_EXPR, _LET_STMT, _STATE_DECL, _EXPR_STMT, _PAREN_EXPR, _NAME_REF = (
-    K.EQ, K.RETURN_EXPR, K.LET_STMT, K.STATE_DECL, K.EXPR_STMT, K.PAREN_EXPR, K.NAME_REF)
+_EQ, _RETURN_EXPR, _LET_STMT, _STATE_DECL, _EXPR_STMT, _PAREN_EXPR, _NAME_REF, _ERROR = (
+    K.EQ, K.RETURN_EXPR, K.LET_STMT, K.STATE_DECL, K.EXPR_STMT, K.PAREN_EXPR, K.NAME_REF,
+    K.ERROR)
 MAX_UNROLL = 1 << 20  # loop iterations in one program, all loops together
 Step = Val | int  # a step into a place: an index value (array element) or a field number
 REPLAY_MIN_TRIPS = 4  # loops this long are walked twice, then replayed (kera.elaborate.replay)
@@ -576,5 +577,11 @@ class StmtMixin(BuilderBase):
 
     @staticmethod
     def _tail_node(body: SyntaxNode) -> SyntaxNode | None:
-        nodes = [c for c in body.child_nodes() if c.kind != K.ERROR]
-        return nodes[-1] if nodes else None
+        """Return the last child node of ``body`` that is not an ``ERROR`` (found from the end,
+        without a red node per statement)."""
+        offset = body.offset + body.green.text_len
+        for green in reversed(body.green.children):
+            offset -= green.text_len
+            if type(green) is GreenNode and green.kind != _ERROR:
+                return SyntaxNode(green, body, offset)
+        return None
