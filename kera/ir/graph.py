@@ -59,6 +59,43 @@ def _shape(op: str) -> tuple[int | None, bool, bytes]:
     return shape
 
 
+# (opcode, result type, input count) -> what the id of an attribute-less node of that shape
+# hashes before its inputs (prefix, type hash, count): filled by ``_head`` once it checked them.
+_heads: dict[tuple[str, Type, int], bytes] = {}
+
+
+def _head(op: str, t: Type, n: int, attrs: Mapping[str, AttrValue] | None
+          ) -> tuple[bytes, Attrs, bytes]:
+    """Return what ``Graph.add`` hashes before a node's ``n`` input ids, its canonical
+    attributes and what it hashes after them; raise ``ValueError`` for an unknown opcode, a
+    result that is no type, a wrong number of inputs or wrong attributes (in that order)."""
+    arity, takes_attrs, prefix = _checked_shape(op, t)
+    if arity is not None and n != arity:
+        raise ValueError(f"`{op}` takes {arity} operands, not {n}")
+    th = _type_hashes.get(t)
+    if th is None:
+        th = _type_hashes[t] = t.type_hash()
+    head = prefix + th + (_COUNTS[n] if n < 8 else _u32(n))
+    if attrs or takes_attrs:
+        items = canonical_attrs(op, attrs)
+        return head, items, encode_attrs(items) if items else _NO_ATTRS_ENCODED
+    if len(_heads) >= _MAX_VERDICTS:
+        _heads.clear()
+    _heads[(op, t, n)] = head
+    return head, (), _NO_ATTRS_ENCODED
+
+
+def _checked_shape(op: str, t: Type) -> tuple[int | None, bool, bytes]:
+    """Return ``_shape(op)``; raise ``ValueError`` for an unknown opcode or a result that is no
+    type (``Graph.add``'s first two checks)."""
+    shape = _shapes.get(op)
+    if shape is None:
+        shape = _shape(op)  # raises for an unknown opcode
+    if not isinstance(t, Type):
+        raise ValueError(f"`{op}`: result type must be a Type, not {t!r}")
+    return shape
+
+
 def _u32(n: int) -> bytes:
     return n.to_bytes(4, "big")
 
@@ -329,28 +366,19 @@ class Graph:
         This is the elaborator's and the optimiser's hot path, so ``node_id`` and ``_check``
         are inlined here (same bytes hashed, same checks, same messages).
         """
-        shape = _shapes.get(op)
-        if shape is None:
-            shape = _shape(op)  # raises for an unknown opcode
-        arity, takes_attrs, prefix = shape
-        if not isinstance(type, Type):
-            raise ValueError(f"`{op}`: result type must be a Type, not {type!r}")
         if inputs.__class__ is not tuple:
+            _checked_shape(op, type)  # before the inputs are read, as the checks come
             inputs = tuple(inputs)
         n = len(inputs)
-        if arity is not None and n != arity:
-            raise ValueError(f"`{op}` takes {arity} operands, not {n}")
-        if attrs or takes_attrs:
-            items = canonical_attrs(op, attrs)
-            tail = encode_attrs(items) if items else _NO_ATTRS_ENCODED
+        # An attribute-less shape met before passed the checks of `_head` (equal types are of
+        # one class): its head is all that is needed.
+        head = None if attrs else _heads.get((op, type, n))
+        if head is None:
+            head, items, tail = _head(op, type, n, attrs)  # raises what is wrong
         else:
             items, tail = (), _NO_ATTRS_ENCODED
-        th = _type_hashes.get(type)
-        if th is None:
-            th = _type_hashes[type] = type.type_hash()
         try:  # node_id, inlined
-            nid = _sha3(b"".join((prefix, th, _COUNTS[n] if n < 8 else _u32(n), *inputs, tail))
-                        ).digest()
+            nid = _sha3(b"".join((head, *inputs, tail))).digest()
         except TypeError:  # an input that is not bytes
             bad = next(i for i in inputs if not isinstance(i, bytes))
             raise ValueError(f"`{op}`: input {_show_id(bad)} is not in the graph") from None

@@ -68,3 +68,25 @@ def test_add_const_is_add(t: Type, value: int) -> None:
 
     assert run(lambda g: g.add_const(t, value, span)) == \
         run(lambda g: g.add("const", t, (), {"value": value}, span))
+
+
+def test_checks_hold_after_a_shape_is_remembered() -> None:
+    """``Graph.add`` remembers an attribute-less shape's head once it passed the checks; the
+    checks still refuse what is wrong, in their order, before and after."""
+    g = Graph()
+    a, b = param(g, 0, "a", U8), param(g, 1, "b", U8)
+    for _ in range(2):  # the second round with the shape remembered
+        assert g.add("xor", U8, (a, b)) == g.add("xor", U8, [a, b])
+        for args, message in [
+            (("nope", U8, None), "unknown opcode `nope`"),
+            (("xor", "u8", None), "result type must be a Type"),
+            (("xor", U8, (a,)), "`xor` takes 2 operands, not 1"),
+            (("xor", U8, (a, b), {"value": 1}), "`xor` takes attributes ()"),
+            (("xor", U8, (a, "b")), "is not in the graph"),
+        ]:
+            try:
+                g.add(*args)  # type: ignore[arg-type]
+            except ValueError as e:
+                assert message in str(e), (args, e)
+            else:
+                raise AssertionError(f"{args} was accepted")
