@@ -19,7 +19,7 @@ from kera.elaborate.fold import ClosedEvaluator
 from kera.elaborate.values import POISON, Binding, Lit, Val, Value
 from kera.ir.graph import Graph
 from kera.ir.types import UNIT, BoolType, FixedType, IntType, Type
-from kera.syntax import GreenNode, SyntaxKind, SyntaxNode
+from kera.syntax import GreenNode, SyntaxNode
 
 if TYPE_CHECKING:
     from kera.elaborate.items import ConstItem, FnItem
@@ -46,15 +46,6 @@ class BuilderBase:
         self._folder = ClosedEvaluator(self.graph)
         self._consts: dict[tuple[Type, int], Val] = {}  # (type, value) -> its `const` node
         self._unit: Val | None = None  # the `()` node, once made
-        # (literal text, hint, negated) -> its constant (``ExprMixin._int_literal``)
-        self._literal_consts: dict[tuple[str, Type | None, bool], Val] = {}
-        # Per green node (shared by every copy of its text), what building it needs to know of
-        # it wherever it occurs: see ``ExprMixin._bin_shape``, ``_paren_inner`` and
-        # ``StmtMixin.assign``.
-        self._bin_shapes: dict[GreenNode, object] = {}
-        self._paren_inners: dict[GreenNode, object] = {}
-        self._assign_shapes: dict[GreenNode, tuple[SyntaxKind | None,
-                                                   list[tuple[GreenNode, int]]]] = {}
 
     # --- diagnostics -------------------------------------------------------------------------
 

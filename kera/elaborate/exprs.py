@@ -60,10 +60,9 @@ _INT_LITERALS: dict[str, tuple[int, IntType | None]] = {}
 # Plain decimal literals, with or without a suffix: parsed here without the general parser.
 _PLAIN_INT = re.compile(r"([0-9]+)(?:([ui])([0-9]+))?")
 Rule = Callable[["ExprMixin", SyntaxNode, Type | None], Value]
-# What a binary operator node is wherever it occurs (its green node is shared by every copy of
-# its text): the operator, and each operand's green node with its offset from the node's start.
+# A binary operator node's parts (``bin_shape``): the operator, and each operand's green node
+# with its offset from the node's start.
 BinShape = tuple[str, GreenNode, int, GreenNode, int]
-_UNSEEN = object()  # a green node not yet in a builder's table of shapes
 
 
 def rules_of(cls: type) -> dict[int, Rule]:
@@ -143,7 +142,7 @@ class ExprMixin(BuilderBase):
         """
         kind = green.kind
         while kind == _PAREN_EXPR:  # `_expr_paren_expr`
-            inner = self._paren_inner(green)
+            inner = t.first_operand(green)
             if inner is None:
                 return POISON
             green, offset = inner[0], offset + inner[1]
@@ -160,13 +159,6 @@ class ExprMixin(BuilderBase):
                 return self._int_literal(tok.text, offset, offset + green.text_len, hint,
                                          negate=False)
         return self.expr(SyntaxNode(green, parent, offset), hint)
-
-    def _paren_inner(self, green: GreenNode) -> tuple[GreenNode, int] | None:
-        """Return ``t.first_operand`` of a parenthesised expression, memoised per green node."""
-        inner = self._paren_inners.get(green, _UNSEEN)
-        if inner is _UNSEEN:
-            inner = self._paren_inners[green] = t.first_operand(green)
-        return inner  # type: ignore[return-value]
 
     def settle(self, value: Value, ty: Type | None) -> Val:
         """Give a still pending literal the type ``ty``; without one, ask for a suffix."""
@@ -225,15 +217,7 @@ class ExprMixin(BuilderBase):
     def _int_literal(self, text: str, start: int, end: int, hint: Type | None,
                      negate: bool) -> Value:
         """Build the integer literal ``text`` (negated: ``-text``), spanning bytes
-        ``start..end``.
-
-        A literal that gives a constant is remembered with its hint: met again, it is that
-        constant, as ``const_at`` answers for one that has its span while no loop is recorded.
-        """
-        key = (text, hint, negate)
-        known = self._literal_consts.get(key)
-        if known is not None and known.id in self.graph.spans and "add" not in self.__dict__:
-            return known
+        ``start..end``."""
         parsed = _INT_LITERALS.get(text)
         if parsed is None:
             try:
@@ -248,9 +232,7 @@ class ExprMixin(BuilderBase):
                 return Lit(value, Span(start, end))
             ty = hint
         if ty.__class__ is IntType and ty.min <= value <= ty.max:
-            # `materialize`'s answer, with the span made only when it is needed
-            known = self._literal_consts[key] = self.const_at(ty, value, start, end)
-            return known
+            return self.const_at(ty, value, start, end)  # `materialize`'s, span made lazily
         return self.materialize(Lit(value, Span(start, end)), ty)
 
     def _expr_name_ref(self, node: SyntaxNode, hint: Type | None) -> Value:
@@ -407,7 +389,7 @@ class ExprMixin(BuilderBase):
         # walk down the chain and fold back up in a loop, so 20k terms need no deep recursion.
         chain: list[tuple[int, int, BinShape]] = []
         while green.kind == _BIN_EXPR:
-            shape = self._bin_shape(green)
+            shape = bin_shape(green)
             if shape is None:
                 return POISON  # the parser reported it
             chain.append((offset, green.text_len, shape))
@@ -422,17 +404,6 @@ class ExprMixin(BuilderBase):
             lhs = self._fold(op, lhs, lhs_green, start + lhs_at, rhs_green, start + rhs_at,
                              parent, Span(start, start + length))
         return lhs
-
-    def _bin_shape(self, green: GreenNode) -> BinShape | None:
-        """Return the ``BinShape`` of a binary operator node (None when the parser reported it
-        broken), memoised per green node."""
-        shape = self._bin_shapes.get(green, _UNSEEN)
-        if shape is _UNSEEN:
-            op_kind, parts = t.operator_and_operands(green)
-            op = BIN_TOKENS.get(op_kind) if op_kind is not None else None
-            shape = None if op is None or len(parts) != 2 else (op, *parts[0], *parts[1])
-            self._bin_shapes[green] = shape
-        return shape  # type: ignore[return-value]
 
     def binary(self, op: str, lhs: Value, lhs_node: SyntaxNode, rhs_node: SyntaxNode,
                span: Span) -> Value:
@@ -703,6 +674,14 @@ class ExprMixin(BuilderBase):
 
 
 ExprMixin._rules = rules_of(ExprMixin)  # its subclasses make their own (``__init_subclass__``)
+
+
+def bin_shape(green: GreenNode) -> BinShape | None:
+    """Return the ``BinShape`` of a binary operator node (None when the parser reported it
+    broken)."""
+    op_kind, parts = t.operator_and_operands(green)
+    op = BIN_TOKENS.get(op_kind) if op_kind is not None else None
+    return None if op is None or len(parts) != 2 else (op, *parts[0], *parts[1])
 
 
 def _binary_rule(key: tuple[str, Type | None, Type | None]) -> tuple[str, Type] | str | object:

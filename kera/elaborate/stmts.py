@@ -76,9 +76,8 @@ class LoopBudget:
 
 
 def assign_shape(green: GreenNode) -> tuple[K | None, list[tuple[GreenNode, int]]]:
-    """Return what an assignment node is wherever it occurs: its operator's kind (`=` or a
-    compound one; None without one) and its expression children, each with its offset from the
-    node's start."""
+    """Return an assignment node's operator kind (`=` or a compound one; None without one) and
+    its expression children, each with its offset from the node's start."""
     op_kind = None
     for child in green.children:
         if type(child) is GreenToken and (child.kind == _EQ or child.kind in COMPOUND):
@@ -240,10 +239,7 @@ class StmtMixin(BuilderBase):
 
     def assign(self, node: SyntaxNode) -> None:
         """Build `place = value` / `place op= value` as a new SSA value of the root variable."""
-        shape = self._assign_shapes.get(node.green)
-        if shape is None:
-            shape = self._assign_shapes[node.green] = assign_shape(node.green)
-        op_kind, operands = shape
+        op_kind, operands = assign_shape(node.green)
         if len(operands) != 2 or op_kind is None:
             return
         offset = node.offset
