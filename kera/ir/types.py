@@ -68,11 +68,18 @@ class IntType(Type):
     _hash: int = field(init=False, repr=False, compare=False)
     """The dataclass's own hash, ``hash((width, signed))``, computed once: the optimiser's
     dicts and sets are keyed by types (and tuples of them) by the million."""
+    min: int = field(init=False, repr=False, compare=False)
+    """Smallest representable value (computed once, as ``max``: range checks are hot)."""
+    max: int = field(init=False, repr=False, compare=False)
+    """Largest representable value."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.width <= MAX_WIDTH:
             raise ValueError(f"Integer width must be in 1..={MAX_WIDTH}, not {self.width}")
         object.__setattr__(self, "_hash", hash((self.width, self.signed)))
+        w = self.width
+        object.__setattr__(self, "min", -(1 << (w - 1)) if self.signed else 0)
+        object.__setattr__(self, "max", (1 << (w - 1)) - 1 if self.signed else (1 << w) - 1)
 
     def __hash__(self) -> int:
         return self._hash
@@ -83,16 +90,6 @@ class IntType(Type):
     @property
     def flat_width(self) -> int:
         return self.width
-
-    @property
-    def min(self) -> int:
-        """Smallest representable value."""
-        return -(1 << (self.width - 1)) if self.signed else 0
-
-    @property
-    def max(self) -> int:
-        """Largest representable value."""
-        return (1 << (self.width - 1)) - 1 if self.signed else (1 << self.width) - 1
 
     @property
     def mask(self) -> int:
