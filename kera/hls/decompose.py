@@ -56,6 +56,7 @@ X ns" error.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cached_property
 
 from kera.diagnostics import Span
 from kera.hls.logic_split import barrel, equality, zero_count
@@ -748,7 +749,7 @@ class _Splitter:
         if not isinstance(t, IntType) or not 16 < t.width <= 64:
             return None
         if nid in costs.lut_multipliers(self.src):
-            if costs.dsps_left(self.src, nid) <= 0 or not self._pieces_fit() or any(
+            if costs.dsps_left(self.src, nid) <= 0 or not self._pieces_fit or any(
                     self.src.nodes[i].op == "const" for i in node.inputs):
                 return None
         elif costs.dsp_pipeline is None or costs.can_pipeline(self.src, node):
@@ -773,6 +774,7 @@ class _Splitter:
         total = self._sum_shifted(terms, w, span)
         return total if t == uint(w) else add("cast", t, total)
 
+    @cached_property
     def _pieces_fit(self) -> bool:
         """Whether one 16 x 16 piece on a DSP fits the period, as it is or on the DSP's own
         registers (iCE40's untimed SB_MAC16 is costed as its LUT equivalent, 32.5 ns: at 55

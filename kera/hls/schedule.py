@@ -310,8 +310,8 @@ class OpTooSlow(KeraError):
         self.clock_mhz, self.overhead_ns = clock_mhz, overhead_ns
 
     def fitting_margin(self) -> float | None:
-        """Return the largest margin (in thousandths) at which the op fits one period (None:
-        not even without a margin)."""
+        """Return the largest margin (a fraction, floored to thousandths) at which the op fits
+        one period (None: not even without a margin)."""
         m = 1.0 - (self.delay_ns + self.overhead_ns + EPS_NS) * self.clock_mhz / 1000.0
         return math.floor(m * 1000.0) / 1000.0 if m >= 0 else None
 

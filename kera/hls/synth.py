@@ -218,9 +218,9 @@ def _fitting_margin(plan: Callable[[float], tuple[Schedule, float]], margin: flo
     room for what the model cannot see; for an op that is the device's own limit it would
     refuse a clock the design reaches (histogram at 55 MHz on iCE40: its block RAM read is
     13.0 ns, the 10 % margin leaves 12.0; scheduled at 50 MHz it places at 59.1). A margin the
-    user chose (``--margin``, the `.keg`'s directive of `--close-timing`) is kept. Where the op
-    does not fit even without a margin, the error suggests the fastest clock at which it does
-    (the one this would accept)."""
+    user chose (``plan_schedule(margin=...)``, the `.keg`'s directive of `--close-timing`) is
+    kept. Where the op does not fit even without a margin, the error suggests the fastest
+    clock at which it does (the one this would accept)."""
     m, first = margin, None
     for _ in range(FIT_TRIES):
         try:
