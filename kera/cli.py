@@ -20,6 +20,19 @@ def _err(message: str) -> None:
     progress.say(message)
 
 
+def _during_interrupt(error: BaseException) -> bool:
+    """Whether ``error`` was raised while Ctrl-C unwound the work (a KeyboardInterrupt in its
+    context chain): then the interrupt, not the error, is what the user sees."""
+    seen: set[int] = set()
+    cause: BaseException | None = error.__context__
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__context__
+    return False
+
+
 # --- commands ---------------------------------------------------------------------------------
 
 
@@ -368,6 +381,9 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return ExitCode.OK
     except Exception as e:  # noqa: BLE001 — the last line of defence: never a bare traceback
+        if _during_interrupt(e) and not args.debug:
+            _err("kera-hls: interrupted")
+            return 130
         if args.debug:
             raise
         _err(f"kera-hls: internal compiler error: {type(e).__name__}: {e} "

@@ -128,8 +128,28 @@ def test_ctrl_c_stops_a_long_check_with_exit_130_and_no_traceback(tmp_path: Path
         out, err = proc.communicate()
         raise AssertionError(f"no exit 30 s after SIGINT ({masks}); its stacks:\n{err}") from None
     assert time.monotonic() - start < 10
-    assert proc.returncode == 130
-    assert err == "kera-hls: interrupted\n" and out == ""
+    assert (proc.returncode, err, out) == (130, "kera-hls: interrupted\n", "")
+
+
+def test_an_error_while_ctrl_c_unwinds_is_still_the_interrupt(monkeypatch, capsys) -> None:
+    # A cleanup that fails on state the interrupt left half-built must not turn Ctrl-C into
+    # "internal compiler error" (exit 70); any other error still is one.
+    from kera import cli
+
+    def interrupted_then_broken(args) -> int:
+        try:
+            raise KeyboardInterrupt
+        finally:
+            [].pop()  # an IndexError raised while the interrupt unwinds
+
+    def broken(args) -> int:
+        return [].pop()
+
+    for fn, code, said in ((interrupted_then_broken, 130, "kera-hls: interrupted\n"),
+                           (broken, 70, "internal compiler error: IndexError")):
+        monkeypatch.setattr(cli, "cmd_boards", fn)
+        assert cli.main(["boards"]) == code
+        assert said in capsys.readouterr().err
 
 
 def test_parity_counts_its_targets_on_the_bar() -> None:
