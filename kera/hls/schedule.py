@@ -244,6 +244,8 @@ def build_problem(
         pipeline_dsps(problem)
     if roms:
         _rom_reads(problem, roms, index)
+    if pipeline:
+        register_lut_rom_indexes(problem, index)
     if check:
         check_op_fits(problem, clock_mhz, margin, costs.overhead_ns)
     return problem
@@ -268,6 +270,35 @@ def _rom_reads(problem: Problem, roms: frozenset[bytes], index: dict[bytes, int]
                              2 if problem.rom_outreg else 1))
 
 
+def register_lut_rom_indexes(problem: Problem, index: dict[bytes, int]) -> None:
+    """Register the index of each lookup in a constant table mapped to LUTs that is wider than
+    a LUT's inputs and computed by logic: the lookup goes at least a stage after its index (a
+    gap), so the table's LUTs read flip-flops. Chained into the table, the index's logic is
+    folded by abc9 into each of the table's cofactor LUTs: sixteen 8-bit S-boxes of an xor of
+    two registers map to 5,658 LUT4 where sixteen of registers take 2,261 (yosys 0.70
+    ``synth_ecp5``; ``CostModel.rom_cost`` counts the latter). An index of parameters (through
+    wiring) is left as it is."""
+    costs, graph = problem.costs, problem.graph
+    if costs is None:
+        return
+    fed: dict[int, bool] = {}
+
+    def by_logic(v: int) -> bool:
+        """Whether node ``v`` is or reads (through wiring) a node with a delay."""
+        if v not in fed:
+            fed[v] = problem.delay[v] > 0.0 or any(by_logic(u) for u in problem.inputs[v])
+        return fed[v]
+
+    for v, nid in enumerate(problem.ids):
+        if v in problem.roms:
+            continue
+        node = graph.nodes[nid]
+        b = costs.rom_index_bits(graph, node)
+        if b is None or b <= costs.lut_k:
+            continue
+        u = index[node.inputs[1]]
+        if by_logic(u):
+            problem.gaps.append((u, v, 1))
 def pipeline_dsps(problem: Problem) -> None:
     """Put each DSP multiply slower than the usable period on the DSP's own pipeline
     registers (``CostModel.can_pipeline``; ECP5's MULT18X18D, which ``kera.rtl`` instantiates):

@@ -624,6 +624,19 @@ class CostModel:
         eff = max(_significant(bits[i], graph.nodes[i].type) for i in node.inputs)
         return eff <= width and node.type.flat_width <= 2 * width
 
+    def rom_index_bits(self, graph: Graph, node: Node) -> int | None:
+        """Return the index bits a lookup in an array of constants depends on (its significant
+        bits, at most those that address the table), else None (not such a lookup)."""
+        if node.op != "array_index":
+            return None
+        nodes = graph.nodes
+        arr, idx = nodes[node.inputs[0]], nodes[node.inputs[1]]
+        if arr.op != "array" or idx.op == "const" or not isinstance(idx.type, IntType) or any(
+                nodes[e].op != "const" for e in arr.inputs):
+            return None
+        return min(_significant(self.network(graph).bits[idx.id], idx.type),
+                   max(1, (len(arr.inputs) - 1).bit_length()))
+
     def rom_cost(self, graph: Graph, node: Node) -> tuple[int, int] | None:
         """Return ``(LUT levels, LUTs)`` of a lookup in an array of constants, else None.
 
@@ -633,16 +646,12 @@ class CostModel:
         The depth is that of a balanced tree over ``b`` inputs, ``ceil((b - 1) / (K - 1))``
         levels (one level up to ``lut_wide``); a clamped index past the end adds a level.
         """
-        if node.op != "array_index":
+        b = self.rom_index_bits(graph, node)
+        if b is None:
             return None
         nodes = graph.nodes
-        arr, idx = nodes[node.inputs[0]], nodes[node.inputs[1]]
-        if arr.op != "array" or idx.op == "const" or not isinstance(idx.type, IntType) or any(
-                nodes[e].op != "const" for e in arr.inputs):
-            return None
+        arr = nodes[node.inputs[0]]
         n = len(arr.inputs)
-        b = min(_significant(self.network(graph).bits[idx.id], idx.type),
-                max(1, (n - 1).bit_length()))
         values = [int(nodes[e].attr("value")) for e in arr.inputs[: 1 << b]]
         width = node.type.flat_width
         live = sum(1 for k in range(width) if len({v >> k & 1 for v in values}) > 1)

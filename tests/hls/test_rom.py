@@ -117,8 +117,50 @@ def test_aes_sboxes_go_to_block_ram_on_ecp5_and_as_many_as_fit_on_ice40() -> Non
     assert rom.blocks(s.graph, s.roms, "ecp5") == 100
     s40 = plan_schedule(p.graph, p.top, board="icebreaker")[0]
     assert len(s40.roms) == 30  # the UP5K's 30 SB_RAM40_4K; the rest stay LUTs
-    # at 150 MHz a DP16KD read (5.8 ns clock-to-output) leaves no time: the S-boxes are LUTs
-    assert not plan_schedule(p.graph, p.top, board="ulx3s", clock_mhz=150.0)[0].roms
+    # at 150 MHz a DP16KD read (5.8 ns clock-to-output) leaves no time: the S-boxes are LUTs,
+    # each reading its index from registers (register_lut_rom_indexes)
+    s150 = plan_schedule(p.graph, p.top, board="ulx3s", clock_mhz=150.0)[0]
+    assert not s150.roms
+    g = s150.graph
+    sboxes = [n for n in s150.order if g.nodes[n].op == "array_index"
+              and g.nodes[g.nodes[n].inputs[0]].op == "array"]
+    assert len(sboxes) == 200
+    assert all(s150.stage[n] > s150.stage[g.nodes[n].inputs[1]] for n in sboxes
+               if g.nodes[g.nodes[n].inputs[1]].op != "array_index")
+
+
+SMALL = [(k * 89 + 7) % 256 for k in range(32)]  # 256 bits: flip-flop sized, stays LUTs
+LUT_SRC = ("const T: [u8; 32] = [" + ", ".join(map(str, SMALL)) + "];\n"
+           "#[top]\npub fn f(a: u5, b: u5) -> u8 {\n    T[a] ^ T[a ^ b]\n}\n")
+
+
+@pytest.mark.parametrize("board", ["icebreaker", "ulx3s"])
+def test_a_lut_table_reads_its_index_from_registers_where_logic_computes_it(board: str) -> None:
+    # abc9 folds an index's logic into the table's cofactor LUTs (2.5x the LUTs): the index
+    # computed by `a ^ b` is registered before its lookup; the lookup of a parameter is not
+    s = plan_schedule(load_source(LUT_SRC).graph, "f", board=board)[0]
+    g = s.graph
+    lookups = [n for n in s.order if g.nodes[n].op == "array_index"]
+    assert not s.roms and len(lookups) == 2
+    by_xor = [n for n in lookups if g.nodes[g.nodes[n].inputs[1]].op == "xor"]
+    assert len(by_xor) == 1
+    assert s.stage[by_xor[0]] == s.stage[g.nodes[by_xor[0]].inputs[1]] + 1
+    plain = LUT_SRC.replace("T[a] ^ T[a ^ b]", "T[a] ^ T[b]")
+    assert plan_schedule(load_source(plain).graph, "f", board=board)[0].latency == s.latency - 1
+
+
+@needs_verilator
+def test_a_registered_lut_table_index_is_cycle_exact_in_simulation(tmp_path: Path) -> None:
+    from kera import _api
+
+    src = tmp_path / "t.kera"
+    src.write_text(LUT_SRC, encoding="utf-8")
+    p = load(src)
+    rng = random.Random(2)
+    rows = [{"a": rng.randrange(32), "b": rng.randrange(32)} for _ in range(200)]
+    sim = _api.simulate(p, rows, board="icebreaker")
+    assert sim.passed and sim.result.latency_observed == sim.schedule.latency >= 1
+    assert sim.outputs == [SMALL[r["a"]] ^ SMALL[r["a"] ^ r["b"]] for r in rows]
 
 
 @needs_verilator
