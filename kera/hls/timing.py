@@ -637,6 +637,13 @@ class CostModel:
         return min(_significant(self.network(graph).bits[idx.id], idx.type),
                    max(1, (len(arr.inputs) - 1).bit_length()))
 
+    def _rom_per_bit(self, b: int) -> int:
+        """The LUTs of one output bit of a table of ``b`` index bits (``rom_cost``)."""
+        k, wide = self.lut_k, max(self.lut_k, self.lut_wide)
+        if b <= k:
+            return 1
+        return (1 << (b - k)) + max(0, (1 << max(0, b - wide)) - 1)
+
     def rom_cost(self, graph: Graph, node: Node) -> tuple[int, int] | None:
         """Return ``(LUT levels, LUTs)`` of a lookup in an array of constants, else None.
 
@@ -656,15 +663,31 @@ class CostModel:
         width = node.type.flat_width
         live = sum(1 for k in range(width) if len({v >> k & 1 for v in values}) > 1)
         k, wide = self.lut_k, max(self.lut_k, self.lut_wide)
-        if b <= k:
-            per_bit = 1
-        else:
-            per_bit = (1 << (b - k)) + max(0, (1 << max(0, b - wide)) - 1)
+        per_bit = self._rom_per_bit(b)
         levels = 1 if b <= wide else 1 + math.ceil((b - wide) / (k - 1))
         if b > k and wide == k:
             levels = math.ceil((b - 1) / (k - 1))
         clamp = 1 if n < 1 << b else 0
         return levels + clamp, live * per_bit
+
+    def rom_fanout_ns(self, graph: Graph, node: Node) -> float:
+        """Return what the nets of a LUT table's index add over its LUT levels, in ns.
+
+        Each index bit drives every cofactor LUT of every live output bit (``live * 2**(b -
+        K)`` LUTs, ``rom_cost``): nets that the fitted routing, whose fanout term is fitted to
+        worst paths of low fanout, does not hold. ``lut_network.rom_fanout`` (where the family
+        has it): ``a_ns + per_log2_ns * (log2(fanout) - at_log2)``, at least 0.
+        """
+        fit = self.model.lut_network.get("rom_fanout")
+        b = self.rom_index_bits(graph, node)
+        if not fit or b is None:
+            return 0.0
+        rom = self.rom_cost(graph, node)
+        assert rom is not None
+        live = rom[1] // max(1, self._rom_per_bit(b))
+        fanout = max(1, live) << max(0, b - self.lut_k)
+        return max(0.0, float(fit["a_ns"]) + float(fit["per_log2_ns"])
+                   * (math.log2(fanout) - float(fit["at_log2"])))
 
     def is_replication(self, graph: Graph, node: Node) -> bool:
         """Return whether ``node`` is a negation whose bits are wires (``0 - (c & 1)``), which
@@ -701,7 +724,7 @@ class CostModel:
             return 0.0
         rom = self.rom_cost(graph, node)
         if rom is not None:
-            return rom[0] * self.level_ns
+            return rom[0] * self.level_ns + self.rom_fanout_ns(graph, node)
         if node.op in MUL_OPS:
             if node.id in self.pipelined:
                 return self.pipelined_ns

@@ -180,3 +180,17 @@ def test_rom_reads_are_cycle_exact_in_simulation(board: str, tmp_path: Path) -> 
                                      for k in ("a", "b")})
     assert sim.outputs == [int(x) for x in want]
     assert sim.outputs == [TABLE[r["a"]] ^ TABLE[r["b"] ^ (TABLE[r["a"]] & 63)] for r in rows]
+
+
+def test_a_wide_lut_tables_index_nets_are_in_its_delay() -> None:
+    # each index bit of an S-box drives its 128 cofactor LUTs: measured 4.04 ns between
+    # flip-flops on ECP5 (lut_network.rom_fanout), about twice its two LUT levels
+    g, read = _lookup(256, 8, 8)
+    costs = CostModel(load_model("ecp5"))
+    levels, _ = costs.rom_cost(g, g.nodes[read]) or (0, 0)
+    extra = costs.rom_fanout_ns(g, g.nodes[read])
+    assert 1.7 < extra < 1.9
+    assert costs.delay(g, g.nodes[read]) == pytest.approx(levels * costs.level_ns + extra)
+    small, lookup = _lookup(16, 2, 4)  # 2 live bits of 4 index bits: a LUT each, no fanout
+    assert costs.rom_fanout_ns(small, small.nodes[lookup]) == 0.0
+
