@@ -678,7 +678,7 @@ class CostModel:
         worst paths of low fanout, does not hold. ``lut_network.rom_fanout`` (where the family
         has it): ``a_ns + per_log2_ns * (log2(fanout) - at_log2)``, at least 0.
         """
-        fit = self.model.lut_network.get("rom_fanout")
+        fit = getattr(self.model, "lut_network", {}).get("rom_fanout")
         b = self.rom_index_bits(graph, node)
         if not fit or b is None:
             return 0.0
