@@ -223,9 +223,14 @@ def _slice_mux_tree(graph: Graph, node: Node, costs: CostModel) -> bool:
     """Whether a read of an array value (not a `mem`, not a table of constants, not the word
     just written) by a variable index becomes a tree of selects by the index bits: on ECP5,
     where two levels of it are one slice a bit (``kera.hls.muxpair``)."""
+    return _select_tree_read(graph, node.inputs[0], node.inputs[1], costs)
+
+
+def _select_tree_read(graph: Graph, array: bytes, index: bytes, costs: CostModel) -> bool:
+    """``_slice_mux_tree`` of a read of ``array`` by ``index`` (ids of ``graph``)."""
     if getattr(costs.model, "family", "") not in SLICE_MUX_FAMILIES:
         return False
-    arr, idx = (graph.nodes[i] for i in node.inputs)
+    arr, idx = graph.nodes[array], graph.nodes[index]
     if idx.op == "const" or arr.op == "array_update" or not isinstance(arr.type, ArrayType):
         return False
     if arr.op == "state" and arr.attr("kind") == "mem":
@@ -969,7 +974,8 @@ class _Splitter:
             bits = it.width
         elems = items[: 1 << bits]
         elems += [elems[-1]] * ((1 << bits) - len(elems))
-        if _slice_mux_tree(g, node, self.costs) and arr.op != "array_update":
+        # the inputs as rewritten: ``node``'s own are ids of the graph before
+        if _select_tree_read(g, ins[0], ins[1], self.costs) and arr.op != "array_update":
             zero = const(g, uint(1), 0, span)
             for j in range(bits):  # one level of selects per index bit, bit 0 first
                 flag = add("ne", BOOL, add("slice", uint(1), i, attrs={"lo": j}), zero)

@@ -194,3 +194,21 @@ def test_a_wide_lut_tables_index_nets_are_in_its_delay() -> None:
     small, lookup = _lookup(16, 2, 4)  # 2 live bits of 4 index bits: a LUT each, no fanout
     assert costs.rom_fanout_ns(small, small.nodes[lookup]) == 0.0
 
+
+def test_aes_sboxes_in_luts_are_timed_with_their_nets_and_split_where_too_slow() -> None:
+    # placed at 150 MHz (ECP5, seeds 1-3, nextpnr 0.11): 31,177 LUT4, 5,012 FF, 107.5 MHz; the
+    # S-box's index nets grow with the design (kera.hls.sta, rom_fanout.per_log2_size_ns)
+    from kera.hls.resources import schedule_costs
+    from kera.hls.sta import analyse_bits
+
+    p = load(ROOT / "examples" / "aes128.kera")
+    s, board, model = plan_schedule(p.graph, p.top, board="ulx3s", clock_mhz=150.0)
+    costs = schedule_costs(s, CostModel(model), board.capacities.dsp)
+    bits = analyse_bits(s, costs)
+    assert bits is not None
+    fmax = 1000.0 / (max(bits.stage_delays) + costs.overhead_ns)
+    assert 0.9 * 107.5 < fmax < 1.1 * 107.5
+    # faster than an S-box fits: its lookups become mux trees (the rewrite read the old graph)
+    fast = plan_schedule(p.graph, p.top, board="ulx3s", clock_mhz=175.0)[0]
+    assert fast.latency > s.latency
+

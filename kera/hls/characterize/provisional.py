@@ -91,7 +91,7 @@ def derive_provisional(family: str, base: dict[str, Any]) -> dict[str, Any]:
         if "rom_fanout" in net:  # the base family's measured tables, scaled as its nets
             fan = net["rom_fanout"]
             fan.update({key: round(fan[key] * k["delay_ns"], 4)
-                        for key in ("a_ns", "per_log2_ns")})
+                        for key in ("a_ns", "per_log2_ns", "per_log2_size_ns") if key in fan})
         net["k"] = scale.get("lut_k", net["k"])
         net["wide"] = scale.get("lut_wide", net.get("wide", 0))
         net.pop("wide_why", None)  # the base family's reason, not this one's
