@@ -281,24 +281,23 @@ def register_lut_rom_indexes(problem: Problem, index: dict[bytes, int]) -> None:
     costs, graph = problem.costs, problem.graph
     if costs is None:
         return
-    fed: dict[int, bool] = {}
-
-    def by_logic(v: int) -> bool:
-        """Whether node ``v`` is or reads (through wiring) a node with a delay."""
-        if v not in fed:
-            fed[v] = problem.delay[v] > 0.0 or any(by_logic(u) for u in problem.inputs[v])
-        return fed[v]
-
+    tables = []
     for v, nid in enumerate(problem.ids):
-        if v in problem.roms:
-            continue
-        node = graph.nodes[nid]
-        b = costs.rom_index_bits(graph, node)
-        if b is None or b <= costs.lut_k:
-            continue
-        u = index[node.inputs[1]]
-        if by_logic(u):
+        b = costs.rom_index_bits(graph, graph.nodes[nid]) if v not in problem.roms else None
+        if b is not None and b > costs.lut_k:
+            tables.append(v)
+    if not tables:
+        return
+    # whether each node is or reads, through wiring, a node with a delay (topological order)
+    fed = [False] * problem.size
+    for v in range(problem.size):
+        fed[v] = problem.delay[v] > 0.0 or any(fed[u] for u in problem.inputs[v])
+    for v in tables:
+        u = index[graph.nodes[problem.ids[v]].inputs[1]]
+        if fed[u]:
             problem.gaps.append((u, v, 1))
+
+
 def pipeline_dsps(problem: Problem) -> None:
     """Put each DSP multiply slower than the usable period on the DSP's own pipeline
     registers (``CostModel.can_pipeline``; ECP5's MULT18X18D, which ``kera.rtl`` instantiates):
