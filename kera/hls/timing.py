@@ -637,12 +637,13 @@ class CostModel:
         return min(_significant(self.network(graph).bits[idx.id], idx.type),
                    max(1, (len(arr.inputs) - 1).bit_length()))
 
-    def _rom_per_bit(self, b: int) -> int:
-        """The LUTs of one output bit of a table of ``b`` index bits (``rom_cost``)."""
-        k, wide = self.lut_k, max(self.lut_k, self.lut_wide)
-        if b <= k:
-            return 1
-        return (1 << (b - k)) + max(0, (1 << max(0, b - wide)) - 1)
+    @staticmethod
+    def _rom_live(graph: Graph, node: Node, b: int) -> int:
+        """The output bits of a table lookup that differ among the entries ``b`` index bits
+        reach (the others are constants)."""
+        nodes = graph.nodes
+        values = [int(nodes[e].attr("value")) for e in nodes[node.inputs[0]].inputs[: 1 << b]]
+        return sum(1 for k in range(node.type.flat_width) if len({v >> k & 1 for v in values}) > 1)
 
     def rom_cost(self, graph: Graph, node: Node) -> tuple[int, int] | None:
         """Return ``(LUT levels, LUTs)`` of a lookup in an array of constants, else None.
@@ -656,14 +657,13 @@ class CostModel:
         b = self.rom_index_bits(graph, node)
         if b is None:
             return None
-        nodes = graph.nodes
-        arr = nodes[node.inputs[0]]
-        n = len(arr.inputs)
-        values = [int(nodes[e].attr("value")) for e in arr.inputs[: 1 << b]]
-        width = node.type.flat_width
-        live = sum(1 for k in range(width) if len({v >> k & 1 for v in values}) > 1)
+        n = len(graph.nodes[node.inputs[0]].inputs)
+        live = self._rom_live(graph, node, b)
         k, wide = self.lut_k, max(self.lut_k, self.lut_wide)
-        per_bit = self._rom_per_bit(b)
+        if b <= k:
+            per_bit = 1
+        else:
+            per_bit = (1 << (b - k)) + max(0, (1 << max(0, b - wide)) - 1)
         levels = 1 if b <= wide else 1 + math.ceil((b - wide) / (k - 1))
         if b > k and wide == k:
             levels = math.ceil((b - 1) / (k - 1))
@@ -682,10 +682,7 @@ class CostModel:
         b = self.rom_index_bits(graph, node)
         if not fit or b is None:
             return 0.0
-        rom = self.rom_cost(graph, node)
-        assert rom is not None
-        live = rom[1] // max(1, self._rom_per_bit(b))
-        fanout = max(1, live) << max(0, b - self.lut_k)
+        fanout = max(1, self._rom_live(graph, node, b)) << max(0, b - self.lut_k)
         return max(0.0, float(fit["a_ns"]) + float(fit["per_log2_ns"])
                    * (math.log2(fanout) - float(fit["at_log2"])))
 
