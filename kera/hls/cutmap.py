@@ -53,15 +53,37 @@ def map_sites(net: BitNetwork, luts: Sequence[Sequence[float]], wire_ps: float,
     boxed = boxed or {}
     fanin, owner, outputs, leaves, inner = _binary(net, set(boxed), set(atomic), set(cells))
     box_ps = {-g - 1: boxed[net._fanin[g][2]] for g in net._fanin if net._fanin[g][2] in boxed}
+    arrival = [box_ps[leaf] if leaf < 0 else (leaf_ps or {}).get(leaf, 0.0) for leaf in leaves]
+    chosen = cover(fanin, arrival, outputs, luts, wire_ps, inner=inner)
     first = len(leaves)
+    sites: dict[bytes, int] = {}
+    for v, c in chosen.items():
+        nid = owner[v - first]
+        sites[nid] = sites.get(nid, 0) + int(luts[len(c) - 1][0])
+    return sites
+
+
+def cover(fanin: Sequence[tuple[int, int]], leaf_arrival: Sequence[float], outputs: set[int],
+          luts: Sequence[Sequence[float]], wire: float, required: float | None = None,
+          inner: set[int] | frozenset[int] = frozenset()) -> dict[int, Cut]:
+    """Return a LUT cover of a network of 2-input nodes: each LUT's root -> its cut.
+
+    Signals ``0 .. len(leaf_arrival) - 1`` are the leaves (arriving at ``leaf_arrival``), the
+    2-input nodes follow in topological order (``fanin``, by signal). ``luts[s - 1]`` is
+    ``(area, delay)`` of an ``s``-input LUT, ``wire`` the delay of the net after each LUT
+    (one unit throughout: ps or ns). Every node keeps its ``CUTS`` best cuts (by arrival,
+    then area flow); ``required`` (None: the latest output's arrival in the delay-optimal
+    mapping, abc9's own target) bounds every output's arrival, and within it area recovery
+    picks, from the outputs back, the cut of least area flow, then one pass of exact area.
+    The nodes of ``inner`` (inside an atomic gate) are no cut of their readers."""
+    first = len(leaf_arrival)
     kmax = len(luts)
     n = len(fanin)
     fanout = [0] * (first + n)
     for ins in fanin:
         for i in ins:
             fanout[i] += 1
-    arrival = [box_ps[leaf] if leaf < 0 else (leaf_ps or {}).get(leaf, 0.0) for leaf in leaves
-               ] + [0.0] * n
+    arrival = [*leaf_arrival, *[0.0] * n]
     flow = [0.0] * (first + n)
     cuts: list[list[Cut]] = [[] for _ in range(n)]
     trivial = [frozenset((i,)) for i in range(first + n)]
@@ -69,7 +91,7 @@ def map_sites(net: BitNetwork, luts: Sequence[Sequence[float]], wire_ps: float,
     def cost(cut: Cut, refs: list[int]) -> tuple[float, float]:
         size = len(cut)
         area, delay = luts[size - 1]
-        arr = max(arrival[i] for i in cut) + delay + wire_ps
+        arr = max(arrival[i] for i in cut) + delay + wire
         af = area + sum(flow[i] / max(1, refs[i]) for i in cut if i >= first)
         return arr, af
 
@@ -90,27 +112,23 @@ def map_sites(net: BitNetwork, luts: Sequence[Sequence[float]], wire_ps: float,
         keep += [c for _, c in by_area[: CUTS // 2] if c not in keep]
         cuts[v] = keep
         arrival[first + v], flow[first + v] = ranked[0][0][0], ranked[0][0][1]
-    required = max((arrival[o] for o in outputs), default=0.0)
-    chosen = _select(fanin, cuts, outputs, first, required, luts, wire_ps, arrival, flow,
-                     fanout, delay_first=True)
-    refs = [0] * (first + n)  # area flow again, with the references of the delay mapping
+    fastest = max((arrival[o] for o in outputs), default=0.0)
+    target = fastest if required is None else max(required, fastest)
+    chosen = _select(fanin, cuts, outputs, first, target, luts, wire, arrival, flow,
+                     fanout, delay_first=required is None)
+    refs = [0] * (first + n)  # area flow again, with the references of the first mapping
     for c in chosen.values():
         for i in c:
             refs[i] += 1
     for v in range(n):
         if cuts[v]:
             flow[first + v] = min(cost(c, refs)[1] for c in cuts[v])
-    chosen = _select(fanin, cuts, outputs, first, required, luts, wire_ps, arrival, flow, refs,
+    chosen = _select(fanin, cuts, outputs, first, target, luts, wire, arrival, flow, refs,
                      delay_first=False)
-    chosen = _exact_area(fanin, cuts, chosen, outputs, first, required, luts, wire_ps, arrival)
-    sites: dict[bytes, int] = {}
-    for v, c in chosen.items():
-        nid = owner[v - first]
-        sites[nid] = sites.get(nid, 0) + int(luts[len(c) - 1][0])
-    return sites
+    return _exact_area(fanin, cuts, chosen, outputs, first, target, luts, wire, arrival)
 
 
-def _select(fanin: list[tuple[int, int]], cuts: list[list[Cut]], outputs: set[int], first: int,
+def _select(fanin: Sequence[tuple[int, int]], cuts: list[list[Cut]], outputs: set[int], first: int,
             required: float, luts: Sequence[Sequence[float]], wire_ps: float,
             arrival: list[float], flow: list[float], refs: list[int], delay_first: bool
             ) -> dict[int, Cut]:
@@ -143,7 +161,7 @@ def _select(fanin: list[tuple[int, int]], cuts: list[list[Cut]], outputs: set[in
     return chosen
 
 
-def _exact_area(fanin: list[tuple[int, int]], cuts: list[list[Cut]], chosen: dict[int, Cut],
+def _exact_area(fanin: Sequence[tuple[int, int]], cuts: list[list[Cut]], chosen: dict[int, Cut],
                 outputs: set[int], first: int, required: float,
                 luts: Sequence[Sequence[float]], wire_ps: float, arrival: list[float]
                 ) -> dict[int, Cut]:
@@ -305,4 +323,4 @@ def leaf_arrivals(net: BitNetwork, arrival_ns: dict[bytes, float]) -> dict[int, 
     return out
 
 
-__all__ = ["CUTS", "leaf_arrivals", "map_sites"]
+__all__ = ["CUTS", "cover", "leaf_arrivals", "map_sites"]

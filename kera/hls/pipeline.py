@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from kera.ir.graph import Graph
 
 if TYPE_CHECKING:
+    from kera.hls.lutcover import StageCover
     from kera.hls.regbind import RegisterBinding
 
 
@@ -128,6 +129,8 @@ class Schedule:
     # The timing margin it was scheduled with (``plan_schedule``: the requested one, or less
     # where the estimate or an op that nothing splits needed less); None where not recorded.
     margin: float | None = None
+    # Stages whose bitwise logic is written as LUT cells for area (``kera.hls.lutcover``).
+    covers: tuple[StageCover, ...] = ()
 
     @property
     def aligned(self) -> bool:

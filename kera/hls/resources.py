@@ -30,6 +30,7 @@ from typing import Any
 
 from kera.diagnostics import KeraError
 from kera.hls.cutmap import leaf_arrivals, map_sites
+from kera.hls.lutcover import cover_of
 from kera.hls.lutmap import (
     Bit,
     BitNetwork,
@@ -108,13 +109,7 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
     costs = schedule_costs(schedule, costs, caps.get("dsp"))
     bound = schedule.bound()
     stage = schedule.stage
-    lib = _wide_library(costs)
-    net = tool_network(graph, costs.lut_k,  # a shared unit is a cone of its own
-                       cut=lambda u, v: stage[u] < stage[v] or u in bound or v in bound,
-                       order=graph.topo_order(graph.regions[schedule.region]),
-                       wide=costs.lut_wide, resets=registered_selects(schedule),
-                       area=costs.trims_bounds, rom_gates=len(lib["luts"]) if lib else 0,
-                       rom_reads=schedule.roms)
+    net = _estimate_network(schedule, costs)
     luts = _network_luts(schedule, costs, net)
     by_op: dict[str, dict[str, float]] = {}
     from kera.hls.memory import bram_reads
@@ -763,6 +758,24 @@ def _wide_library(costs: CostModel) -> dict[str, Any] | None:
     return lib if lib and len(lib["luts"]) > costs.lut_k else None
 
 
+def _estimate_network(schedule: Schedule, costs: CostModel) -> ToolNetwork:
+    """Return the bit network the estimate maps: the schedule's registers cut it, a shared
+    unit is a cone of its own."""
+    graph, stage, bound = schedule.graph, schedule.stage, schedule.bound()
+    lib = _wide_library(costs)
+    return tool_network(graph, costs.lut_k,
+                        cut=lambda u, v: stage[u] < stage[v] or u in bound or v in bound,
+                        order=graph.topo_order(graph.regions[schedule.region]),
+                        wide=costs.lut_wide, resets=registered_selects(schedule),
+                        area=costs.trims_bounds, rom_gates=len(lib["luts"]) if lib else 0,
+                        rom_reads=schedule.roms)
+
+
+def network_sites(schedule: Schedule, costs: CostModel) -> dict[bytes, int]:
+    """Return the LUT sites ``estimate`` charges the bitwise nodes of ``schedule``, by node."""
+    return _network_luts(schedule, costs, _estimate_network(schedule, costs))
+
+
 def _network_luts(schedule: Schedule, costs: CostModel, net: ToolNetwork) -> dict[bytes, int]:
     """Return the LUT sites of the bit network by node: the 4-input cover's, or, where the
     model has an abc9 LUT library with wide LUTs (ECP5), the delay-oriented mapping's
@@ -787,7 +800,8 @@ def _network_luts(schedule: Schedule, costs: CostModel, net: ToolNetwork) -> dic
               if graph.nodes[nid].op in ORDERS and is_bitwise(graph, graph.nodes[nid])}
     pairs = mux_pairs(schedule)  # written as LUT4 + PFUMX multiplexers: not abc9's to map
     flags = zero_flags(schedule)  # written as one LUT4 each
-    boxed = {**orders, **{nid: 1000.0 * arrival[nid] for nid in (*pairs, *flags)
+    covered = cover_of(schedule)  # written as LUT4 cells (kera.hls.lutcover)
+    boxed = {**orders, **{nid: 1000.0 * arrival[nid] for nid in (*pairs, *flags, *covered)
                           if nid in arrival}}
     out = map_sites(net, lib["luts"], float(lib["wire_ps"]), leaf_arrivals(net, arrival),
                     boxed=boxed, atomic=net.rom_gated, cells=set(flags))
@@ -799,6 +813,8 @@ def _network_luts(schedule: Schedule, costs: CostModel, net: ToolNetwork) -> dic
         out[nid] = pair.sites(pair.constants(graph)) if nid == pair.second else 0
     for nid in flags:
         out[nid] = 1
+    for c in set(covered.values()):
+        out.update(c.sites())
     for nid, n in net.inverted_outputs().items():
         out[nid] = out.get(nid, 0) + n
     return out
@@ -894,4 +910,4 @@ def check_schedule_fits(schedule: Schedule, board: Any, model: Any, source: Any 
 
 
 __all__ = ["CAPACITY_KEYS", "RESOURCE_KEYS", "Resources", "check_fits", "check_schedule_fits",
-           "dsp_accumulators", "estimate", "schedule_costs", "utilisation"]
+           "dsp_accumulators", "estimate", "network_sites", "schedule_costs", "utilisation"]

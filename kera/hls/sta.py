@@ -53,7 +53,9 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
+from kera.hls.lutcover import Source, StageCover, cover_of
 from kera.hls.lutmap import ToolNetwork, is_bitwise, tool_network
 from kera.hls.memory import read_delay
 from kera.hls.muxpair import mux_pairs
@@ -124,6 +126,17 @@ def net_delay(costs: CostModel, size: float) -> Callable[[int], float]:
     base = a + c * math.log2(max(2.0, size))
     table = [base + b * math.log2(f) for f in range(1, 65)]
     return lambda fanout: table[fanout - 1] if fanout <= 64 else base + b * math.log2(fanout)
+
+
+def cover_net(costs: CostModel) -> Callable[[int], float] | None:
+    """Return the routed delay (ns) of a net between the LUT cells of a cover
+    (``kera.hls.lutcover``) by its fanout: ``lut_network.cover_net`` (``a + b log2(fanout)``),
+    None where the model has none (the nets of ``net_delay`` then)."""
+    fit = getattr(costs.model, "lut_network", {}).get("cover_net")
+    if not fit:
+        return None
+    a, b = float(fit["a"]), float(fit["fanout"])
+    return lambda fanout: a + b * math.log2(max(1, fanout))
 
 
 def carry_in_ns(costs: CostModel) -> float:
@@ -273,6 +286,7 @@ class _Mapper:
         reader = {h: g for g in live for h in fanin[g][1]}
         self.merged = {g for g in live if g not in net.roots and (fanin[g][2] in inner or (
             readers[g] == 1 and net.associative(g, reader[g]) and fanin[g][2] not in self.cells))}
+        self._plan_covers(live)
         self.pending = [g for g in live if g not in self.merged]  # creation order
         self.next = 0
         # signals: leaf bits and 2-input nodes, by index
@@ -306,6 +320,68 @@ class _Mapper:
                 if b[2] < 0 and len(b[0]) == 1:
                     (n,) = b[0]
                     self.leaf_arrival[n], self.leaf_owner[n] = out, m
+
+    # --- the stages written as LUT cells (``kera.hls.lutcover``) ---------------------------
+
+    def _plan_covers(self, live: dict[int, Any]) -> None:
+        """Find the gates of the covered nodes: each output bit's gate is timed as the cover's
+        LUT (or wire) that makes it, a signal no reader's LUT absorbs; the covered gates are
+        not mapped, and a gate they read is a signal of its own (not merged into them)."""
+        self.covered = cover_of(self.schedule)
+        self.cover_net = cover_net(self.costs)
+        net, fanin = self.net, self.net._fanin
+        self.cover_gate: dict[int, tuple[StageCover, Source]] = {}
+        self.cover_signal: dict[tuple[int, str, int], int] = {}
+        self.lut_fanout: dict[tuple[int, int], int] = {}
+        if not self.covered:
+            return
+        for c in self.schedule.covers:
+            for lut in c.luts:
+                for i in lut.inputs:
+                    if i >= 0:
+                        self.lut_fanout[(c.stage, i)] = self.lut_fanout.get((c.stage, i), 0) + 1
+            for nid, sources in c.outputs:
+                for b, src in zip(net.bits[nid], sources, strict=True):
+                    g = b[2]
+                    if src[0] == "lut":
+                        key = (c.stage, src[1])
+                        self.lut_fanout[key] = self.lut_fanout.get(key, 0) + 1
+                    if g >= 0 and fanin[g][2] in self.covered:
+                        self.cover_gate.setdefault(g, (c, src))
+        read = {h for g in live if fanin[g][2] in self.covered for h in fanin[g][1]}
+        self.merged -= read | self.cover_gate.keys()
+
+    def _covered(self, g: int) -> None:
+        """Time gate ``g`` of a covered node: the signal of the cover's source of its bit."""
+        hit = self.cover_gate.get(g)
+        if hit is not None:
+            self.top[g] = self._source(hit[0], hit[1])
+
+    def _source(self, c: StageCover, src: Source) -> int:
+        """Return the signal of a cover's source: a LUT (one level after its latest input
+        has crossed its net), a leaf bit as the network has it, or a constant (at 0)."""
+        key = (c.stage, *src)
+        hit = self.cover_signal.get(key)
+        if hit is not None:
+            return hit
+        kind, k = src
+        if kind == "lut":
+            lut = c.luts[k]
+            ins = [self._source(c, ("lut", i) if i >= 0 else ("leaf", ~i)) for i in lut.inputs]
+            arrival = max(self.reach[i] for i in ins) + self.levels[self.costs.lut_k - 1]
+            fanout = self.lut_fanout.get((c.stage, k), 1)
+            sig = self._signal(arrival, lut.owner, [], frozenset(ins), fanout)
+            if self.cover_net is not None:  # the cells of a cover are placed close together
+                self.reach[sig] = arrival + self.cover_net(fanout)
+        elif kind == "leaf":
+            u, i, registered = c.leaves[k]
+            bits = self.net._registered.get(u, []) if registered else self.net.bits[u]
+            _, found = self._bit_arrival(bits[i])
+            sig = found if found is not None else self._signal(0.0, u, [], None)
+        else:
+            sig = self._signal(0.0, None, [], None)
+        self.cover_signal[key] = sig
+        return sig
 
     # --- signals -----------------------------------------------------------------------
 
@@ -367,6 +443,9 @@ class _Mapper:
         while self.next < len(pending) and pending[self.next] <= gate:
             g = pending[self.next]
             self.next += 1
+            if fanin[g][2] in self.covered:
+                self._covered(g)
+                continue
             if fanin[g][2] in self.cells and self._cell(g):
                 continue
             signals = self._gate_signals(g)
@@ -632,5 +711,5 @@ def _merge(arcs: Iterable[Arc]) -> list[Arc]:
     return out
 
 
-__all__ = ["CUTS", "Arc", "BitTiming", "analyse_bits", "carry_in_ns", "design_size",
+__all__ = ["CUTS", "Arc", "BitTiming", "analyse_bits", "carry_in_ns", "cover_net", "design_size",
            "handshake_ns", "lut_delays", "net_delay", "register_bits", "registered_network"]

@@ -207,7 +207,20 @@ def plan_schedule(
     chosen = requested is not None or MARGIN_DIRECTIVE in graph.directives.get(top, {})
     sched, margin = meet(margin) if chosen else _fitting_margin(meet, margin, clock)
     sched = _free_speed(lambda cap: attempt(margin, cap), sched, model, the_board)
-    return replace(sched, margin=margin), the_board, model
+    return _covered(replace(sched, margin=margin), model, the_board), the_board, model
+
+
+def _covered(sched: Schedule, model: DelayAreaModel, board: Any) -> Schedule:
+    """Return ``sched`` with its stages' bitwise logic written as LUT cells where that saves
+    LUTs within the period its margin leaves (``kera.hls.lutcover``)."""
+    from kera.hls.lutcover import coverable, plan_covers
+    from kera.hls.resources import schedule_costs
+
+    if not coverable(sched):
+        return sched
+    costs = schedule_costs(sched, CostModel(model), board.capacities.dsp)
+    budget = 1000.0 / sched.clock_mhz * (1.0 - (sched.margin or 0.0)) - costs.overhead_ns
+    return plan_covers(sched, costs, budget)
 
 
 def _fitting_margin(plan: Callable[[float], tuple[Schedule, float]], margin: float,

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 from kera.diagnostics import KeraError
+from kera.hls.lutcover import cover_of
 from kera.hls.muxpair import MUX2_INIT, MuxPair, mux_pairs
 from kera.hls.pipeline import Schedule
 from kera.hls.zeroflag import NOR4_INIT, zero_flags
@@ -26,6 +27,7 @@ from kera.ir.graph import Graph
 from kera.rtl.borrow import SharedBorrow, shared_borrows
 from kera.rtl.dsp import primitive_lines
 from kera.rtl.lower import LOWERINGS, lut_multiplies, lut_multiply
+from kera.rtl.lutcells import cover_run
 from kera.rtl.memory import Rams, declarations, ram_lines, read_wire, rom_lines
 from kera.rtl.names import FIXED_PORTS, NameTable, check_identifier, source_text, variable_names
 from kera.rtl.netlist import Body, Operand, const_operand, lit, rng
@@ -183,6 +185,8 @@ class _Module:
         self.folded = folded_updates(schedule)  # updates written into the next one's wire
         self.mux_pairs = mux_pairs(schedule)  # two levels of selects: ECP5 4:1 multiplexers
         self.zero_flags = zero_flags(schedule)  # four bits all zero: an ECP5 LUT4 each
+        self.covers = cover_of(schedule)  # bitwise logic as LUT cells (kera.hls.lutcover)
+        self.lut_names: dict[tuple[int, int], str] = {}  # (stage, LUT) -> its wire
         self.differences: dict[bytes, str] = {}  # a shared borrow's subtraction -> its wire
         self.dsp_out: dict[bytes, str] = {}  # a pipelined multiply -> its DSP's product
 
@@ -290,7 +294,16 @@ class _Module:
         self.body.lines.append("")
         self.body.lines.append(f"// ---- stage {s}: {len(ops)} operation{'s' * (len(ops) != 1)}")
         ops = [n for n in ops if n not in self.folded]
-        for nid in ops:
+        run: list[bytes] = []  # covered nodes in a row: one block of LUT cells
+        for nid in [*ops, b""]:
+            if nid in self.covers:
+                run.append(nid)
+                continue
+            if run:
+                cover_run(self, run, s)
+                run = []
+            if not nid:
+                break
             node = self.g.nodes[nid]
             if nid in self.rams.by_read or nid in self.rams.rom_q:
                 read_wire(self, self.rams, nid, s)

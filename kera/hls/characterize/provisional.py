@@ -85,9 +85,10 @@ def derive_provisional(family: str, base: dict[str, Any]) -> dict[str, Any]:
         net = copy.deepcopy(base["lut_network"])
         net.update({key: round(net[key] * k["delay_ns"], 4)
                     for key in ("lut_ns", "net_ns", "level_ns", "ff_packing_ns") if key in net})
-        if "routing" in net:  # the base family's routed nets, slower or faster alike
-            net["routing"].update({key: round(net["routing"][key] * k["delay_ns"], 4)
-                                   for key in ("a", "fanout", "size")})
+        for fit in ("routing", "cover_net"):  # the base family's routed nets, scaled alike
+            if fit in net:
+                net[fit].update({key: round(net[fit][key] * k["delay_ns"], 4)
+                                 for key in ("a", "fanout", "size") if key in net[fit]})
         if "rom_fanout" in net:  # the base family's measured tables, scaled as its nets
             fan = net["rom_fanout"]
             fan.update({key: round(fan[key] * k["delay_ns"], 4)
