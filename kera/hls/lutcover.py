@@ -344,12 +344,13 @@ def build_aig(schedule: Schedule, s: int, members: list[bytes]) -> tuple[Aig, di
 
 
 def cover_stage(schedule: Schedule, s: int, members: list[bytes], required_ns: float,
-                lut_ns: float, wire_ns: float, arrival_ns: dict[bytes, float]
-                ) -> StageCover | None:
+                lut_ns: float, wire_ns: float, arrival_ns: dict[bytes, float],
+                leaf_net_ns: float = 0.0) -> StageCover | None:
     """Return the area-oriented LUT4 cover of stage ``s``'s ``members`` whose every output
-    arrives by ``required_ns`` (LUT ``lut_ns`` and net ``wire_ns`` a level; a leaf of this
-    stage when ``arrival_ns`` says, a register's at 0), or the delay-optimal one where that
-    is later; None where the stage is too big (``MAX_AND_NODES``) or has no output."""
+    arrives by ``required_ns`` (LUT ``lut_ns`` and net ``wire_ns`` a level, the last net not
+    counted; a leaf of this stage when ``arrival_ns`` says, a register's at 0, and then its
+    net, ``leaf_net_ns``), or the delay-optimal one where that is later; None where the stage
+    is too big (``MAX_AND_NODES``) or has no output."""
     outputs = _outputs(schedule, set(members))
     if not outputs:
         return None
@@ -368,8 +369,9 @@ def cover_stage(schedule: Schedule, s: int, members: list[bytes], required_ns: f
         a, b = aig.fanin[v]  # type: ignore[misc]
         fanin.append((number[a >> 1], number[b >> 1]))
     roots = {number[b >> 1] for nid in outputs for b in bits[nid] if aig.fanin[b >> 1]}
-    leaf_at = [0.0 if reg else arrival_ns.get(u, 0.0) for u, _, reg in aig.leaves]
-    chosen = cover(fanin, leaf_at, roots, [(1.0, lut_ns)] * K, wire_ns, required=required_ns)
+    leaf_at = [(0.0 if reg else arrival_ns.get(u, 0.0)) + leaf_net_ns for u, _, reg in aig.leaves]
+    chosen = cover(fanin, leaf_at, roots, [(1.0, lut_ns)] * K, wire_ns,
+                   required=required_ns + wire_ns)
     var = leaf_vars + ands  # signal number -> variable
     order = sorted(chosen)  # topological: a cut's signals come before its root
     # polarity: a LUT gives its root's complement where only complemented output bits read it
@@ -440,7 +442,8 @@ def plan_covers(schedule: Schedule, costs: CostModel, budget_ns: float) -> Sched
     arrival = _arrivals(schedule, costs)
     found: list[StageCover] = []
     for s, members in sorted(stages.items()):
-        got = cover_stage(schedule, s, members, budget_ns, lut_ns, wire_ns, arrival)
+        got = cover_stage(schedule, s, members, budget_ns, lut_ns, wire_ns, arrival,
+                          net_delay(costs, size)(1))
         if got is None:
             continue
         before = sum(sites.get(n, 0) for n in members)
