@@ -16,7 +16,9 @@ each LUT's ``INIT`` its cone's truth table. A stage keeps its cover where it tak
 sites than the estimate's abc9-like mapping of the same nodes and the bit-level timing
 (``kera.hls.sta``, which times the LUTs as cells) still meets the period, or is no slower.
 ``kera.rtl.emit`` writes the LUTs under ``ifdef SYNTHESIS`` (the ops as they are for
-simulation); the estimate counts them one site each. ECP5 only, stateless pipelines at II 1.
+simulation); the estimate counts them one site each. ECP5 (``LUT4``) and iCE40 (``SB_LUT4``:
+no wide function there, but abc9's least-depth mapping still duplicates: eq64 at 12 MHz 59 ->
+46 LUTs placed), stateless pipelines at II 1.
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ if TYPE_CHECKING:
 
 #: The families whose bit networks may be written as LUT cells: the cell, its truth-table
 #: parameter, its input pins (``INIT[{D, C, B, A}]``) and its output pin.
-LUT_CELLS = {"ecp5": ("LUT4", "INIT", ("A", "B", "C", "D"), "Z")}
+LUT_CELLS = {"ecp5": ("LUT4", "INIT", ("A", "B", "C", "D"), "Z"),
+             "ice40": ("SB_LUT4", "LUT_INIT", ("I0", "I1", "I2", "I3"), "O")}
 #: The inputs of one LUT.
 K = 4
 #: A stage keeps its cover only where it saves at least this fraction of the LUT4 sites the

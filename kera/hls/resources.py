@@ -783,8 +783,12 @@ def _network_luts(schedule: Schedule, costs: CostModel, net: ToolNetwork) -> dic
     against a constant are not mapped: yosys makes them ``$alu`` carry chains (a box to
     abc9), so they keep the cover's count and their outputs are the mapping's inputs."""
     lib = _wide_library(costs)
+    covers = {c.stage: c for c in getattr(schedule, "covers", ())}  # written as LUT cells
     if not lib:
-        return costs.fitted_equalities(net, net.luts_by_node())
+        out = costs.fitted_equalities(net, net.luts_by_node())
+        for c in covers.values():
+            out.update(c.sites())
+        return out
     graph, stage = schedule.graph, schedule.stage
     arrival: dict[bytes, float] = {}
     on_lut = costs.lut_multipliers(graph)
@@ -813,7 +817,7 @@ def _network_luts(schedule: Schedule, costs: CostModel, net: ToolNetwork) -> dic
         out[nid] = pair.sites(pair.constants(graph)) if nid == pair.second else 0
     for nid in flags:
         out[nid] = 1
-    for c in set(covered.values()):
+    for c in covers.values():
         out.update(c.sites())
     for nid, n in net.inverted_outputs().items():
         out[nid] = out.get(nid, 0) + n

