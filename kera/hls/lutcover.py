@@ -436,25 +436,22 @@ def plan_covers(schedule: Schedule, costs: CostModel, budget_ns: float) -> Sched
     if not stages:
         return schedule
     size = design_size(schedule, costs)
-    base = analyse_bits(schedule, costs, size)
-    if base is None:
-        return schedule
     sites = network_sites(schedule, costs)
     lut_ns = lut_delays(costs)[K - 1]
     wire_ns = (cover_net(costs) or net_delay(costs, size))(2)
     arrival = _arrivals(schedule, costs)
     found: list[StageCover] = []
     for s, members in sorted(stages.items()):
+        before = sum(sites.get(n, 0) for n in members)
+        if before < MIN_SAVED:
+            continue  # wiring: nothing to save
         got = cover_stage(schedule, s, members, budget_ns, lut_ns, wire_ns, arrival,
                           net_delay(costs, size)(1))
-        if got is None:
-            continue
-        before = sum(sites.get(n, 0) for n in members)
-        after = len(got.luts)
-        if before - after >= max(MIN_SAVED, MIN_GAIN * before):
+        if got is not None and before - len(got.luts) >= max(MIN_SAVED, MIN_GAIN * before):
             found.append(got)
+    base = analyse_bits(schedule, costs, size) if found else None
     for _ in range(3):  # drop the stages the timing says a cover slows past the budget
-        if not found:
+        if not found or base is None:
             return schedule
         cand = replace(schedule, covers=tuple(found))
         bits = analyse_bits(cand, costs, size - sum(
