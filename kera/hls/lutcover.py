@@ -27,8 +27,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kera.hls.lutmap import is_bitwise, moved
-from kera.ir.types import ArrayType, IntType, TupleType, Type
+from kera.hls.lutmap import element, is_bitwise, moved, tuple_field, updated
+from kera.ir.types import IntType, Type
 
 if TYPE_CHECKING:
     from kera.hls.pipeline import Schedule
@@ -198,34 +198,16 @@ def _logic(kind: str) -> Rule:
     return rule
 
 
-def _element(t: Type, index: int) -> tuple[int, int]:
-    assert isinstance(t, ArrayType)
-    k = min(index, t.length - 1)  # an index past the end reads the last element
-    return k * t.elem.flat_width, t.elem.flat_width
-
-
 def _array_index(aig: Aig, node: Node, ins: list[list[int]], types: list[Type]) -> list[int]:
     index = _const_value(ins[1])
     assert index is not None
-    lo, w = _element(types[0], index)
-    return ins[0][lo:lo + w]
+    return element(ins[0], types[0], index)
 
 
 def _array_update(aig: Aig, node: Node, ins: list[list[int]], types: list[Type]) -> list[int]:
     index = _const_value(ins[1])
-    assert index is not None and isinstance(types[0], ArrayType)
-    if index >= types[0].length:
-        return list(ins[0])  # an update past the end changes nothing
-    lo, w = _element(types[0], index)
-    return ins[0][:lo] + ins[2] + ins[0][lo + w:]
-
-
-def _tuple_get(aig: Aig, node: Node, ins: list[list[int]], types: list[Type]) -> list[int]:
-    t = types[0]
-    assert isinstance(t, TupleType)
-    index = int(node.attr("index"))
-    lo = sum(e.flat_width for e in t.elems[:index])
-    return ins[0][lo:lo + t.elems[index].flat_width]
+    assert index is not None
+    return updated(ins[0], types[0], index, ins[2])
 
 
 def _shift(aig: Aig, node: Node, ins: list[list[int]], types: list[Type]) -> list[int]:
@@ -255,7 +237,9 @@ RULES: dict[str, Rule] = {
     "concat": lambda aig, node, ins, types: ins[1] + ins[0],  # the second is the low part
     "tuple": lambda aig, node, ins, types: [b for bits in ins for b in bits],
     "array": lambda aig, node, ins, types: [b for bits in ins for b in bits],
-    "tuple_get": _tuple_get, "array_index": _array_index, "array_update": _array_update,
+    "tuple_get": lambda aig, node, ins, types: tuple_field(ins[0], types[0],
+                                                          int(node.attr("index"))),
+    "array_index": _array_index, "array_update": _array_update,
     "shl": _shift, "shr": _shift, "rotl": _shift, "rotr": _shift, "eq": _equal, "ne": _equal,
 }
 

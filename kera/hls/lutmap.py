@@ -596,11 +596,14 @@ def _pack(net: BitNetwork, node: Node, ins: list[list[Bit]], types: list[Type]) 
 
 
 def _tuple_get(net: BitNetwork, node: Node, ins: list[list[Bit]], types: list[Type]) -> list[Bit]:
-    t = types[0]
+    return tuple_field(ins[0], types[0], int(node.attr("index")))
+
+
+def tuple_field(bits: list[T], t: Type, index: int) -> list[T]:
+    """Return the bits of element ``index`` of a tuple of type ``t`` (``tuple_get``)."""
     assert isinstance(t, TupleType)
-    index = int(node.attr("index"))
     lo = sum(e.flat_width for e in t.elems[:index])
-    return ins[0][lo:lo + t.elems[index].flat_width]
+    return bits[lo:lo + t.elems[index].flat_width]
 
 
 def _element(t: Type, index: int) -> tuple[int, int]:
@@ -610,22 +613,35 @@ def _element(t: Type, index: int) -> tuple[int, int]:
     return k * w, w
 
 
+def element(bits: list[T], t: Type, index: int) -> list[T]:
+    """Return the bits of element ``index`` of an array of type ``t`` (``array_index`` by a
+    constant; past the end: the last element)."""
+    lo, w = _element(t, index)
+    return bits[lo:lo + w]
+
+
+def updated(bits: list[T], t: Type, index: int, value: list[T]) -> list[T]:
+    """Return an array of type ``t`` with element ``index`` replaced by ``value``
+    (``array_update`` by a constant; past the end: no change)."""
+    assert isinstance(t, ArrayType)
+    if index >= t.length:
+        return list(bits)
+    lo, w = _element(t, index)
+    return bits[:lo] + value + bits[lo + w:]
+
+
 def _array_index(net: BitNetwork, node: Node, ins: list[list[Bit]],
                  types: list[Type]) -> list[Bit]:
     index = _const_value(ins[1])
     assert index is not None
-    lo, w = _element(types[0], index)
-    return ins[0][lo:lo + w]
+    return element(ins[0], types[0], index)
 
 
 def _array_update(net: BitNetwork, node: Node, ins: list[list[Bit]],
                   types: list[Type]) -> list[Bit]:
     index = _const_value(ins[1])
-    assert index is not None and isinstance(types[0], ArrayType)
-    if index >= types[0].length:
-        return list(ins[0])  # an update past the end changes nothing
-    lo, w = _element(types[0], index)
-    return ins[0][:lo] + ins[2] + ins[0][lo + w:]
+    assert index is not None
+    return updated(ins[0], types[0], index, ins[2])
 
 
 def moved(op: str, bits: list[T], amount: int, zero: T, signed: bool) -> list[T]:
@@ -994,5 +1010,6 @@ def tool_network(graph: Graph, k: int, cut: Callable[[bytes, bytes], bool] | Non
     return net
 
 
-__all__ = ["ONE", "ZERO", "BitNetwork", "Bit", "ToolNetwork", "is_bitwise", "lut_count",
-           "lut_levels", "network", "neg_wiring", "negated", "significant_width", "tool_network"]
+__all__ = ["ONE", "ZERO", "BitNetwork", "Bit", "ToolNetwork", "element", "is_bitwise",
+           "lut_count", "lut_levels", "network", "neg_wiring", "negated", "significant_width",
+           "tool_network", "tuple_field", "updated"]
