@@ -468,7 +468,7 @@ def _arrivals(schedule: Schedule, costs: CostModel) -> dict[bytes, float]:
 
 def cover_of(schedule: Schedule) -> dict[bytes, StageCover]:
     """Return each covered node -> its stage's cover."""
-    return {nid: c for c in getattr(schedule, "covers", ()) for nid in c.nodes}
+    return {nid: c for c in schedule.covers for nid in c.nodes}
 
 
 __all__ = ["LUT_CELLS", "Aig", "Lut", "StageCover", "build_aig", "cover_of", "cover_stage",

@@ -781,12 +781,13 @@ def _network_luts(schedule: Schedule, costs: CostModel, net: ToolNetwork) -> dic
     model has an abc9 LUT library with wide LUTs (ECP5), the delay-oriented mapping's
     (``kera.hls.cutmap``), whose leaves arrive when the stage's timing says. Orderings
     against a constant are not mapped: yosys makes them ``$alu`` carry chains (a box to
-    abc9), so they keep the cover's count and their outputs are the mapping's inputs."""
+    abc9), so they keep the cover's count and their outputs are the mapping's inputs. The
+    stages written as LUT cells (``kera.hls.lutcover``) count their cells, and on ECP5 their
+    outputs are inputs of the mapping of the rest."""
     lib = _wide_library(costs)
-    covers = {c.stage: c for c in getattr(schedule, "covers", ())}  # written as LUT cells
     if not lib:
         out = costs.fitted_equalities(net, net.luts_by_node())
-        for c in covers.values():
+        for c in schedule.covers:  # written as LUT cells: one site each
             out.update(c.sites())
         return out
     graph, stage = schedule.graph, schedule.stage
@@ -817,7 +818,7 @@ def _network_luts(schedule: Schedule, costs: CostModel, net: ToolNetwork) -> dic
         out[nid] = pair.sites(pair.constants(graph)) if nid == pair.second else 0
     for nid in flags:
         out[nid] = 1
-    for c in covers.values():
+    for c in schedule.covers:
         out.update(c.sites())
     for nid, n in net.inverted_outputs().items():
         out[nid] = out.get(nid, 0) + n

@@ -213,10 +213,10 @@ def plan_schedule(
 def _covered(sched: Schedule, model: DelayAreaModel, board: Any) -> Schedule:
     """Return ``sched`` with its stages' bitwise logic written as LUT cells where that saves
     LUTs within the period its margin leaves (``kera.hls.lutcover``)."""
-    from kera.hls.lutcover import coverable, plan_covers
+    from kera.hls.lutcover import LUT_CELLS, plan_covers
     from kera.hls.resources import schedule_costs
 
-    if not coverable(sched):
+    if sched.family not in LUT_CELLS:
         return sched
     costs = schedule_costs(sched, CostModel(model), board.capacities.dsp)
     budget = 1000.0 / sched.clock_mhz * (1.0 - (sched.margin or 0.0)) - costs.overhead_ns
