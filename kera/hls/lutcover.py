@@ -330,14 +330,24 @@ def build_aig(schedule: Schedule, s: int, members: list[bytes]) -> tuple[Aig, di
     return aig, bits
 
 
+#: Covers already found, by the graph they cover: (fanin, leaf arrivals, roots, required
+#: time, LUT and net delays) -> each LUT's root -> its cut (``cover_stage``'s ``memo``).
+CoverMemo = dict[tuple[object, ...], dict[int, frozenset[int]]]
+
+
 def cover_stage(schedule: Schedule, s: int, members: list[bytes], required_ns: float,
                 lut_ns: float, wire_ns: float, arrival_ns: dict[bytes, float],
-                leaf_net_ns: float = 0.0) -> StageCover | None:
+                leaf_net_ns: float = 0.0, memo: CoverMemo | None = None) -> StageCover | None:
     """Return the area-oriented LUT4 cover of stage ``s``'s ``members`` whose every output
     arrives by ``required_ns`` (LUT ``lut_ns`` and net ``wire_ns`` a level, the last net not
     counted; a leaf of this stage when ``arrival_ns`` says, a register's at 0, and then its
     net, ``leaf_net_ns``), or the delay-optimal one where that is later; None where the stage
-    is too big (``MAX_AND_NODES``) or has no output."""
+    is too big (``MAX_AND_NODES``) or has no output.
+
+    ``memo`` keeps the cuts chosen for each and-inverter graph (numbered as ``cover`` reads
+    it): the cover is a function of that graph alone, so a stage whose graph another stage
+    has (an unrolled loop's rounds: AES-128's nine middle rounds at 25 MHz, XTEA's 128
+    stages at 150 MHz of two shapes) takes the cuts found for it."""
     outputs = _outputs(schedule, set(members))
     if not outputs:
         return None
@@ -357,8 +367,13 @@ def cover_stage(schedule: Schedule, s: int, members: list[bytes], required_ns: f
         fanin.append((number[a >> 1], number[b >> 1]))
     roots = {number[b >> 1] for nid in outputs for b in bits[nid] if aig.fanin[b >> 1]}
     leaf_at = [(0.0 if reg else arrival_ns.get(u, 0.0)) + leaf_net_ns for u, _, reg in aig.leaves]
-    chosen = cover(fanin, leaf_at, roots, [(1.0, lut_ns)] * K, wire_ns,
-                   required=required_ns + wire_ns)
+    key = (tuple(fanin), tuple(leaf_at), tuple(sorted(roots)), required_ns, lut_ns, wire_ns)
+    chosen = None if memo is None else memo.get(key)
+    if chosen is None:
+        chosen = cover(fanin, leaf_at, roots, [(1.0, lut_ns)] * K, wire_ns,
+                       required=required_ns + wire_ns)
+        if memo is not None:
+            memo[key] = chosen
     var = leaf_vars + ands  # signal number -> variable
     order = sorted(chosen)  # topological: a cut's signals come before its root
     # polarity: a LUT gives its root's complement where only complemented output bits read it
@@ -424,13 +439,14 @@ def plan_covers(schedule: Schedule, costs: CostModel, budget_ns: float) -> Sched
     lut_ns = lut_delays(costs)[K - 1]
     wire_ns = (cover_net(costs) or net_delay(costs, size))(2)
     arrival = _arrivals(schedule, costs)
+    memo: CoverMemo = {}
     found: list[StageCover] = []
     for s, members in sorted(stages.items()):
         before = sum(sites.get(n, 0) for n in members)
         if before < MIN_SAVED:
             continue  # wiring: nothing to save
         got = cover_stage(schedule, s, members, budget_ns, lut_ns, wire_ns, arrival,
-                          net_delay(costs, size)(1))
+                          net_delay(costs, size)(1), memo)
         if got is not None and before - len(got.luts) >= max(MIN_SAVED, MIN_GAIN * before):
             found.append(got)
     base = analyse_bits(schedule, costs, size) if found else None

@@ -197,3 +197,30 @@ def test_the_cover_is_deterministic() -> None:
     assert a.covers == b.covers
     assert set(cover_of(a)) == set(a.covers[0].nodes)
 
+
+
+def test_a_stage_of_the_same_graph_takes_the_cover_found_for_it() -> None:
+    """XTEA at 150 MHz: its even stages are the same half-round on other values, so their
+    and-inverter graphs are equal; the later ones take the first's cuts from the memo, and
+    each cover is the one it finds alone (cells, truth tables, outputs); an odd stage (the
+    other half-round) is a graph of its own."""
+    from kera.hls import lutcover
+    from kera.hls.sta import lut_delays, net_delay
+
+    s, _, model = _plan(ROOT / "examples" / "xtea.kera", "ulx3s", 150.0)
+    costs = CostModel(model)
+    size = design_size(s, costs)
+    args = (lut_delays(costs)[3], net_delay(costs, size)(2), lutcover._arrivals(s, costs),
+            net_delay(costs, size)(1))
+    stages = lutcover.coverable(s)
+    alone = {k: lutcover.cover_stage(s, k, stages[k], 5.0, *args) for k in (2, 4, 3)}
+    memo: lutcover.CoverMemo = {}
+    shared = {}
+    for k, entries in ((2, 1), (4, 1), (3, 2)):
+        shared[k] = lutcover.cover_stage(s, k, stages[k], 5.0, *args, memo=memo)
+        assert len(memo) == entries
+    assert shared == alone
+    assert alone[2] is not None and alone[4] is not None
+    assert alone[2].nodes != alone[4].nodes
+    assert [(c.inputs, c.init) for c in alone[2].luts] == [(c.inputs, c.init)
+                                                          for c in alone[4].luts]
