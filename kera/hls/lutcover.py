@@ -61,11 +61,17 @@ Source = tuple[str, int]
 @dataclass(frozen=True)
 class Lut:
     """One LUT4 cell: its inputs (``~k`` for leaf ``k``, ``k >= 0`` for LUT ``k``), its
-    truth table and the node its root bit belongs to (whose estimate it is charged to)."""
+    truth table and the node its root bit belongs to (whose estimate it is charged to);
+    ``pins``: the pin of each input (empty: input ``j`` on pin ``j``), the unused pins tied 0."""
 
     inputs: tuple[int, ...]
     init: int
     owner: bytes
+    pins: tuple[int, ...] = ()
+
+    def pin_of(self, j: int) -> int:
+        """Return the pin input ``j`` is on."""
+        return self.pins[j] if self.pins else j
 
 
 @dataclass(frozen=True)
@@ -148,11 +154,15 @@ class Aig:
                      for i in range(0, len(level), 2)]
         return level[0] if level else 0
 
-    def truth(self, root: int, cut: Sequence[int], negated: set[int]) -> int:
+    def truth(self, root: int, cut: Sequence[int], negated: set[int],
+              pins: Sequence[int] = ()) -> int:
         """Return the 16-row truth table of variable ``root`` over the variables ``cut``
-        (pin ``j`` is ``cut[j]``; a ``negated`` one's LUT gives its complement)."""
+        (``cut[j]`` on pin ``pins[j]``, or ``j`` without ``pins``; a ``negated`` one's LUT
+        gives its complement)."""
         full = 0xFFFF
-        value = {v: (_PINS[j] ^ full if v in negated else _PINS[j]) for j, v in enumerate(cut)}
+        pin = list(pins) or list(range(len(cut)))
+        value = {v: (_PINS[pin[j]] ^ full if v in negated else _PINS[pin[j]])
+                 for j, v in enumerate(cut)}
         value[0] = 0
         stack = [root]
         while stack:
@@ -337,7 +347,8 @@ CoverMemo = dict[tuple[object, ...], dict[int, frozenset[int]]]
 
 def cover_stage(schedule: Schedule, s: int, members: list[bytes], required_ns: float,
                 lut_ns: float, wire_ns: float, arrival_ns: dict[bytes, float],
-                leaf_net_ns: float = 0.0, memo: CoverMemo | None = None) -> StageCover | None:
+                leaf_net_ns: float = 0.0, memo: CoverMemo | None = None,
+                pin_ns: Sequence[float] = ()) -> StageCover | None:
     """Return the area-oriented LUT4 cover of stage ``s``'s ``members`` whose every output
     arrives by ``required_ns`` (LUT ``lut_ns`` and net ``wire_ns`` a level, the last net not
     counted; a leaf of this stage when ``arrival_ns`` says, a register's at 0, and then its
@@ -347,7 +358,12 @@ def cover_stage(schedule: Schedule, s: int, members: list[bytes], required_ns: f
     ``memo`` keeps the cuts chosen for each and-inverter graph (numbered as ``cover`` reads
     it): the cover is a function of that graph alone, so a stage whose graph another stage
     has (an unrolled loop's rounds: AES-128's nine middle rounds at 25 MHz, XTEA's 128
-    stages at 150 MHz of two shapes) takes the cuts found for it."""
+    stages at 150 MHz of two shapes) takes the cuts found for it.
+
+    ``pin_ns``, the delay of the cell from each of its pins where they differ (iCE40's
+    SB_LUT4: I3 0.41 ns faster than I0), puts each LUT's inputs on its fastest pins, the
+    latest input on the fastest (``_pins``), as abc9 does with the pin delays of the cell
+    library; without it input ``j`` is on pin ``j``."""
     outputs = _outputs(schedule, set(members))
     if not outputs:
         return None
@@ -382,16 +398,21 @@ def cover_stage(schedule: Schedule, s: int, members: list[bytes], required_ns: f
     negated = {var[r] for r in order if var[r] in neg and var[r] not in pos}
     index: dict[int, int] = {}
     luts: list[Lut] = []
+    at = dict(enumerate(leaf_at))  # signal -> arrival, with the pins' delays
     for r in order:
         cut = sorted(chosen[r])
+        pins: tuple[int, ...] = ()
+        if pin_ns:
+            cut, pins, at[r] = _pins(cut, at, pin_ns, wire_ns)
         v = var[r]
-        table = aig.truth(v, [var[c] for c in cut], negated)
+        table = aig.truth(v, [var[c] for c in cut], negated, pins)
         if v in negated:
             table ^= 0xFFFF
         ins = tuple(index[var[c]] if c >= len(leaf_vars) else ~c for c in cut)
         index[v] = len(luts)
-        luts.append(Lut(ins, table, aig.owner[v]))
+        luts.append(Lut(ins, table, aig.owner[v], pins))
     extra: dict[tuple[int, int], int] = {}  # the other polarity of a LUT or leaf, by need
+    fast = min(range(len(pin_ns)), key=lambda p: (pin_ns[p], p)) if pin_ns else 0
 
     def source(lit: int, owner: bytes) -> Source:
         v, c = lit >> 1, lit & 1
@@ -411,13 +432,24 @@ def cover_stage(schedule: Schedule, s: int, members: list[bytes], required_ns: f
             extra[key] = len(luts)
             if key[0] >= 0:
                 base = luts[key[0]]
-                luts.append(Lut(base.inputs, base.init ^ 0xFFFF, owner))
-            else:
-                luts.append(Lut((key[0],), 0x5555, owner))
+                luts.append(Lut(base.inputs, base.init ^ 0xFFFF, owner, base.pins))
+            else:  # on the fastest pin
+                luts.append(Lut((key[0],), _PINS[fast] ^ 0xFFFF, owner, (fast,) if pin_ns else ()))
         return ("lut", extra[key])
 
     outs = tuple((nid, tuple(source(b, nid) for b in bits[nid])) for nid in outputs)
     return StageCover(s, tuple(members), tuple(aig.leaves), tuple(luts), outs)
+
+
+def _pins(cut: list[int], at: dict[int, float], pin_ns: Sequence[float], wire_ns: float
+          ) -> tuple[list[int], tuple[int, ...], float]:
+    """Return a LUT's inputs in pin order, their pins and its output's arrival: the inputs on
+    the ``len(cut)`` fastest pins, the later an input arrives (``at``; ties by signal number)
+    the faster its pin."""
+    fast = sorted(range(len(pin_ns)), key=lambda p: (-pin_ns[p], p))[len(pin_ns) - len(cut):]
+    ins = sorted(cut, key=lambda c: (at[c], c))
+    arrival = max(at[c] + pin_ns[p] for c, p in zip(ins, fast, strict=True)) + wire_ns
+    return ins, tuple(fast), arrival
 
 
 # --- the choice ----------------------------------------------------------------------------
@@ -429,7 +461,7 @@ def plan_covers(schedule: Schedule, costs: CostModel, budget_ns: float) -> Sched
     from dataclasses import replace
 
     from kera.hls.resources import network_sites
-    from kera.hls.sta import analyse_bits, cover_net, design_size, lut_delays, net_delay
+    from kera.hls.sta import analyse_bits, cover_net, design_size, lut_delays, net_delay, pin_delays
 
     stages = coverable(schedule)
     if not stages:
@@ -446,7 +478,7 @@ def plan_covers(schedule: Schedule, costs: CostModel, budget_ns: float) -> Sched
         if before < MIN_SAVED:
             continue  # wiring: nothing to save
         got = cover_stage(schedule, s, members, budget_ns, lut_ns, wire_ns, arrival,
-                          net_delay(costs, size)(1), memo)
+                          net_delay(costs, size)(1), memo, pin_delays(costs))
         if got is not None and before - len(got.luts) >= max(MIN_SAVED, MIN_GAIN * before):
             found.append(got)
     base = analyse_bits(schedule, costs, size) if found else None

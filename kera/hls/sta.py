@@ -128,6 +128,14 @@ def net_delay(costs: CostModel, size: float) -> Callable[[int], float]:
     return lambda fanout: table[fanout - 1] if fanout <= 64 else base + b * math.log2(fanout)
 
 
+def pin_delays(costs: CostModel) -> tuple[float, ...]:
+    """Return the delay (ns) through a LUT cell from each of its pins where they differ
+    (``lut_network.pin_ns``; iCE40's SB_LUT4: I3 is the fast one), else none: the cells of
+    a cover (``kera.hls.lutcover``) take their inputs on the fastest pins, the latest on the
+    fastest, and are timed by the pin each input is on."""
+    return tuple(float(x) for x in getattr(costs.model, "lut_network", {}).get("pin_ns", ()))
+
+
 def cover_net(costs: CostModel) -> Callable[[int], float] | None:
     """Return the routed delay (ns) of a net between the LUT cells of a cover
     (``kera.hls.lutcover``) by its fanout: ``lut_network.cover_net`` (``a + b log2(fanout)``),
@@ -160,7 +168,8 @@ def handshake_ns(schedule: Schedule, costs: CostModel, size: float,
     state register: on the transfer), and the first valid flip-flop loads ``in_valid & en``:
     from the last valid flip-flop, ``levels`` LUTs (``levels_state`` with state) to every
     flip-flop's clock enable and the first valid's input. Its nets are the model's measured
-    ones (``handshake.nets``: ``[first, between LUTs, last]``); the LUTs take ``lut_ns``.
+    ones (``handshake.nets``: ``[first, between LUTs, last]``); the LUTs take ``lut_ns``, the
+    first ``handshake.first_lut_ns`` where the model has it (iCE40: the valid enters on I2).
     Like every estimate it predicts the median of nextpnr's seeds 1, 2, 3: one seed of a long
     ECP5 pipeline may route the path from its last stage back to its first across the die
     (sort8 at 150 MHz: 7.26 ns on seed 1), the median seed does not (4.47 ns, a data path).
@@ -174,8 +183,8 @@ def handshake_ns(schedule: Schedule, costs: CostModel, size: float,
     levels = int(hs["levels_state"] if schedule.state is not None else hs["levels"])
     first, inner, last = (float(x) for x in hs["nets"])
     lut = float(getattr(costs.model, "lut_network", {}).get("lut_ns", costs.level_ns / 2))
-    path = (float(hs["clk_to_q_ns"]) + first + levels * lut + (levels - 1) * inner + last
-            + float(hs["setup_ns"]))
+    path = (float(hs["clk_to_q_ns"]) + first + float(hs.get("first_lut_ns", lut))
+            + (levels - 1) * (lut + inner) + last + float(hs["setup_ns"]))
     fanout = hs.get("enable_fanout")
     if fanout:  # the enable's net spans a design of many registers
         def grown(bits: float) -> float:
@@ -329,6 +338,7 @@ class _Mapper:
         not mapped, and a gate they read is a signal of its own (not merged into them)."""
         self.covered = cover_of(self.schedule)
         self.cover_net = cover_net(self.costs)
+        self.pin_ns = pin_delays(self.costs)
         net, fanin = self.net, self.net._fanin
         self.cover_gate: dict[int, tuple[StageCover, Source]] = {}
         self.cover_signal: dict[tuple[int, str, int], int] = {}
@@ -368,7 +378,11 @@ class _Mapper:
         if kind == "lut":
             lut = c.luts[k]
             ins = [self._source(c, ("lut", i) if i >= 0 else ("leaf", ~i)) for i in lut.inputs]
-            arrival = max(self.reach[i] for i in ins) + self.levels[self.costs.lut_k - 1]
+            if lut.pins and self.pin_ns:  # each input through its own pin
+                arrival = max(self.reach[i] + self.pin_ns[lut.pin_of(j)]
+                              for j, i in enumerate(ins))
+            else:
+                arrival = max(self.reach[i] for i in ins) + self.levels[self.costs.lut_k - 1]
             fanout = self.lut_fanout.get((c.stage, k), 1)
             sig = self._signal(arrival, lut.owner, [], frozenset(ins), fanout)
             if self.cover_net is not None:  # the cells of a cover are placed close together
@@ -712,4 +726,5 @@ def _merge(arcs: Iterable[Arc]) -> list[Arc]:
 
 
 __all__ = ["CUTS", "Arc", "BitTiming", "analyse_bits", "carry_in_ns", "cover_net", "design_size",
-           "handshake_ns", "lut_delays", "net_delay", "register_bits", "registered_network"]
+           "handshake_ns", "lut_delays", "net_delay", "pin_delays", "register_bits",
+           "registered_network"]

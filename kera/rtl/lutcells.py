@@ -49,8 +49,9 @@ def cover_run(em: Any, run: list[bytes], s: int) -> None:
         for k in _needed(cover, sources, names):
             lut = cover.luts[k]
             name = names[(cover.stage, k)] = em.names.fresh(f"{em.wire[lut.owner]}_lut")
-            ins = [expr(("lut", i) if i >= 0 else ("leaf", ~i)) for i in lut.inputs]
-            ins += ["1'b0"] * (K - len(ins))
+            ins = ["1'b0"] * K  # the unused pins tied 0
+            for j, i in enumerate(lut.inputs):
+                ins[lut.pin_of(j)] = expr(("lut", i) if i >= 0 else ("leaf", ~i))
             conns = ", ".join(f".{p}({x})" for p, x in zip(pins, ins, strict=True))
             lines += [f"wire {name};",
                       f"{cell} #(.{param}(16'h{lut.init:04X})) {name}_i ({conns}, .{out}({name}));"]

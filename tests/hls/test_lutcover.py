@@ -79,6 +79,38 @@ def test_a_negated_input_reads_the_complement() -> None:
     assert aig.truth(y >> 1, [va, vb], {va}) == 0x4444  # pin A gives ~a: a = ~A
 
 
+@given(st.lists(st.integers(0, 3), min_size=1, max_size=4, unique=True),
+       st.lists(st.sampled_from([0.0, 0.5, 1.0]), min_size=4, max_size=4))
+def test_the_latest_input_takes_the_fastest_pin(cut: list[int], arrivals: list[float]) -> None:
+    """iCE40's SB_LUT4 pins (I0 1.284 .. I3 0.874 ns): a LUT of ``len(cut)`` inputs uses the
+    fastest pins, the later input the faster pin (ties by signal), and its output arrives
+    when its slowest input has crossed its pin."""
+    from kera.hls.lutcover import _pins
+
+    pin_ns = (1.284, 1.231, 1.205, 0.874)
+    at = dict(enumerate(arrivals))
+    ins, pins, out = _pins(sorted(cut), at, pin_ns, 0.5)
+    assert sorted(ins) == sorted(cut) and len(set(pins)) == len(cut)
+    assert sorted(pins) == list(range(4 - len(cut), 4))  # I3 first, then I2, ...
+    assert [(at[c], c) for c in ins] == sorted((at[c], c) for c in cut)
+    assert list(pins) == sorted(pins, key=lambda p: -pin_ns[p])
+    assert out == max(at[c] + pin_ns[p] for c, p in zip(ins, pins, strict=True)) + 0.5
+
+
+@given(st.permutations([0, 1, 2, 3]), st.integers(0, 0xFFFF))
+def test_a_truth_table_follows_its_pins(pins: list[int], seed: int) -> None:
+    """The table of a function of four leaves with the leaves on other pins is the same
+    function: row r reads leaf j from bit ``pins[j]`` of r."""
+    aig = Aig()
+    leaves = [aig.leaf((b"n", i, False)) for i in range(4)]
+    f = aig.xor(aig.and_(leaves[0], leaves[1] ^ (seed & 1)), aig.or_(leaves[2], leaves[3]))
+    table = aig.truth(f >> 1, [x >> 1 for x in leaves], set(), pins) ^ (0xFFFF if f & 1 else 0)
+    for row in range(16):
+        v = [row >> pins[j] & 1 for j in range(4)]
+        want = (v[0] & (v[1] ^ (seed & 1))) ^ (v[2] | v[3])
+        assert table >> row & 1 == want
+
+
 def test_popcount64_byte_counts_are_eleven_luts_a_byte() -> None:
     """At 150 MHz on ECP5 the first stage (eight byte counts) is covered: two nibble counts
     of 3 LUTs and a 3 + 3-bit sum of 5 (bit 0, bit 1, its carry, bits 2 and 3), 88 LUT4s
@@ -130,7 +162,8 @@ ECP5, ICE40 = "ulx3s", "icebreaker"
     ("edge_semantics", ECP5, None), ("edge_semantics", ECP5, 150.0),
     ("crc16_byte", ECP5, None), ("from_gray32", ECP5, None), ("lfsr32x8", ECP5, 150.0),
     ("crc64_word", ECP5, 150.0), ("gray", ICE40, None), ("clz64", ICE40, None),
-    ("ctz32", ICE40, 55.0), ("eq64", ICE40, None)])
+    ("clz64", ICE40, 55.0), ("ctz32", ICE40, None), ("ctz32", ICE40, 55.0),
+    ("eq64", ICE40, None)])
 def test_every_covered_design_computes_its_ops(tmp_path: Path, name: str, board: str,
                                                clock_mhz: float | None) -> None:
     """The covers of the QoR set's designs (crc32_word's too, but its proof takes minutes)
@@ -224,3 +257,15 @@ def test_a_stage_of_the_same_graph_takes_the_cover_found_for_it() -> None:
     assert alone[2].nodes != alone[4].nodes
     assert [(c.inputs, c.init) for c in alone[2].luts] == [(c.inputs, c.init)
                                                           for c in alone[4].luts]
+
+
+def test_ice40_cells_leave_the_slow_pins_free() -> None:
+    """iCE40: a cover's cell of fewer than four inputs ties its slowest pins (I0 first), never
+    I3, the fast one; ECP5's pins are alike, so its cells keep input j on pin j."""
+    s, _, _ = _plan(KERNELS / "clz64.kera", ICE40, None)
+    verilog = emit_verilog(s, board=ICE40, version="test")
+    assert verilog.count("SB_LUT4 #") == sum(len(c.luts) for c in s.covers)
+    assert ".I3(1'b0)" not in verilog and ".I0(1'b0)" in verilog
+    assert all(lut.pins for c in s.covers for lut in c.luts if len(lut.inputs) > 1)
+    e, _, _ = _plan(POPCOUNT, ECP5, 150.0)
+    assert not any(lut.pins for c in e.covers for lut in c.luts)
