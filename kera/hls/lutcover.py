@@ -368,6 +368,34 @@ def cover_stage(schedule: Schedule, s: int, members: list[bytes], required_ns: f
     if not outputs:
         return None
     aig, bits = build_aig(schedule, s, members)
+    leaf_at = [(0.0 if reg else arrival_ns.get(u, 0.0)) + leaf_net_ns for u, _, reg in aig.leaves]
+    timing = (required_ns, lut_ns, wire_ns, tuple(leaf_at), tuple(pin_ns))
+    plain = _cover_graph(aig, bits, outputs, timing, memo)
+    if plain is None:
+        return None
+    from kera.hls.xorshare import restructure
+
+    shared = restructure(aig, bits, outputs)
+    if shared is not None:  # the linear bits' common xors: kept where smaller in time
+        alt = _cover_graph(*shared, outputs, timing, memo)
+        if alt is not None and len(alt[0]) < len(plain[0]) \
+                and alt[2] <= max(required_ns + wire_ns, plain[2]) + 1e-6:
+            aig, plain = shared[0], alt
+    luts, outs, _ = plain
+    return StageCover(s, tuple(members), tuple(aig.leaves), tuple(luts), outs)
+
+
+#: What a cover is timed by: required time, LUT and net delays, leaf arrivals, pin delays.
+Timing = tuple[float, float, float, tuple[float, ...], tuple[float, ...]]
+
+
+def _cover_graph(aig: Aig, bits: dict[bytes, list[int]], outputs: list[bytes], timing: Timing,
+                 memo: CoverMemo | None
+                 ) -> tuple[list[Lut], tuple[tuple[bytes, tuple[Source, ...]], ...], float] | None:
+    """Return the LUTs of an area cover of ``aig`` whose outputs are ``bits`` of ``outputs``,
+    each output's sources, and the latest output's arrival (its net after it included);
+    None where the graph is too big (``MAX_AND_NODES``)."""
+    required_ns, lut_ns, wire_ns, leaf_at, pin_ns = timing
     ands = [v for v, f in enumerate(aig.fanin) if f is not None]
     if len(ands) > MAX_AND_NODES:
         return None
@@ -382,7 +410,6 @@ def cover_stage(schedule: Schedule, s: int, members: list[bytes], required_ns: f
         a, b = aig.fanin[v]  # type: ignore[misc]
         fanin.append((number[a >> 1], number[b >> 1]))
     roots = {number[b >> 1] for nid in outputs for b in bits[nid] if aig.fanin[b >> 1]}
-    leaf_at = [(0.0 if reg else arrival_ns.get(u, 0.0)) + leaf_net_ns for u, _, reg in aig.leaves]
     key = (tuple(fanin), tuple(leaf_at), tuple(sorted(roots)), required_ns, lut_ns, wire_ns)
     chosen = None if memo is None else memo.get(key)
     if chosen is None:
@@ -404,6 +431,8 @@ def cover_stage(schedule: Schedule, s: int, members: list[bytes], required_ns: f
         pins: tuple[int, ...] = ()
         if pin_ns:
             cut, pins, at[r] = _pins(cut, at, pin_ns, wire_ns)
+        else:
+            at[r] = max(at[c] for c in cut) + lut_ns + wire_ns
         v = var[r]
         table = aig.truth(v, [var[c] for c in cut], negated, pins)
         if v in negated:
@@ -438,7 +467,8 @@ def cover_stage(schedule: Schedule, s: int, members: list[bytes], required_ns: f
         return ("lut", extra[key])
 
     outs = tuple((nid, tuple(source(b, nid) for b in bits[nid])) for nid in outputs)
-    return StageCover(s, tuple(members), tuple(aig.leaves), tuple(luts), outs)
+    latest = max((at[r] for r in roots), default=0.0)
+    return luts, outs, latest
 
 
 def _pins(cut: list[int], at: dict[int, float], pin_ns: Sequence[float], wire_ns: float
