@@ -12,7 +12,9 @@ the Verilog instantiates (``kera.hls.muxpair``, ``kera.hls.zeroflag`` rely on it
 bit-by-bit ops, but orderings, which yosys builds as carry chains, and the cells other modules
 write) as one and-inverter graph of their bits (:class:`Aig`): 4-input cuts with area
 recovery (``kera.hls.cutmap.cover``) under the stage's usable period as the required time,
-each LUT's ``INIT`` its cone's truth table. A stage keeps its cover where it takes fewer LUT4
+each LUT's ``INIT`` its cone's truth table; where its linear output bits share xors
+(``kera.hls.xorshare``: a CRC's, an ECC's) the graph rebuilt with them is covered too and the
+smaller cover within the period kept. A stage keeps its cover where it takes fewer LUT4
 sites than the estimate's abc9-like mapping of the same nodes and the bit-level timing
 (``kera.hls.sta``, which times the LUTs as cells) still meets the period, or is no slower.
 ``kera.rtl.emit`` writes the LUTs under ``ifdef SYNTHESIS`` (the ops as they are for
