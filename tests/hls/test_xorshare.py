@@ -146,3 +146,28 @@ def test_a_linear_stage_is_covered_by_its_shared_xors(path: Path, board: str,
         for nid, lits in bits.items():
             if nid in got:
                 assert got[nid] == [value[b >> 1] ^ (full if b & 1 else 0) for b in lits]
+
+
+@given(Forms, st.integers(1, 3))
+def test_no_shared_xor_is_deeper_than_the_cap(forms: list[set[int]], cap: int) -> None:
+    sets = [set(f) for f in forms]
+    depth = dict.fromkeys(range(8), 0)
+    for g, a, b in paar(sets, 8, cap):
+        depth[g] = max(depth[a], depth[b]) + 1
+        assert depth[g] <= cap
+
+
+def test_a_prefix_xor_is_shared_as_a_tree_not_a_chain() -> None:
+    """from_gray32 (b_i = g_i ^ ... ^ g_31): Paar alone shares its sets as one chain 32 deep;
+    capped at a balanced tree of the widest set, its deepest shared xor is 5 deep."""
+    forms = [set(range(i, 32)) for i in range(31)]
+    chain = paar([set(f) for f in forms], 32)
+    capped = paar([set(f) for f in forms], 32, 5)
+    depth = dict.fromkeys(range(32), 0)
+    for g, a, b in chain:
+        depth[g] = max(depth[a], depth[b]) + 1
+    assert max(depth.values()) >= 16
+    depth = dict.fromkeys(range(32), 0)
+    for g, a, b in capped:
+        depth[g] = max(depth[a], depth[b]) + 1
+    assert max(depth.values()) <= 5 and capped
