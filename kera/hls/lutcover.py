@@ -365,7 +365,11 @@ def cover_stage(schedule: Schedule, s: int, members: list[bytes], required_ns: f
     ``pin_ns``, the delay of the cell from each of its pins where they differ (iCE40's
     SB_LUT4: I3 0.41 ns faster than I0), puts each LUT's inputs on its fastest pins, the
     latest input on the fastest (``_pins``), as abc9 does with the pin delays of the cell
-    library; without it input ``j`` is on pin ``j``."""
+    library; without it input ``j`` is on pin ``j``.
+
+    Where the stage's linear output bits share xors (``kera.hls.xorshare.restructure``), the
+    graph rebuilt with them is covered too, and its cover taken where it has fewer LUTs and
+    its latest output still arrives within the period (or no later than the other's)."""
     outputs = _outputs(schedule, set(members))
     if not outputs:
         return None
