@@ -150,9 +150,17 @@ class Aig:
 
     def any(self, bits: Sequence[int]) -> int:
         """The or of ``bits`` as a balanced tree (0 for none)."""
+        return self._tree(self.or_, bits)
+
+    def parity(self, bits: Sequence[int]) -> int:
+        """The xor of ``bits`` as a balanced tree (0 for none)."""
+        return self._tree(self.xor, bits)
+
+    @staticmethod
+    def _tree(op: Callable[[int, int], int], bits: Sequence[int]) -> int:
         level = list(bits)
         while len(level) > 1:
-            level = [self.or_(level[i], level[i + 1]) if i + 1 < len(level) else level[i]
+            level = [op(level[i], level[i + 1]) if i + 1 < len(level) else level[i]
                      for i in range(0, len(level), 2)]
         return level[0] if level else 0
 

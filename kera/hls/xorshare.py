@@ -161,11 +161,7 @@ def restructure(aig: Aig, bits: dict[bytes, list[int]], outputs: list[bytes]
     literal: dict[tuple[int, ...], int] = {}
     for form, rest in zip(distinct, sets, strict=True):
         new.node = owner_of[form]
-        level = [sig[x] for x in sorted(rest)]
-        while len(level) > 1:  # a balanced tree
-            level = [new.xor(level[i], level[i + 1]) if i + 1 < len(level) else level[i]
-                     for i in range(0, len(level), 2)]
-        literal[form] = level[0]
+        literal[form] = new.parity([sig[x] for x in sorted(rest)])
     copied = {0: 0, **{aig.leaf_var[key]: sig[k] for k, key in enumerate(aig.leaves)}}
 
     def copy(v: int) -> int:
