@@ -45,6 +45,7 @@ from kera.hls.lutmap import (
 )
 from kera.hls.muxpair import mux_pairs
 from kera.hls.pipeline import Schedule
+from kera.hls.sharing.classes import mux_lut_per_input
 from kera.hls.timing import AREA_KEYS, MUL_OPS, ORDERINGS, SUBTRACTING, CostModel, absorbed_in
 from kera.hls.zeroflag import zero_flags
 from kera.ir.graph import Node
@@ -156,7 +157,7 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
         register_bits = binding.bits
         kept_bits = sum(max(net.live_bits(c.nid) for c in r.copies) for r in binding.registers)
         if binding.mux_bits():
-            sel = costs._query_area(("select", 8, None))["lut"] / 8.0
+            sel = mux_lut_per_input(costs)
             mux = by_op.setdefault("reg_mux", {"count": 0, **dict.fromkeys(AREA_KEYS, 0.0)})
             mux["count"] += sum(1 for r in binding.registers if len(r.sources) > 1)
             mux["lut"] += sel * binding.mux_bits()

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 from kera.hls.pipeline import Schedule, Unit
 from kera.hls.timing import CostModel
 
-from .classes import Group, Plan, port_cost
+from .classes import Group, Plan, mux_lut_per_input
+from .columns import column_lut, unit_columns
 
 if TYPE_CHECKING:
     from kera.hls.schedule import Problem
@@ -131,26 +132,21 @@ def unit_sources(schedule: Schedule, unit: Unit) -> list[list[int]]:
 
 
 def refine(schedule: Schedule, costs: CostModel) -> Schedule:
-    """Return ``schedule`` with each unit's multiplexers counted from its real sources."""
+    """Return ``schedule`` with each unit's multiplexers counted from its real sources: the
+    bit columns no earlier unit has (``columns.unit_columns``), each ``columns.column_lut``."""
     if not any(len(u.ops) > 1 for u in schedule.units):
         return schedule
-    binding = schedule.register_binding
-    assert binding is not None
-    sel = costs._query_area(("select", 8, None))["lut"] / 8.0
+    assert schedule.register_binding is not None
+    per_input = mux_lut_per_input(costs)
+    columns = unit_columns(schedule)
     units = []
     for u in schedule.units:
         if len(u.ops) < 2:
             units.append(u)
             continue
-        lut, counts = 0.0, []
-        for j, row in enumerate(unit_sources(schedule, u)):
-            keys = {binding.signal(schedule.graph.nodes[n].inputs[j], schedule.stage[n])
-                    for n in u.ops}
-            consts = {k: v for k in keys if (v := binding.constant(k)) is not None}
-            cost, _ = port_cost(keys, consts, u.in_widths[j], sel, len(u.ops))
-            lut += cost
-            counts.append(max(row) + 1)
-        units.append(dataclasses.replace(u, mux_lut=int(round(lut)), sources=tuple(counts)))
+        lut = sum(column_lut(col, per_input) for col in columns[u.name])
+        counts = tuple(max(row) + 1 for row in unit_sources(schedule, u))
+        units.append(dataclasses.replace(u, mux_lut=int(round(lut)), sources=counts))
     out = dataclasses.replace(schedule, units=tuple(units))
-    out.__dict__["register_binding"] = binding  # the binding reads the units' names only
+    out.__dict__["register_binding"] = schedule.register_binding  # it reads units' names only
     return out

@@ -17,6 +17,7 @@ from kera.ir.types import BoolType, IntType
 
 if TYPE_CHECKING:
     from kera.hls.schedule import Problem
+    from kera.hls.timing import CostModel
 
 #: Op kinds that may be shared; the cost model decides which classes are worth it. Constant
 #: shifts, slices, casts and concatenations are wiring: never units (their sources are looked
@@ -168,6 +169,15 @@ def source_keys(problem: Problem, index: dict[bytes, int], cls_of: dict[int, int
             keys[v] = get((node.op, str(node.type), node.attrs,
                            tuple(keys[index[i]] for i in node.inputs)))
     return keys, consts
+
+
+def mux_lut_per_input(costs: CostModel) -> float:
+    """Return the LUTs a multiplexer bit costs per input beyond the first: a 2:1 select's.
+
+    yosys 0.70 on ECP5 (yosys-only LUT4 counts, docs/models.md): sha256's unit multiplexers at
+    II = 64 cost 1.0 LUT per input beyond the first once identical bit columns are counted once
+    (``columns``), in its two schedules (20 and 5 inputs a column on average)."""
+    return costs._query_area(("select", 8, None))["lut"] / 8.0
 
 
 def port_cost(keys: set[int], consts: dict[int, int], width: int, sel: float,

@@ -19,7 +19,16 @@ from kera.hls.lutmap import is_bitwise, significant_width
 from kera.hls.timing import EPS_NS, MUL_OPS, CostModel
 from kera.ir.types import IntType
 
-from .classes import BITWISE_MERGED, Group, Plan, class_key, port_cost, role, source_keys
+from .classes import (
+    BITWISE_MERGED,
+    Group,
+    Plan,
+    class_key,
+    mux_lut_per_input,
+    port_cost,
+    role,
+    source_keys,
+)
 
 if TYPE_CHECKING:
     from kera.hls.schedule import Problem
@@ -47,7 +56,7 @@ def configure(problem: Problem, exclude: set[int]) -> Plan:
     index = {nid: k for k, nid in enumerate(problem.ids)}
     classes, cls_of = _classes(problem, _by_key(problem, exclude))
     free = CostModel(costs.model, None)
-    sel = costs._query_area(("select", 8, None))["lut"] / 8.0
+    sel = mux_lut_per_input(costs)
     op_cost, unit_cost = _op_costs(problem, classes, free)
     alive, why, port_info = _fixpoint(problem, classes, cls_of, index, op_cost, unit_cost, sel)
     left = _groups(problem, plan, classes, alive, why, port_info, free)

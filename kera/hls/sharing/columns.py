@@ -1,0 +1,136 @@
+"""The shared units' multiplexers bit by bit: the columns yosys builds once.
+
+An operand multiplexer of a unit (``kera.rtl.sharing``) is, for each bit, a function of the
+modulo counter and of one bit of each source: a *column*, the source bit that every counter
+slot of the unit reads. yosys bit-blasts the AND-OR and merges identical gates (``opt_merge``
+after ``techmap``), so two operand bits with the same column are one multiplexer bit, whatever
+port or unit they belong to: sha256's ``rotr(e, 6)``, ``rotr(e, 11)`` and ``e`` operands of
+three units read the same 64 registers by the same counter slots, and their 96 multiplexer
+bits are 32 columns. Wiring is looked through to the bits of the signals it rewires
+(constant shifts and rotations, slices, casts, concatenations in the op's own stage).
+
+A column whose slots all read one bit is a wire; one whose slots read only constants is a
+ROM bit on the counter (a LUT per 16 slots); otherwise it costs ``lut_per_input`` LUTs per
+source beyond the first (a constant 0 or 1 is a source).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from kera.ir.types import IntType
+
+if TYPE_CHECKING:
+    from kera.hls.pipeline import Schedule
+
+#: A source bit: ``(signal key, bit)`` or ``("k", 0 | 1)`` for a constant bit.
+Bit = tuple[int | str, int]
+#: A column: the source bit each slot of a unit reads, ``(slot, bit)`` in slot order.
+Column = tuple[tuple[int, Bit], ...]
+_SHIFTS = frozenset({"shl", "shr", "rotl", "rotr"})
+_ZERO: Bit = ("k", 0)
+
+
+class BitSources:
+    """The signal bits (``(signal key, bit)`` or ``("k", 0 | 1)``) that carry a value's bits
+    in a stage, wiring looked through (``RegisterBinding.signal`` keys the signals)."""
+
+    def __init__(self, schedule: Schedule) -> None:
+        binding = schedule.register_binding
+        assert binding is not None and binding.signals is not None
+        self.schedule, self.binding = schedule, binding
+        self.bound = binding.signals.bound
+        self.memo: dict[tuple[bytes, int], tuple[Bit, ...]] = {}
+
+    def bits(self, nid: bytes, stage: int) -> tuple[Bit, ...]:
+        """Return the source of each bit (bit 0 first) of ``nid`` as read in ``stage``."""
+        key = (nid, stage)
+        got = self.memo.get(key)
+        if got is None:
+            got = self.memo[key] = self._bits(nid, stage)
+        return got
+
+    def _bits(self, nid: bytes, stage: int) -> tuple[Bit, ...]:
+        s = self.schedule
+        node = s.graph.nodes[nid]
+        w = node.type.flat_width
+        value = node.attr("value") if node.op == "const" else None
+        if isinstance(value, int) and not isinstance(value, bool):
+            return tuple(("k", (value >> i) & 1) for i in range(w))
+        if s.stage[nid] == stage and nid not in self.bound:
+            wired = self._wired(nid, stage, w)
+            if wired is not None:
+                return wired
+        sig = self.binding.signal(nid, stage)
+        return tuple((sig, i) for i in range(w))
+
+    def _wired(self, nid: bytes, stage: int, w: int) -> tuple[Bit, ...] | None:
+        g = self.schedule.graph
+        node = g.nodes[nid]
+        ins = node.inputs
+        if node.op in _SHIFTS:
+            amount = g.nodes[ins[1]].attr("value") if g.nodes[ins[1]].op == "const" else None
+            if not isinstance(amount, int) or isinstance(amount, bool) or w == 0:
+                return None
+            x = self.bits(ins[0], stage)
+            k = amount
+            if node.op == "rotr":
+                return tuple(x[(i + k) % w] for i in range(w))
+            if node.op == "rotl":
+                return tuple(x[(i - k) % w] for i in range(w))
+            if node.op == "shl":
+                return tuple(x[i - k] if i >= k else _ZERO for i in range(w))
+            fill = x[-1] if _signed(node.type) else _ZERO
+            return tuple(x[i + k] if i + k < w else fill for i in range(w))
+        if node.op == "slice":
+            lo = int(node.attr("lo"))
+            return self.bits(ins[0], stage)[lo:lo + w]
+        if node.op == "cast" and isinstance(g.nodes[ins[0]].type, IntType):
+            x = self.bits(ins[0], stage)
+            fill = x[-1] if x and _signed(g.nodes[ins[0]].type) else _ZERO
+            return (x + (fill,) * w)[:w]
+        if node.op == "concat":
+            high, low = self.bits(ins[0], stage), self.bits(ins[1], stage)
+            return low + high
+        return None
+
+
+def _signed(t: object) -> bool:
+    return isinstance(t, IntType) and t.signed
+
+
+def unit_columns(schedule: Schedule) -> dict[str, list[Column]]:
+    """Return, per shared unit (by name), the columns its operand multiplexers need that no
+    earlier unit's (in ``schedule.units`` order) already has: each column counted once."""
+    src = BitSources(schedule)
+    graph, ii = schedule.graph, schedule.ii
+    seen: set[Column] = set()
+    out: dict[str, list[Column]] = {}
+    for unit in schedule.units:
+        if len(unit.ops) < 2:
+            continue
+        mine: list[Column] = []
+        for j, width in enumerate(unit.in_widths):
+            reads = [(schedule.stage[n] % ii, src.bits(graph.nodes[n].inputs[j], schedule.stage[n]))
+                     for n in unit.ops]
+            for k in range(width):
+                col = tuple(sorted((slot, bits[k] if k < len(bits) else _ZERO)
+                                   for slot, bits in reads))
+                if len({b for _, b in col}) > 1 and col not in seen:
+                    seen.add(col)
+                    mine.append(col)
+        out[unit.name] = mine
+    return out
+
+
+def column_lut(col: Column, lut_per_input: float) -> float:
+    """Return the LUTs of one multiplexer bit: a ROM bit on the counter where every slot
+    reads a constant, else ``lut_per_input`` per source beyond the first."""
+    sources = {b for _, b in col}
+    if all(b[0] == "k" for b in sources):
+        return float(math.ceil(len(col) / 16))
+    return lut_per_input * (len(sources) - 1)
+
+
+__all__ = ["Bit", "BitSources", "Column", "column_lut", "unit_columns"]

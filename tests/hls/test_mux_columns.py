@@ -1,0 +1,98 @@
+"""The shared units' multiplexer columns (``kera.hls.sharing.columns``): exact bit sources,
+each column counted once, and the unit multiplexer LUTs that the report gives."""
+
+from __future__ import annotations
+
+import json
+import random
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+import kera
+from kera.hls.pipeline import Schedule
+from kera.hls.sharing.columns import BitSources, column_lut, unit_columns
+from kera.hls.synth import plan_schedule
+from kera.ir import values
+from kera.ir.ops import OPS
+from kera.ir.types import IntType
+from tests.conftest import EXAMPLES
+
+
+@cache
+def _schedule(name: str, board: str, clock: float, ii: int | None = None) -> Schedule:
+    loaded = kera.load(EXAMPLES / f"{name}.kera")
+    return plan_schedule(loaded.graph, loaded.top, board=board, clock_mhz=clock, ii=ii)[0]
+
+
+def _values(s: Schedule, name: str) -> dict[bytes, Any]:
+    """Every node's value on the first reference vector of example ``name``."""
+    g = s.graph
+    line = json.loads((EXAMPLES / f"{name}.vectors.jsonl").read_text().splitlines()[0])
+    params = {n: g.nodes[n] for n in s.order if g.nodes[n].op == "param"}
+    env: dict[bytes, Any] = {}
+    for nid in g.topo_order(g.regions[s.region]):
+        node = g.nodes[nid]
+        if nid in params:
+            t = node.type
+            row = values.from_json(line["inputs"][node.attr("name")], t, "x")
+            env[nid] = values.stack([row], t)
+            continue
+        env[nid] = OPS[node.op].evaluate([env[i] for i in node.inputs], node.attr_dict,
+                                         [g.nodes[i].type for i in node.inputs], node.type)
+    return env
+
+
+def _bit(value: Any, i: int) -> int:
+    return (int(np.asarray(value).reshape(-1)[0]) >> i) & 1
+
+
+def test_bit_sources_are_exact_on_the_reference_values() -> None:
+    """Each operand bit of every unit op is the bit it names: of a constant, or of a value
+    that the named signal carries in that stage (a shared register holds one value a bank)."""
+    s = _schedule("sha256", "ulx3s", 25.0)
+    g = s.graph
+    binding = s.register_binding
+    assert binding is not None
+    env = _values(s, "sha256")
+    src = BitSources(s)
+    reads = [(i, s.stage[nid]) for u in s.units for nid in u.ops for i in g.nodes[nid].inputs
+             if isinstance(g.nodes[i].type, IntType)]
+    carried: dict[tuple[int | str, int], bytes] = {(binding.signal(i, st), st): i
+                                                   for i, st in reads}  # in a stage: a value
+    checked = constants = wired = 0
+    for i, st in reads:
+        for k, (sig, bit) in enumerate(src.bits(i, st)):
+            wired += (sig, bit) != (binding.signal(i, st), k)
+            if sig == "k":
+                assert _bit(env[i], k) == bit
+                constants += 1
+            elif (sig, st) in carried:
+                m = carried[(sig, st)]
+                assert _bit(env[i], k) == _bit(env[m], bit), (k, bit)
+                checked += 1
+    assert checked > 10_000 and constants > 100 and wired > 1_000
+
+
+def test_rotations_of_one_register_are_one_multiplexer() -> None:
+    """sha256 at II = 64: ``rotr(e, 6)``, ``rotr(e, 11)`` (xor0) and ``e`` (and0, not0) read
+    the same bits by the same slots: fewer columns than operand bits, none counted twice."""
+    s = _schedule("sha256", "ulx3s", 25.0)
+    cols = unit_columns(s)
+    counted = [c for per in cols.values() for c in per]
+    assert len(counted) == len(set(counted))
+    muxed = sum(w for u in s.units if len(u.ops) > 1
+                for w, n in zip(u.in_widths, u.sources, strict=True) if n > 1)
+    assert len(counted) < 0.8 * muxed
+    assert all(len({b for _, b in c}) > 1 for c in counted)
+    by_name = {u.name: u for u in s.units}
+    assert sum(u.mux_lut for u in by_name.values()) == sum(
+        round(sum(column_lut(c, 1.0) for c in cols[name])) for name in cols)
+
+
+def test_a_column_of_constants_is_a_rom_bit() -> None:
+    rom = tuple((slot, ("k", random.Random(slot).randrange(2))) for slot in range(64))
+    assert column_lut(rom, 1.0) == 4.0  # a LUT per 16 counter slots
+    mux = ((0, (7, 3)), (1, (8, 3)), (2, ("k", 0)), (3, (7, 3)))
+    assert column_lut(mux, 1.0) == 2.0  # three sources, a constant among them
