@@ -137,10 +137,43 @@ def schedule(
         plan, problem.slots, asap, asap_finish = plan_state(
             problem, requested, clock_mhz, margin, costs.overhead_ns, family)
         ii = max(ii, plan.rec_mii, plan.res_mii)
-    else:
-        problem.ii = ii
-        sharing.configure(problem, set())
-        asap, asap_finish = list_schedule(problem)
+        return _stages(problem, asap, asap_finish, clock_mhz, ii, method, family, plan)
+    problem.ii = ii
+    share = sharing.configure(problem, set())
+    out = _stages(problem, *list_schedule(problem), clock_mhz, ii, method, family, None)
+    if share.eager is None:
+        return out
+    other = build_problem(graph, region, costs, clock_mhz, margin, check=False, pipeline=False,
+                          roms=roms)  # the same problem, sharing every class the eager way
+    if period_cap_ns is not None:
+        other.period = problem.period
+    other.ii = ii
+    sharing.configure(other, set(), eager=True)
+    return _smaller(out, _stages(other, *list_schedule(other), clock_mhz, ii, method, family,
+                                 None), costs)
+
+
+def _smaller(a: Schedule, b: Schedule, costs: CostModel) -> Schedule:
+    """Return the schedule of the two that needs fewer logic sites: LUTs (their sites) or
+    flip-flops, whichever is more (an ECP5 slice and an iCE40 logic cell pair each LUT with a
+    flip-flop), then their sum; ``a`` on a tie."""
+    from kera.hls.resources import estimate
+
+    def need(s: Schedule) -> tuple[float, float]:
+        t = estimate(s, costs).total
+        return max(t["lut"], t["ff"]), t["lut"] + t["ff"]
+
+    return b if need(b) < need(a) else a
+
+
+def _stages(problem: Problem, asap: list[int], asap_finish: list[float], clock_mhz: float,
+            ii: int, method: str, family: str, plan: StatePlan | None) -> Schedule:
+    """Return the schedule of ``problem`` (sharing configured, ASAP times known): the SDC
+    stages (or the list fallback's), the units bound and their multiplexers counted."""
+    from kera.hls import sharing
+
+    costs = problem.costs
+    assert costs is not None
     depth = max((asap[v] for v in range(problem.size) if not problem.const[v]), default=0)
     notes: list[str] = []
     stage: list[int] | None = None

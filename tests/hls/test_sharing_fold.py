@@ -171,3 +171,26 @@ def test_verilog_of_the_binding_declares_each_register_once(tmp_path: Path) -> N
     assert b is not None
     assert text.count("\n    reg ") - s.latency - 1 == len(b.registers)  # + valid bits, phase
     assert f"// {len(b.registers)} registers hold every bank's values ({b.bits} bits" in text
+
+
+def test_sha256_at_ii_64_takes_the_plan_that_needs_fewer_sites(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """At 25 MHz the fixpoint leaves 96 xors and 53 adds private, and the units then read each
+    private value through its own multiplexer input; sharing every class (the round that saved
+    the most) needs half the LUTs. At 100 MHz the eager plan's delay lines cost more flip-flops
+    than it saves LUTs, and the fixpoint's stays."""
+    from kera.hls.sharing import decide
+    from kera.hls.synth import plan_schedule
+
+    slow, board, model = _plan("sha256", 64, "ulx3s", 25.0)
+    costs = CostModel(model, board.capacities.dsp)
+    t = estimate(slow, costs, board.capacities).total
+    assert not any("not shared" in n for n in slow.notes)
+    assert any("not shared" in n for n in _plan("sha256", 64, "ulx3s", 100.0)[0].notes)
+    fixpoint = decide._fixpoint
+    monkeypatch.setattr(decide, "_fixpoint", lambda *a: fixpoint(*a)[-1:])  # its last round
+    loaded = kera.load(EXAMPLES / "sha256.kera")
+    alone = plan_schedule(loaded.graph, loaded.top, board="ulx3s", clock_mhz=25.0, ii=64)[0]
+    u = estimate(alone, costs, board.capacities).total
+    assert any("not shared" in n for n in alone.notes)
+    assert 2 * t["lut"] < u["lut"] and max(t["lut"], t["ff"]) < max(u["lut"], u["ff"]), (t, u)
