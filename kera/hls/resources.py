@@ -124,8 +124,10 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
     absorbed = None if costs.sums_in_carry_cells else absorbed_in(graph, net._input, luts,
                                                                     stage)
     in_dsp = dsp_accumulators(schedule, costs)
+    twins = twin_ops(schedule)
     for nid in schedule.order:
-        if nid in schedule.virtual or nid in rams or nid in bound or nid in in_dsp:
+        if (nid in schedule.virtual or nid in rams or nid in bound or nid in in_dsp
+                or nid in twins):
             continue  # a block RAM's chain and read: the RAM, counted below; units: below
         node = graph.nodes[nid]
         bitwise = is_bitwise(graph, node) or nid in net.rom_gated
@@ -846,6 +848,29 @@ def _unit_rows(schedule: Schedule, costs: CostModel, by_op: dict[str, dict[str, 
         mux = by_op.setdefault("share_mux", {"count": 0, **dict.fromkeys(AREA_KEYS, 0.0)})
         mux["count"] += 1
         mux["lut"] += u.mux_lut
+
+
+def twin_ops(schedule: Schedule) -> frozenset[bytes]:
+    """Return the ops of an aligned schedule that an earlier op's hardware already computes.
+
+    At II > 1 a shared unit's output is one wire at every counter slot, so two private ops of
+    different stages over the same signals (``RegisterBinding.signal``: the same unit outputs,
+    registers or constants) are one circuit that yosys merges (``opt_merge``): matmul4 at II 4
+    on ECP5 sums the 16 multiply units' outputs with 12 adders, not 48 (192 CCU2C placed)."""
+    binding = schedule.register_binding if schedule.aligned else None
+    if binding is None:
+        return frozenset()
+    nodes = schedule.graph.nodes
+    seen: set[int] = set()
+    out: set[bytes] = set()
+    for nid in schedule.order:
+        if nodes[nid].op in ("const", "param", "state") or not nodes[nid].inputs:
+            continue
+        key = binding.signal(nid, schedule.stage[nid])
+        if key in seen:
+            out.add(nid)
+        seen.add(key)
+    return frozenset(out)
 
 
 def _caps(capacities: Any) -> dict[str, int]:

@@ -194,3 +194,20 @@ def test_sha256_at_ii_64_takes_the_plan_that_needs_fewer_sites(
     u = estimate(alone, costs, board.capacities).total
     assert any("not shared" in n for n in alone.notes)
     assert 2 * t["lut"] < u["lut"] and max(t["lut"], t["ff"]) < max(u["lut"], u["ff"]), (t, u)
+
+
+def test_sums_of_the_same_unit_outputs_are_one_adder() -> None:
+    """matmul4 at II 4 on ECP5: the 48 sums read the 16 multiply units' outputs, the same wires
+    at every counter slot, four sums of one pair of units in four stages: 12 adders, as yosys
+    merges them (placed: 192 CCU2C, 16 bits each)."""
+    from kera.hls.resources import twin_ops
+    from kera.hls.synth import plan_schedule
+
+    text = (EXAMPLES / "matmul4.kera").read_text().replace("ii = 1", "ii = 4")
+    loaded = kera.load(text=text)
+    s, board, model = plan_schedule(loaded.graph, loaded.top, board="ulx3s", clock_mhz=25.0)
+    twins = twin_ops(s)
+    adds = [n for n in s.order if s.graph.nodes[n].op == "add"]
+    assert len(adds) == 48 and len(twins & set(adds)) == 36
+    area = estimate(s, CostModel(model, board.capacities.dsp), board.capacities)
+    assert area.by_op["add"]["count"] == 12 and area.by_op["add"]["carry"] == 192
