@@ -270,14 +270,14 @@ RULES: dict[str, Rule] = {
 def coverable(schedule: Schedule) -> dict[int, list[bytes]]:
     """Return, by stage, the nodes a cover may take (schedule order): bitwise ones (not an
     ordering, a multiplexer pair, a zero flag, a select folded into the flip-flops' reset, a
-    chained update, a constant aggregate), in a stateless II-1 schedule of a family with LUT
-    cells."""
+    chained update, a constant aggregate), in a stateless schedule without shared units (at
+    II > 1 its datapath is II 1's) of a family with LUT cells."""
     from kera.hls.muxpair import mux_pairs
     from kera.hls.resources import registered_selects
     from kera.hls.zeroflag import zero_flags
     from kera.rtl.updates import folded_updates
 
-    if schedule.family not in LUT_CELLS or schedule.ii != 1 or schedule.state is not None \
+    if schedule.family not in LUT_CELLS or schedule.state is not None \
             or schedule.bound():
         return {}
     graph = schedule.graph
