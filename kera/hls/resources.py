@@ -490,9 +490,11 @@ def dsp_accumulators(schedule: Schedule, costs: CostModel) -> dict[bytes, bytes]
             v = nodes[v].inputs[0]
         return v
 
+    shared = schedule.bound()  # a unit's product feeds a different sum at each slot
+
     def on_dsp(v: bytes) -> bool:
-        return nodes[v].op in MUL_OPS and v not in on_lut and costs.area(graph, nodes[v])[
-            "dsp"] == 1
+        return nodes[v].op in MUL_OPS and v not in on_lut and v not in shared and costs.area(
+            graph, nodes[v])["dsp"] == 1
 
     out: dict[bytes, bytes] = {}
     for nid in schedule.order:
