@@ -141,7 +141,7 @@ def schedule(
     problem.ii = ii
     share = sharing.configure(problem, set())
     out = _stages(problem, *list_schedule(problem), clock_mhz, ii, method, family, None)
-    if share.eager is None:
+    if not share.eager:
         return out
     other = build_problem(graph, region, costs, clock_mhz, margin, check=False, pipeline=False,
                           roms=roms)  # the same problem, sharing every class the eager way

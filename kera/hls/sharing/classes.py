@@ -59,7 +59,7 @@ class Plan:
     of: dict[int, int] = field(default_factory=dict)
     declined: list[str] = field(default_factory=list)
     slot_ns: list[float] | None = None  # each group's start time in a stage (``unit_slots``)
-    eager: set[int] | None = None  # the classes ``configure(eager=True)`` keeps, if others
+    eager: bool = False  # whether ``configure(eager=True)`` keeps other classes
 
 
 def scalar(t: Any) -> bool:

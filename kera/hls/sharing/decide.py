@@ -65,7 +65,7 @@ def configure(problem: Problem, exclude: set[int], eager: bool = False) -> Plan:
     rounds = _fixpoint(problem, classes, cls_of, index, op_cost, unit_cost, sel)
     best = max(rounds, key=lambda r: r[0])  # the first of equals: the most classes
     alive, port_info = (best if eager else rounds[-1])[1:]
-    plan.eager = best[1] if best[1] != rounds[-1][1] else None
+    plan.eager = best[1] != rounds[-1][1]
     why = {c: "a multiplexer costs more than the op" for c in range(len(classes))
            if c not in alive}
     left = _groups(problem, plan, classes, alive, why, port_info, free)
