@@ -527,12 +527,11 @@ def plan_covers(schedule: Schedule, costs: CostModel, budget_ns: float) -> Sched
             found.append(got)
     base = analyse_bits(schedule, costs, size) if found else None
     for _ in range(3):  # drop the stages the timing says a cover slows past the budget
-        if not found or base is None:
+        if not found or base is None:  # (base: None where nothing was found)
             return schedule
         cand = replace(schedule, covers=tuple(found))
         bits = analyse_bits(cand, costs, size - sum(
             sum(sites.get(n, 0) for n in c.nodes) - len(c.luts) for c in found))
-        assert bits is not None
         late = {c.stage for c in found
                 if bits.stage_delays[c.stage] > max(budget_ns, base.stage_delays[c.stage]) + 1e-6}
         if not late:

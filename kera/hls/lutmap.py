@@ -796,6 +796,9 @@ class ToolNetwork(BitNetwork):
     rom_gated: set[bytes] = field(default_factory=set)
     #: Lookups read from block RAM (``Schedule.roms``): leaves, whatever their index.
     rom_reads: frozenset[bytes] = frozenset()
+    #: Ops computed by a shared unit (``Schedule.bound``): the unit's output, fresh leaves
+    #: whatever the op (its operands reach it through the unit's multiplexers).
+    units: frozenset[bytes] = frozenset()
 
     def _evaluate(self, nid: bytes, node: Node) -> list[Bit]:
         """A select of ``resets`` with a constant arm is its other arm: yosys's ``opt_dff``
@@ -850,6 +853,8 @@ class ToolNetwork(BitNetwork):
 
     def _leaf_bits(self, nid: bytes, node: Node) -> list[Bit]:
         t = node.type
+        if nid in self.units:  # the unit's output: what this op's operands know is not its
+            return self._fresh(node.type.flat_width)
         if node.op == "add" and isinstance(t, IntType) and not t.signed:
             sub = self._subtracted(nid, node)
             if sub is not None:
@@ -877,7 +882,10 @@ class ToolNetwork(BitNetwork):
         return out
 
     def _bitwise(self, nid: bytes, node: Node) -> bool:
-        """Also a ROM lookup whose index has at most ``rom_gates`` live bits (``_rom_bits``)."""
+        """Also a ROM lookup whose index has at most ``rom_gates`` live bits (``_rom_bits``);
+        never an op of a shared unit (``units``)."""
+        if nid in self.units:
+            return False
         if nid in self.rom_gated or is_bitwise(self.graph, node):
             return True
         if self.rom_gates and node.op == "array_index" and nid not in self.bits and \
@@ -996,16 +1004,16 @@ class ToolNetwork(BitNetwork):
 def tool_network(graph: Graph, k: int, cut: Callable[[bytes, bytes], bool] | None = None,
                  order: list[bytes] | None = None, wide: int = 0,
                  resets: frozenset[bytes] = frozenset(), area: bool = False,
-                 rom_gates: int = 0, rom_reads: frozenset[bytes] = frozenset()
-                 ) -> ToolNetwork:
+                 rom_gates: int = 0, rom_reads: frozenset[bytes] = frozenset(),
+                 units: frozenset[bytes] = frozenset()) -> ToolNetwork:
     """Return the :class:`ToolNetwork` of ``graph`` (every region, or the nodes of ``order``):
     the results and the next values of the state registers are materialised. ``area``: the
-    resource estimate's network (``trim_bounds``); ``rom_gates``, ``rom_reads``: see the
-    class."""
+    resource estimate's network (``trim_bounds``); ``rom_gates``, ``rom_reads``, ``units``:
+    see the class."""
     ids = order if order is not None else graph.canonical_order()
     results = [x for r in graph.regions.values() for x in (r.result, *(s.next for s in r.states))]
     net = ToolNetwork(graph, k, cut, wide=wide, results=tuple(results), resets=resets,
-                      trim_bounds=area, rom_gates=rom_gates, rom_reads=rom_reads)
+                      trim_bounds=area, rom_gates=rom_gates, rom_reads=rom_reads, units=units)
     net.build(ids, results)
     return net
 

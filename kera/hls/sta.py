@@ -42,8 +42,16 @@ levels, not 3).
 A stage's delay is the latest arrival of a bit in it; a LUT only a flip-flop reads shares its
 cell (``ff_packing_ns`` earlier). The critical path is followed back from it through the
 chosen cuts and the arithmetic nodes' latest inputs. The valid/ready logic has a path of its
-own to every register's enable (``handshake_ns``). Schedules whose ops share units (ii > 1)
-keep the scheduler's chained delays: a unit's operand multiplexers are not in the bit network.
+own to every register's enable (``handshake_ns``).
+
+A shared unit (ii > 1, ``Schedule.bound``) is one circuit for all its ops: its output bits are
+leaves that every op's users read, and it starts when the latest operand of *any* of its ops
+has crossed the operand multiplexers (``_Mapper._unit_start``), since the multiplexer's paths
+from every source are real paths of the netlist, which nextpnr times whatever the counter
+selects. A multiplexer bit is one LUT level (a wide function on ECP5) over its sources and the
+counter's decoded selects, which reach it through a decode LUT and two nets. The units' starts
+depend on each other through the stages, so the walk is repeated with the last one's starts
+(``UNIT_ROUNDS``) until they stop moving.
 """
 
 from __future__ import annotations
@@ -56,7 +64,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kera.hls.lutcover import Source, StageCover, cover_of
-from kera.hls.lutmap import ToolNetwork, is_bitwise, tool_network
+from kera.hls.lutmap import ToolNetwork, is_bitwise, lut_levels, tool_network
 from kera.hls.memory import read_delay
 from kera.hls.muxpair import mux_pairs
 from kera.hls.pipeline import Schedule
@@ -71,6 +79,9 @@ CUTS = 6
 #: ECP5's PFUMX from its select to its output (yosys 0.70 ``cells_sim``: C0 -> Z 151 ps; the
 #: LUT outputs ALUT/BLUT -> Z 98 ps).
 PFUMX_NS = 0.151
+#: The most walks of a schedule with shared units (``analyse_bits``): each takes the units'
+#: start times from the last; they rise until no unit's does.
+UNIT_ROUNDS = 4
 #: Ops built on carry chains or DSPs whatever their fitted area at a width says (an ordering
 #: or a min/max can be charged to its partner, a sum of 4 bits on ECP5 is LUT logic): their
 #: fitted nets do not grow with the design (``_Mapper._grown_nets``).
@@ -84,6 +95,9 @@ class Arc:
     nid: bytes
     start_ns: float
     delay_ns: float
+    #: what the step is where it is not the node's op: ``"mux"``, a shared unit's operand
+    #: multiplexers and its wait for the latest operand of any of its ops
+    what: str = ""
 
 
 @dataclass(frozen=True)
@@ -218,7 +232,8 @@ def registered_network(schedule: Schedule, costs: CostModel) -> ToolNetwork:
     graph, stage = schedule.graph, schedule.stage
     return tool_network(graph, costs.lut_k, cut=lambda u, v: stage[u] < stage[v],
                         order=graph.topo_order(graph.regions[schedule.region]),
-                        wide=costs.lut_wide, resets=registered_selects(schedule))
+                        wide=costs.lut_wide, resets=registered_selects(schedule),
+                        units=frozenset(schedule.bound()))
 
 
 def design_size(schedule: Schedule, costs: CostModel) -> float:
@@ -243,15 +258,20 @@ def design_size(schedule: Schedule, costs: CostModel) -> float:
 
 
 def analyse_bits(schedule: Schedule, costs: CostModel, size: float | None = None,
-                 net: ToolNetwork | None = None) -> BitTiming | None:
-    """Return the bit-level timing of ``schedule`` (None where units are shared); ``size`` is
-    the design's LUT count, which the nets' delays grow with (default ``design_size``)."""
-    if schedule.bound():
-        return None
+                 net: ToolNetwork | None = None) -> BitTiming:
+    """Return the bit-level timing of ``schedule``; ``size`` is the design's LUT count, which
+    the nets' delays grow with (default ``design_size``)."""
     if size is None:
         size = design_size(schedule, costs)
     net = net if net is not None else registered_network(schedule, costs)
-    bits = _Mapper(schedule, costs, net, net_delay(costs, size), size).run()
+    wire = net_delay(costs, size)
+    starts: dict[str, float] = {}
+    for _ in range(UNIT_ROUNDS):
+        mapper = _Mapper(schedule, costs, net, wire, size, starts)
+        bits = mapper.run()
+        if all(t <= starts.get(u, 0.0) + 1e-9 for u, t in mapper.unit_in.items()):
+            break
+        starts = {u: max(t, starts.get(u, 0.0)) for u, t in mapper.unit_in.items()}
     return BitTiming(bits.stage_delays, bits.path, handshake_ns(schedule, costs, size, net))
 
 
@@ -259,9 +279,18 @@ class _Mapper:
     """The delay-oriented mapping of one network, with arithmetic between its cones."""
 
     def __init__(self, schedule: Schedule, costs: CostModel, net: ToolNetwork,
-                 wire: Callable[[int], float], size: float = 0.0) -> None:
+                 wire: Callable[[int], float], size: float = 0.0,
+                 unit_starts: dict[str, float] | None = None) -> None:
         self.schedule, self.costs, self.net = schedule, costs, net
         self.size = size
+        #: the shared units' ops, their units' start times from the last walk, and this
+        #: walk's (the latest operand of any op of the unit past its multiplexers)
+        self.units = schedule.bound()
+        self.unit_starts = unit_starts or {}
+        self.unit_in: dict[str, float] = {}
+        self.sel_fanout = max(1, sum(w for u in schedule.units if len(u.ops) > 1
+                                     for w, n in zip(u.in_widths, u.sources, strict=False)
+                                     if n > 1))
         self.levels = lut_delays(costs)
         self.kmax = len(self.levels)
         #: the 4:1 multiplexers written as LUT4 + LUT4 + PFUMX (``kera.hls.muxpair``): a LUT4
@@ -497,7 +526,7 @@ class _Mapper:
         graph, net = self.schedule.graph, self.net
         for nid in net.bits:
             node = graph.nodes[nid]
-            if is_bitwise(graph, node):
+            if self._gates(nid, node):
                 continue
             for u in node.inputs:
                 if u in net.bits:
@@ -541,7 +570,7 @@ class _Mapper:
         feed = carry_in_ns(costs)
         for nid in order:
             node = nodes[nid]
-            if is_bitwise(graph, node) or nid not in net.bits:
+            if self._gates(nid, node) or nid not in net.bits:
                 continue
             if nid in schedule.virtual or nid in rams or nid in schedule.roms:  # a block RAM:
                 # its chain is no circuit, its read (a `mem`'s, a ROM's) registered
@@ -550,6 +579,9 @@ class _Mapper:
                     if nid in schedule.roms else 0.0
                 self.node_start[nid], self.node_arrival[nid] = 0.0, end
                 self._leaves_arrive(nid, end)
+                continue
+            if nid in self.units:
+                self._unit_op(nid, node, ref)
                 continue
             start = latest = 0.0
             inverted = self._subtrahend(node)
@@ -601,6 +633,55 @@ class _Mapper:
                 worst = (t, s, nid)
         path = self._trace(worst[2], worst_signal[worst[2]]) if worst else ()
         return BitTiming(tuple(delays), path)
+
+    def _gates(self, nid: bytes, node: Node) -> bool:
+        """Whether ``node`` is gates of the network (bitwise, not a shared unit's op)."""
+        return nid not in self.units and is_bitwise(self.schedule.graph, node)
+
+    def _unit_op(self, nid: bytes, node: Node, ref: float) -> None:
+        """Time an op of a shared unit: from the unit's start (the latest of its ops' operands
+        past the multiplexers, the last walk's) for the op's fitted delay between registers;
+        record this op's own operands' time in ``unit_in``."""
+        costs, graph = self.costs, self.schedule.graph
+        unit = self.units[nid]
+        start = latest = 0.0
+        for j, u in enumerate(node.inputs):
+            if u not in self.net.bits:
+                continue
+            muxed = j < len(unit.sources) and unit.sources[j] > 1
+            reach = 0.0
+            for b in self._read(u, nid):
+                t, sig = self._bit_arrival(b)
+                if sig is not None:
+                    latest = max(latest, t)
+                    reach = max(reach, self.reach[sig] if muxed else max(t, self.reach[sig] - ref))
+            if muxed:  # the multiplexer's LUT, then its net into the op
+                reach = self._mux_out(unit.sources[j], reach) + self.wire(1) - ref
+            start = max(start, reach)
+        self.unit_in[unit.name] = max(self.unit_in.get(unit.name, 0.0), start)
+        start = max(start, self.unit_starts.get(unit.name, 0.0))
+        q = model_query(graph, node)
+        own = costs.op_delay(q) if is_bitwise(graph, node) and q is not None else \
+            costs.delay(graph, node)
+        end = start + own
+        if nid in self.on_dsp:
+            end += self.dsp_growth
+        self.node_start[nid], self.node_arrival[nid] = start, end
+        self._leaves_arrive(nid, end)
+
+    def _mux_out(self, sources: int, data_reach: float) -> float:
+        """Return when a unit's operand multiplexer of ``sources`` inputs has its output bits:
+        a LUT level (ECP5: a wide function up to 7 inputs) over the data bits and the
+        counter's decoded selects, which cross a net from the counter, a decode LUT and a net
+        to the multiplexers (``sel_fanout`` of them)."""
+        sel_bits = max(1, math.ceil(math.log2(sources)))
+        lut = self.levels[0]
+        sel = self.wire(self.sel_fanout) + lut + self.wire(self.sel_fanout)
+        n = sources + sel_bits
+        if n <= self.kmax:
+            return max(data_reach, sel) + self.levels[n - 1]
+        levels = lut_levels(n, self.costs.lut_k)
+        return max(data_reach, sel) + levels * lut + (levels - 1) * self.wire(1)
 
     def _subtrahend(self, node: Node) -> bytes | None:
         """Return the operand an ordering or ``min``/``max`` subtracts where the carry cell
@@ -692,6 +773,9 @@ class _Mapper:
                             t, s = self._bit_arrival(b)
                             if s is not None and t > best_t + 1e-9:
                                 best_t, sig = t, s
+                if current in self.units and start > max(best_t, 0.0) + 1e-9:
+                    mux_from = max(best_t, 0.0)
+                    arcs.append(Arc(current, mux_from, start - mux_from, "mux"))
                 if sig is None or best_t <= 0.0:
                     break
                 current = None
@@ -717,9 +801,10 @@ def _merge(arcs: Iterable[Arc]) -> list[Arc]:
     """Join consecutive steps of one node (the LUT levels of one op's cone)."""
     out: list[Arc] = []
     for a in arcs:
-        if out and out[-1].nid == a.nid:
+        if out and out[-1].nid == a.nid and out[-1].what == a.what:
             prev = out[-1]
-            out[-1] = Arc(prev.nid, prev.start_ns, a.start_ns + a.delay_ns - prev.start_ns)
+            out[-1] = Arc(prev.nid, prev.start_ns, a.start_ns + a.delay_ns - prev.start_ns,
+                          prev.what)
         else:
             out.append(a)
     return out

@@ -1459,58 +1459,12 @@ class Timing:
         return 1000.0 / max(period, EPS_NS)
 
 
-def stage_delays(schedule: Schedule) -> list[float]:
-    """Return each stage's chained delay: the latest finish of a node in it (ns)."""
-    out = [0.0] * schedule.latency
-    for nid in schedule.order:
-        s = schedule.stage[nid]
-        out[s] = max(out[s], schedule.finish_ns[nid])
-    return out
-
-
-def critical_path(schedule: Schedule, locator: Locator) -> list[PathOp]:
-    """Return the ops (wiring left out) of the longest chain of the slowest stage, in order.
-
-    The chain ends at the node that finishes last (the first in ``order`` on ties) and is
-    followed backwards through inputs of the same stage whose finish is the node's start.
-    """
-    graph, stage = schedule.graph, schedule.stage
-    start, finish = schedule.start_ns, schedule.finish_ns
-    if not schedule.order:
-        return []
-    end = max(schedule.order, key=lambda n: finish[n])  # max() keeps the first on ties
-    chain = [end]
-    nid = end
-    while start[nid] > EPS_NS:
-        node = graph.nodes[nid]
-        prev = next((i for i in node.inputs if stage.get(i) == stage[nid]
-                     and graph.nodes[i].op != "const"
-                     and abs(finish[i] - start[nid]) <= 1e-6), None)
-        if prev is None:
-            break
-        chain.append(prev)
-        nid = prev
-    out = []
-    for nid in reversed(chain):
-        node = graph.nodes[nid]
-        delay = finish[nid] - start[nid]
-        if is_wiring(graph, node) or delay <= EPS_NS:
-            continue  # wires, and bitwise ops folded into the LUTs of their inputs
-        out.append(PathOp(nid, node.op, display_width(graph, node), stage[nid], start[nid],
-                          delay, locate(graph, nid, locator)))
-    return out
-
-
 def analyse(schedule: Schedule, costs: CostModel, locator: Locator) -> Timing:
     """Return the timing summary of a schedule: the bit-level timing of ``kera.hls.sta``
-    (``costs`` with the DSP budget the schedule was made with), or the scheduler's chained
-    delays where that does not apply (shared units)."""
+    (``costs`` with the DSP budget the schedule was made with)."""
     from kera.hls.sta import analyse_bits
 
     bits = analyse_bits(schedule, costs)
-    if bits is None:
-        return Timing(tuple(stage_delays(schedule)), tuple(critical_path(schedule, locator)),
-                      costs.overhead_ns)
     graph = schedule.graph
     path = []
     if bits.handshake_ns > max(bits.stage_delays, default=0.0) + costs.overhead_ns:
@@ -1519,9 +1473,9 @@ def analyse(schedule: Schedule, costs: CostModel, locator: Locator) -> Timing:
         return Timing(bits.stage_delays, tuple(path), costs.overhead_ns, bits.handshake_ns)
     for arc in bits.path:
         node = graph.nodes[arc.nid]
-        if is_wiring(graph, node) or arc.delay_ns <= EPS_NS:
+        if (is_wiring(graph, node) and not arc.what) or arc.delay_ns <= EPS_NS:
             continue
-        path.append(PathOp(arc.nid, node.op, display_width(graph, node),
+        path.append(PathOp(arc.nid, arc.what or node.op, display_width(graph, node),
                            schedule.stage[arc.nid], arc.start_ns, arc.delay_ns,
                            locate(graph, arc.nid, locator)))
     return Timing(bits.stage_delays, tuple(path), costs.overhead_ns, bits.handshake_ns)
@@ -1540,12 +1494,10 @@ __all__ = [
     "SimpleModel",
     "Timing",
     "analyse",
-    "critical_path",
     "csd_digits",
     "display_width",
     "is_wiring",
     "locate",
     "make_locator",
     "model_query",
-    "stage_delays",
 ]

@@ -14,7 +14,14 @@ from kera.hls.lower import lower_for_hardware
 from kera.hls.models import load_model
 from kera.hls.pipeline import single_stage
 from kera.hls.report import build_report
-from kera.hls.sta import analyse_bits, design_size, lut_delays, net_delay
+from kera.hls.sta import (
+    _Mapper,
+    analyse_bits,
+    design_size,
+    lut_delays,
+    net_delay,
+    registered_network,
+)
 from kera.hls.synth import plan_schedule
 from kera.hls.timing import CostModel, SimpleModel
 from tests.conftest import ROOT, SHARED_KERNELS
@@ -331,10 +338,7 @@ def test_plan_schedule_meets_the_clock_by_its_own_estimate() -> None:
             assert r["estimate"]["fmax_mhz"] >= clock * 0.999, (name, clock)
 
 
-def test_shared_units_keep_the_chained_delays() -> None:
-    """At ii > 1 with shared units the operand multiplexers are not in the bit network: no
-    bit-level timing (the report uses the scheduler's chained delays)."""
-    src = """
+_DOT4 = """
 #[top]
 #[pipeline(ii = 4)]
 pub fn f(a: [u16; 4], b: [u16; 4]) -> u32 {
@@ -343,12 +347,46 @@ pub fn f(a: [u16; 4], b: [u16; 4]) -> u32 {
     s
 }
 """
-    p = build_program("t.kera", src)
+
+
+def _dot4() -> tuple[Any, Any]:
+    """The dot product at ii = 4 under the flat model: its schedule and its shared unit."""
+    p = build_program("t.kera", _DOT4)
     assert p.graph is not None and p.top is not None
-    s, board, model = plan_schedule(p.graph, p.top, board="icebreaker")
-    if not s.bound():
-        pytest.skip("no unit is shared at this II")
-    assert analyse_bits(s, CostModel(model)) is None
+    s, _, _ = plan_schedule(p.graph, p.top, board="icebreaker", model=FlatModel())
+    (unit,) = [u for u in s.units if len(u.ops) > 1]
+    return s, unit
+
+
+def test_a_shared_units_operands_cross_its_multiplexers() -> None:
+    """The four products share one multiply whose operands are 4:1 multiplexers on the modulo
+    counter. With a LUT of 0.4 ns and nets of 0.6 ns: the counter's select crosses a net, its
+    decode LUT and a net (1.6 ns); the multiplexer's six inputs (four sources, two select bits)
+    take two LUT levels and the net between them (1.4 ns); its net into the multiply is the one
+    the multiply's fitted delay holds. The critical path shows the step."""
+    s, unit = _dot4()
+    assert unit.kind == "mul" and unit.sources == (4, 4)
+    bits = analyse_bits(s, COSTS)
+    steps = [(s.graph.nodes[a.nid].op, a.what) for a in bits.path]
+    assert steps[:2] == [("mul", "mux"), ("mul", "")], steps
+    mux, mul = bits.path[:2]
+    assert mux.start_ns == 0.0 and mux.delay_ns == pytest.approx(3.0)
+    assert mul.start_ns == pytest.approx(3.0) and mul.nid in unit.ops
+
+
+def test_a_units_ops_start_together() -> None:
+    """Every op of a shared unit starts at the unit's start, when the latest operand of any
+    of its ops is through the multiplexers (nextpnr times the paths from every source, whatever
+    the counter selects): a later start of the unit holds back the stage of each of its ops."""
+    s, unit = _dot4()
+    net = registered_network(s, COSTS)
+    size = design_size(s, COSTS)
+    wire = net_delay(COSTS, size)
+    free = _Mapper(s, COSTS, net, wire, size).run()
+    late = _Mapper(s, COSTS, net, wire, size, {unit.name: 20.0}).run()
+    for nid in unit.ops:
+        st = s.stage[nid]
+        assert free.stage_delays[st] < 20.0 and late.stage_delays[st] >= 20.0 + 6.0, st
 
 
 def test_the_handshake_path_caps_a_fast_design_on_ice40() -> None:
