@@ -118,7 +118,9 @@ def role(problem: Problem, v: int) -> tuple[Any, ...]:
 
 def key_of(problem: Problem, nid: bytes) -> tuple[Any, ...] | None:
     """``class_key`` of the node ``nid``."""
-    index = problem.__dict__.setdefault("_index", {n: k for k, n in enumerate(problem.ids)})
+    index = problem.__dict__.get("_index")
+    if index is None:  # (not ``setdefault``: it would build the dict at every call)
+        index = problem.__dict__["_index"] = {n: k for k, n in enumerate(problem.ids)}
     return class_key(problem, index[nid])
 
 
