@@ -93,18 +93,20 @@ def dsp_circuits(sched: Schedule, model: Any) -> int:
     return int(round(total))
 
 
-def _candidates() -> list[int]:
-    out = list(range(1, 17))
+def _candidates(after: int = 0) -> list[int]:
+    """The IIs above ``after`` the search tries: each up to 16, then doubling."""
+    out = [k for k in range(after + 1, 17)] or [after * 2]
     while out[-1] < MAX_FIT_II:
         out.append(out[-1] * 2)
-    return out
+    return [k for k in out if k <= MAX_FIT_II]
 
 
-def search(plan: Planner) -> tuple[int | None, list[tuple[int, str]], Any]:
-    """Return (the least II that fits or None, [(ii, why not)] of those tried, its plan)."""
+def search(plan: Planner, after: int = 0) -> tuple[int | None, list[tuple[int, str]], Any]:
+    """Return (the least II above ``after`` that fits or None, [(ii, why not)] of those tried,
+    its plan)."""
     tried: list[tuple[int, str]] = []
-    prev = 0
-    for ii in _candidates():
+    prev = after
+    for ii in _candidates(after):
         why, made = _why_not(ii, plan)
         if why is None:
             lo, hi, best = prev + 1, ii - 1, (ii, made)
@@ -178,10 +180,13 @@ def operators_overfull(graph: Any, region: str, costs: CostModel, capacities: An
     return None
 
 
-def hint_ii(plan: Planner) -> int | None:
-    """Return the least II at which the design fits (for the over-budget error), or None."""
+def hint_ii(plan: Planner, after: int = 0) -> int | None:
+    """Return the least II above ``after`` (the II that did not fit) at which the design
+    fits, for the over-budget error, or None. A smaller II shares less, so it would need more
+    of the board: the search does not try them (matmul4 at II 16 on the UP5K at 55 MHz spent
+    over 12 minutes scheduling IIs 1-15 before it looked above 16)."""
     try:
-        return search(plan)[0]
+        return search(plan, after)[0]
     except KeraError:
         return None
 

@@ -96,7 +96,8 @@ def synthesize(
         from kera.hls.fit import hint_ii
 
         n = hint_ii(lambda k: plan_schedule(graph, top, board=board, clock_mhz=clock_mhz, ii=k,
-                                            margin=requested, model=model, method=method))
+                                            margin=requested, model=model, method=method),
+                    at_ii)
         if n is None or n == at_ii:
             return e
         head = e.message.split(" (pass --allow-overfull")[0]

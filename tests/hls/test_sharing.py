@@ -115,6 +115,19 @@ def test_fit_finds_ii_8_for_matmul_on_icebreaker(tmp_path: Path) -> None:
     assert kera.plan(kera.load(src)).ii == 1  # without --fit: what the source asks
 
 
+def test_the_hint_searches_only_above_the_ii_that_did_not_fit() -> None:
+    """The over-budget error's hint looks for an II above the one that did not fit (a smaller
+    one shares less): each II up to 16 after it, then doubling, none past ``MAX_FIT_II``;
+    ``--fit`` searches from II 1."""
+    from kera.hls.fit import MAX_FIT_II, _candidates
+
+    assert _candidates() == [*range(1, 17), 32, 64, 128, 256] and MAX_FIT_II == 256
+    assert _candidates(5) == [*range(6, 17), 32, 64, 128, 256]
+    assert _candidates(16) == [32, 64, 128, 256]
+    assert _candidates(40) == [80, 160]
+    assert _candidates(256) == []
+
+
 def test_over_budget_error_hints_the_ii_that_fits(tmp_path: Path) -> None:
     import subprocess
     import sys
