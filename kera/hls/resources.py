@@ -46,6 +46,7 @@ from kera.hls.lutmap import (
 from kera.hls.muxpair import mux_pairs
 from kera.hls.pipeline import Schedule
 from kera.hls.sharing.classes import mux_lut_per_input
+from kera.hls.sharing.columns import column_lut, register_columns
 from kera.hls.timing import AREA_KEYS, MUL_OPS, ORDERINGS, SUBTRACTING, CostModel, absorbed_in
 from kera.hls.zeroflag import zero_flags
 from kera.ir.graph import Node
@@ -162,7 +163,7 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
             sel = mux_lut_per_input(costs)
             mux = by_op.setdefault("reg_mux", {"count": 0, **dict.fromkeys(AREA_KEYS, 0.0)})
             mux["count"] += sum(1 for r in binding.registers if len(r.sources) > 1)
-            mux["lut"] += sel * binding.mux_bits()
+            mux["lut"] += sum(column_lut(col, sel) for col in register_columns(schedule))
     else:
         register_bits = sum(graph.nodes[n].type.flat_width for bank in banks for n in bank)
         inside = dsp_registers(schedule, costs, banks)

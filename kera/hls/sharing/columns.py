@@ -124,6 +124,31 @@ def unit_columns(schedule: Schedule) -> dict[str, list[Column]]:
     return out
 
 
+def register_columns(schedule: Schedule) -> list[Column]:
+    """Return the columns of the pipeline registers' input multiplexers
+    (``kera.hls.regbind``): for each register bit whose copies load different source bits,
+    the source bit each copy's load slot reads, counted once a register -- the bits of a sign
+    extension, or any bits loaded from the same sources at every slot, are one flip-flop in
+    yosys (``opt_merge``) and one multiplexer bit."""
+    binding = schedule.register_binding
+    assert binding is not None
+    src = BitSources(schedule)
+    ii = schedule.ii
+    out: list[Column] = []
+    for reg in binding.registers:
+        if len(reg.sources) < 2:
+            continue
+        reads = [(c.first % ii, src.bits(c.nid, c.first)) for c in reg.copies]
+        seen: set[Column] = set()
+        for k in range(reg.width):
+            col = tuple(sorted((slot, bits[k] if k < len(bits) else _ZERO)
+                               for slot, bits in reads))
+            if len({b for _, b in col}) > 1 and col not in seen:
+                seen.add(col)
+                out.append(col)
+    return out
+
+
 def column_lut(col: Column, lut_per_input: float) -> float:
     """Return the LUTs of one multiplexer bit: a ROM bit on the counter where every slot
     reads a constant, else ``lut_per_input`` per source beyond the first."""
@@ -133,4 +158,4 @@ def column_lut(col: Column, lut_per_input: float) -> float:
     return lut_per_input * (len(sources) - 1)
 
 
-__all__ = ["Bit", "BitSources", "Column", "column_lut", "unit_columns"]
+__all__ = ["Bit", "BitSources", "Column", "column_lut", "register_columns", "unit_columns"]
