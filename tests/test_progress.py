@@ -162,3 +162,22 @@ def test_parity_counts_its_targets_on_the_bar() -> None:
         report = run_parity(loaded.graph, loaded.top, targets=["interp"], vectors=50)
     assert [r.status for r in report.results] == ["ok"]
     assert "parity on" in out.getvalue() and "/1" in out.getvalue()
+
+
+def test_the_search_for_an_ii_that_fits_shows_progress() -> None:
+    """The over-budget error's hint and ``--fit`` schedule one II after another (a minute and
+    more for a big design that fits none): a bar counts the IIs tried."""
+    from kera.diagnostics import KeraError
+    from kera.hls.fit import search
+
+    def plan(ii: int) -> None:
+        time.sleep(0.05)
+        raise KeraError(f"the clock cannot be met: II {ii} too slow; use a slower clock")
+
+    out = _Terminal()
+    with progress.reporting(True, stream=out):
+        found, tried, _ = search(plan, 16)  # type: ignore[arg-type]
+    assert found is None and [ii for ii, _ in tried] == [32, 64, 128, 256]
+    assert tried[0][1] == "II 32 too slow"
+    text = out.getvalue()
+    assert "searching the least II above 16 that fits" in text and "/4" in text

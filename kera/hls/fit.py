@@ -104,23 +104,29 @@ def _candidates(after: int = 0) -> list[int]:
 def search(plan: Planner, after: int = 0) -> tuple[int | None, list[tuple[int, str]], Any]:
     """Return (the least II above ``after`` that fits or None, [(ii, why not)] of those tried,
     its plan)."""
+    from kera import progress
+
     tried: list[tuple[int, str]] = []
     prev = after
-    for ii in _candidates(after):
-        why, made = _why_not(ii, plan)
-        if why is None:
-            lo, hi, best = prev + 1, ii - 1, (ii, made)
-            while lo <= hi:  # bisect the gap a doubling jumped over
-                mid = (lo + hi) // 2
-                why_mid, made_mid = _why_not(mid, plan)
-                if why_mid is None:
-                    best, hi = (mid, made_mid), mid - 1
-                else:
-                    tried.append((mid, why_mid))
-                    lo = mid + 1
-            return best[0], sorted(tried), best[1]
-        tried.append((ii, why))
-        prev = ii
+    candidates = _candidates(after)
+    with progress.task(f"searching the least II above {after} that fits", len(candidates),
+                       unit="IIs") as bar:
+        for ii in candidates:
+            why, made = _why_not(ii, plan)
+            bar.advance()
+            if why is None:
+                lo, hi, best = prev + 1, ii - 1, (ii, made)
+                while lo <= hi:  # bisect the gap a doubling jumped over
+                    mid = (lo + hi) // 2
+                    why_mid, made_mid = _why_not(mid, plan)
+                    if why_mid is None:
+                        best, hi = (mid, made_mid), mid - 1
+                    else:
+                        tried.append((mid, why_mid))
+                        lo = mid + 1
+                return best[0], sorted(tried), best[1]
+            tried.append((ii, why))
+            prev = ii
     return None, tried, None
 
 
