@@ -274,7 +274,7 @@ def render_text(report: Mapping[str, Any], source: SourceFile | None = None) -> 
         f"({r['family']} {r['device']}) at {clock:g} MHz",
         f"fingerprint {r['fingerprint']}",
         "",
-        verdict_line(t, lines),
+        verdict_line(t, lines, r["estimate"].get("expected_error", {}).get("fmax_mhz")),
         "",
         "Cycle report",
         f"  latency {lat} cycle{'s' * (lat != 1)} ({d['latency_ns']:.3f} ns at {clock:g} MHz), "

@@ -62,12 +62,20 @@ def timing_verdict(
     }
 
 
-def verdict_line(t: Mapping[str, Any], lines: Mapping[int, str] | None = None) -> str:
-    """Return the one-line timing verdict; ``lines`` maps source line numbers to their text."""
+def verdict_line(t: Mapping[str, Any], lines: Mapping[int, str] | None = None,
+                 expected: Mapping[str, Any] | None = None) -> str:
+    """Return the one-line timing verdict; ``lines`` maps source line numbers to their text.
+    ``expected``: the estimated Fmax's expected range (``expected_error``'s ``fmax_mhz``); an
+    estimate that meets the target by less than its expected error says so."""
     what = "nextpnr's measured" if t["source"] == "nextpnr" else "the estimated"
     if t["met"]:
-        return (f"Timing met: {what} Fmax {t['fmax_mhz']:.1f} MHz >= {t['target_mhz']:g} MHz "
-                f"target, slack {t['slack_ns']:.3f} ns")
+        out = (f"Timing met: {what} Fmax {t['fmax_mhz']:.1f} MHz >= {t['target_mhz']:g} MHz "
+               f"target, slack {t['slack_ns']:.3f} ns")
+        low = expected.get("low") if expected and t["source"] == "estimate" else None
+        if low is not None and low < t["target_mhz"]:
+            out += (f", less than the estimate's expected error (down to {low:.1f} MHz): "
+                    "place and route it (--pnr) to know")
+        return out
     out = (f"Timing NOT met: {what} Fmax {t['fmax_mhz']:.1f} MHz misses the "
            f"{t['target_mhz']:g} MHz target by {t['miss_mhz']:.1f} MHz "
            f"(slack {t['slack_ns']:.3f} ns)")
