@@ -51,7 +51,9 @@ from every source are real paths of the netlist, which nextpnr times whatever th
 selects. A multiplexer bit is one LUT level (a wide function on ECP5) over its sources and the
 counter's decoded selects, which reach it through a decode LUT and two nets. The units' starts
 depend on each other through the stages, so the walk is repeated with the last one's starts
-(``UNIT_ROUNDS``) until they stop moving.
+(``UNIT_ROUNDS``) until they stop moving. A pipeline register shared on the modulo circle that
+loads several sources (``kera.hls.regbind``) has such a multiplexer before its flip-flops: the
+value it loads at the end of its own stage crosses it (``_Mapper._register_muxes``).
 """
 
 from __future__ import annotations
@@ -288,9 +290,10 @@ class _Mapper:
         self.units = schedule.bound()
         self.unit_starts = unit_starts or {}
         self.unit_in: dict[str, float] = {}
+        binding = schedule.register_binding if schedule.aligned else None
         self.sel_fanout = max(1, sum(w for u in schedule.units if len(u.ops) > 1
                                      for w, n in zip(u.in_widths, u.sources, strict=False)
-                                     if n > 1))
+                                     if n > 1) + (binding.mux_bits() if binding else 0))
         self.levels = lut_delays(costs)
         self.kmax = len(self.levels)
         #: the 4:1 multiplexers written as LUT4 + LUT4 + PFUMX (``kera.hls.muxpair``): a LUT4
@@ -631,8 +634,50 @@ class _Mapper:
                 delays[s] = t
             if worst is None or t > worst[0] + 1e-9:
                 worst = (t, s, nid)
+        tail: Arc | None = None  # a register multiplexer after the slowest node
+        for t, s, nid, start in self._register_muxes(pack):
+            delays[s] = max(delays[s], t)
+            if worst is None or t > worst[0] + 1e-9:
+                worst, tail = (t, s, nid), Arc(nid, start, t - start, "mux")
+                worst_signal[nid] = self._latest_signal(nid)[1]
         path = self._trace(worst[2], worst_signal[worst[2]]) if worst else ()
-        return BitTiming(tuple(delays), path)
+        return BitTiming(tuple(delays), (*path, tail) if tail else path)
+
+    def _latest_signal(self, nid: bytes) -> tuple[float, int | None]:
+        """Return the latest arrival of a node's bits, past their net (its reach), and the
+        signal it is (None for an arithmetic node's own arrival, or nothing)."""
+        if nid in self.node_arrival:
+            return self.node_arrival[nid] + self.wire(1), None
+        t, sig = 0.0, None
+        for b in self.net.bits[nid]:
+            if b[2] >= 0 and b[2] not in self.top:
+                continue
+            _, bs = self._bit_arrival(b)
+            if bs is not None and self.reach[bs] > t:
+                t, sig = self.reach[bs], bs
+        return t, sig
+
+    def _register_muxes(self, pack: float) -> list[tuple[float, int, bytes, float]]:
+        """Return ``(arrival, stage, node, data arrival)`` of the input multiplexers of the
+        pipeline registers shared on the modulo circle (``kera.hls.regbind``): a register that
+        loads several sources has a multiplexer LUT before its flip-flops (iCE40 isqrt32 at II
+        8, 55 MHz, nextpnr: the last select, a 2.4 ns net, the multiplexer's LUT, the
+        flip-flop), which the value loaded at the end of its own stage crosses, and the
+        counter's decoded selects too; the multiplexer's LUT shares the flip-flop's cell."""
+        s = self.schedule
+        binding = s.register_binding if s.aligned else None
+        if binding is None:
+            return []
+        out = []
+        for reg in binding.registers:
+            n = len(reg.sources)
+            if n < 2:
+                continue
+            for c in reg.copies:
+                data = self._latest_signal(c.nid)[0] if s.stage[c.nid] == c.first else \
+                    self.wire(1)  # a register's bit (the copy before): its net
+                out.append((max(0.0, self._mux_out(n, data) - pack), c.first, c.nid, data))
+        return out
 
     def _gates(self, nid: bytes, node: Node) -> bool:
         """Whether ``node`` is gates of the network (bitwise, not a shared unit's op)."""

@@ -362,7 +362,7 @@ def _meet_estimate(attempt: Callable[[float], Schedule], margin: float,
         tighter = next_margin(margin, fmax, sched.clock_mhz)
         if fmax >= sched.clock_mhz or tighter is None:
             break
-        if area is None and sched.bound():
+        if area is None and sched.ii > 1:
             total = estimate(sched, costs, board.capacities).total
             area = (total["lut"], total["ff"])
         try:

@@ -374,6 +374,21 @@ def test_a_shared_units_operands_cross_its_multiplexers() -> None:
     assert mul.start_ns == pytest.approx(3.0) and mul.nid in unit.ops
 
 
+def test_a_register_loading_two_sources_has_its_multiplexer() -> None:
+    """The accumulator's register on the modulo circle loads two sources (the first product,
+    then each sum): a multiplexer LUT before its flip-flops, which the sum crosses after its
+    net (11.4 + 0.6 + 0.4 ns under the flat model, no flip-flop packing); the critical path
+    ends with that `mux` step."""
+    s, _ = _dot4()
+    binding = s.register_binding
+    assert binding is not None and sorted(len(r.sources) for r in binding.registers)[-1] == 2
+    bits = analyse_bits(s, COSTS)
+    assert bits.stage_delays[1:] == pytest.approx((12.4, 12.4, 12.4))
+    last = bits.path[-1]
+    assert last.what == "mux" and last.start_ns == pytest.approx(12.0)
+    assert last.delay_ns == pytest.approx(0.4) and s.graph.nodes[last.nid].op == "add"
+
+
 def test_a_units_ops_start_together() -> None:
     """Every op of a shared unit starts at the unit's start, when the latest operand of any
     of its ops is through the multiplexers (nextpnr times the paths from every source, whatever
