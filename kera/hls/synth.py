@@ -328,11 +328,13 @@ def check_operators_fit(graph: Graph, top: str, *, board: str, clock_mhz: float 
 FIT_TRIES = 3
 #: How many schedules ``plan_schedule`` makes, at most, to meet the clock by its own estimate.
 ESTIMATE_TRIES = 3
-#: ``_meet_estimate``: the estimated LUTs and flip-flops a tighter schedule of a design with
-#: shared units may add, as a fraction. A tighter margin shortens the chains a unit may
-#: start after, so fewer classes fit a unit with their multiplexers: sha256 at ii = 64 on
-#: ECP5 at 100 MHz, estimated at 91.6 MHz, made 104.7 MHz at margin 0.53 with 53,050 LUTs
-#: instead of 9,014; cordic at ii = 8 at 25 MHz, 22.5 -> 26.9 MHz for no LUT or flip-flop.
+#: ``_meet_estimate``: the estimated LUTs and flip-flops a tighter schedule of a design at
+#: ii > 1 may add, as a fraction. A tighter margin shortens the chains a unit may start
+#: after, so fewer classes fit a unit with their multiplexers: sha256 at ii = 64 on ECP5 at
+#: 100 MHz, estimated at 91.6 MHz, made 104.7 MHz at margin 0.53 with 53,050 LUTs instead of
+#: 9,014; cordic at ii = 8 at 25 MHz, 22.5 -> 26.9 MHz for no LUT or flip-flop. Without
+#: units, more stages mean more registers on the modulo circle, whose multiplexers the
+#: timing counts too: isqrt32 at ii = 8 on iCE40 at 55 MHz went from 15 to 31 cycles.
 SHARED_TIGHTEN_COST = 0.1
 
 
@@ -342,9 +344,9 @@ def _meet_estimate(attempt: Callable[[float], Schedule], margin: float,
     (``kera.hls.sta``, what the report says) misses the clock that the scheduler's chained
     delays met: those are per node, and the nets of a large design are slower than they assume.
     The margin is tightened by the shortfall, as ``--close-timing`` does with a measurement;
-    an attempt that fails (an op that no longer fits), or that costs a design with shared
-    units more than ``SHARED_TIGHTEN_COST`` of its LUTs or flip-flops, keeps the schedule
-    before it. Returns the schedule and its margin."""
+    an attempt that fails (an op that no longer fits), or that costs a design at ii > 1 more
+    than ``SHARED_TIGHTEN_COST`` of its LUTs or flip-flops, keeps the schedule before it.
+    Returns the schedule and its margin."""
     from kera.hls.closure import next_margin
     from kera.hls.resources import estimate, schedule_costs
     from kera.hls.sta import analyse_bits, design_size
