@@ -46,7 +46,7 @@ own to every register's enable (``handshake_ns``).
 
 A shared unit (ii > 1, ``Schedule.bound``) is one circuit for all its ops: its output bits are
 leaves that every op's users read, and it starts when the latest operand of *any* of its ops
-has crossed the operand multiplexers (``_Mapper._unit_start``), since the multiplexer's paths
+has crossed the operand multiplexers (``_Mapper._unit_op``), since the multiplexer's paths
 from every source are real paths of the netlist, which nextpnr times whatever the counter
 selects. A multiplexer bit is one LUT level (a wide function on ECP5) over its sources and the
 counter's decoded selects, which reach it through a decode LUT and two nets. The units' starts
@@ -689,7 +689,7 @@ class _Mapper:
         record this op's own operands' time in ``unit_in``."""
         costs, graph = self.costs, self.schedule.graph
         unit = self.units[nid]
-        start = latest = 0.0
+        start = 0.0
         for j, u in enumerate(node.inputs):
             if u not in self.net.bits:
                 continue
@@ -698,7 +698,6 @@ class _Mapper:
             for b in self._read(u, nid):
                 t, sig = self._bit_arrival(b)
                 if sig is not None:
-                    latest = max(latest, t)
                     reach = max(reach, self.reach[sig] if muxed else max(t, self.reach[sig] - ref))
             if muxed:  # the multiplexer's LUT, then its net into the op
                 reach = self._mux_out(unit.sources[j], reach) + self.wire(1) - ref
@@ -715,7 +714,8 @@ class _Mapper:
         self._leaves_arrive(nid, end)
 
     def _mux_out(self, sources: int, data_reach: float) -> float:
-        """Return when a unit's operand multiplexer of ``sources`` inputs has its output bits:
+        """Return when a multiplexer of ``sources`` inputs on the modulo counter (a unit's
+        operand, a register's input) has its output bits, its data bits in at ``data_reach``:
         a LUT level (ECP5: a wide function up to 7 inputs) over the data bits and the
         counter's decoded selects, which cross a net from the counter, a decode LUT and a net
         to the multiplexers (``sel_fanout`` of them)."""

@@ -335,7 +335,7 @@ ESTIMATE_TRIES = 3
 #: 9,014; cordic at ii = 8 at 25 MHz, 22.5 -> 26.9 MHz for no LUT or flip-flop. Without
 #: units, more stages mean more registers on the modulo circle, whose multiplexers the
 #: timing counts too: isqrt32 at ii = 8 on iCE40 at 55 MHz went from 15 to 31 cycles.
-SHARED_TIGHTEN_COST = 0.1
+II_TIGHTEN_COST = 0.1
 
 
 def _meet_estimate(attempt: Callable[[float], Schedule], margin: float,
@@ -345,7 +345,7 @@ def _meet_estimate(attempt: Callable[[float], Schedule], margin: float,
     delays met: those are per node, and the nets of a large design are slower than they assume.
     The margin is tightened by the shortfall, as ``--close-timing`` does with a measurement;
     an attempt that fails (an op that no longer fits), or that costs a design at ii > 1 more
-    than ``SHARED_TIGHTEN_COST`` of its LUTs or flip-flops, keeps the schedule before it.
+    than ``II_TIGHTEN_COST`` of its LUTs or flip-flops, keeps the schedule before it.
     Returns the schedule and its margin."""
     from kera.hls.closure import next_margin
     from kera.hls.resources import estimate, schedule_costs
@@ -374,8 +374,8 @@ def _meet_estimate(attempt: Callable[[float], Schedule], margin: float,
         if area is not None:
             total = estimate(cand, schedule_costs(cand, CostModel(model), board.capacities.dsp),
                              board.capacities).total
-            if total["lut"] > area[0] * (1 + SHARED_TIGHTEN_COST) or \
-                    total["ff"] > area[1] * (1 + SHARED_TIGHTEN_COST):
+            if total["lut"] > area[0] * (1 + II_TIGHTEN_COST) or \
+                    total["ff"] > area[1] * (1 + II_TIGHTEN_COST):
                 break
         sched, margin = cand, tighter
     return sched, margin
