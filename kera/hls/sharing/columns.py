@@ -114,13 +114,21 @@ def unit_columns(schedule: Schedule) -> dict[str, list[Column]]:
         for j, width in enumerate(unit.in_widths):
             reads = [(schedule.stage[n] % ii, src.bits(graph.nodes[n].inputs[j], schedule.stage[n]))
                      for n in unit.ops]
-            for k in range(width):
-                col = tuple(sorted((slot, bits[k] if k < len(bits) else _ZERO)
-                                   for slot, bits in reads))
-                if len({b for _, b in col}) > 1 and col not in seen:
-                    seen.add(col)
-                    mine.append(col)
+            mine += _new_columns(reads, width, seen)
         out[unit.name] = mine
+    return out
+
+
+def _new_columns(reads: list[tuple[int, tuple[Bit, ...]]], width: int,
+                 seen: set[Column]) -> list[Column]:
+    """Return the columns of a ``width``-bit multiplexer whose slots read ``reads`` (slot,
+    source bits) that are not wires and not in ``seen`` (added to it)."""
+    out: list[Column] = []
+    for k in range(width):
+        col = tuple(sorted((slot, bits[k] if k < len(bits) else _ZERO) for slot, bits in reads))
+        if len({b for _, b in col}) > 1 and col not in seen:
+            seen.add(col)
+            out.append(col)
     return out
 
 
@@ -139,13 +147,7 @@ def register_columns(schedule: Schedule) -> list[Column]:
         if len(reg.sources) < 2:
             continue
         reads = [(c.first % ii, src.bits(c.nid, c.first)) for c in reg.copies]
-        seen: set[Column] = set()
-        for k in range(reg.width):
-            col = tuple(sorted((slot, bits[k] if k < len(bits) else _ZERO)
-                               for slot, bits in reads))
-            if len({b for _, b in col}) > 1 and col not in seen:
-                seen.add(col)
-                out.append(col)
+        out += _new_columns(reads, reg.width, set())
     return out
 
 
