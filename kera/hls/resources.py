@@ -46,7 +46,7 @@ from kera.hls.lutmap import (
 from kera.hls.muxpair import mux_pairs
 from kera.hls.pipeline import Schedule
 from kera.hls.sharing.classes import mux_lut_per_input
-from kera.hls.sharing.columns import column_lut, register_columns
+from kera.hls.sharing.columns import column_lut, kept_register_bits
 from kera.hls.timing import AREA_KEYS, MUL_OPS, ORDERINGS, SUBTRACTING, CostModel, absorbed_in
 from kera.hls.zeroflag import zero_flags
 from kera.ir.graph import Node
@@ -158,12 +158,14 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
     binding = schedule.register_binding if schedule.aligned else None
     if binding is not None:  # registers shared on the modulo circle (kera.hls.regbind)
         register_bits = binding.bits
-        kept_bits = sum(max(net.live_bits(c.nid) for c in r.copies) for r in binding.registers)
-        if binding.mux_bits():
+        kept = kept_register_bits(schedule)
+        kept_bits = sum(min(n, max(net.live_bits(c.nid) for c in r.copies))
+                        for n, r in zip(kept.flops, binding.registers, strict=True))
+        if kept.mux:
             sel = mux_lut_per_input(costs)
             mux = by_op.setdefault("reg_mux", {"count": 0, **dict.fromkeys(AREA_KEYS, 0.0)})
             mux["count"] += sum(1 for r in binding.registers if len(r.sources) > 1)
-            mux["lut"] += sum(column_lut(col, sel) for col in register_columns(schedule))
+            mux["lut"] += sum(column_lut(col, sel) for col in kept.mux)
     else:
         register_bits = sum(graph.nodes[n].type.flat_width for bank in banks for n in bank)
         inside = dsp_registers(schedule, costs, banks)
@@ -174,10 +176,11 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
                         for k, bank in enumerate(banks))
         kept_bits -= dsp_output_halves(schedule, costs, banks, inside)
     valid_bits = schedule.latency
+    counter_bits = (schedule.ii - 1).bit_length()  # the II counter (``handshake_luts``)
     from kera.hls.memory import state_ff_bits  # the state registers (STATE.md)
 
     state_bits = state_ff_bits(schedule) - dead_state_bits(schedule, net)
-    regs = costs.register_area(kept_bits + valid_bits + state_bits)
+    regs = costs.register_area(kept_bits + valid_bits + counter_bits + state_bits)
     total = dict.fromkeys(RESOURCE_KEYS, 0.0)
     for row in by_op.values():
         for k in AREA_KEYS:
@@ -661,9 +664,18 @@ def handshake_luts(schedule: Schedule, costs: CostModel) -> float:
     for a core without stages): the enable ``en = ~out_valid | out_ready``, ``in_ready`` and
     the first valid flip-flop's input ``in_valid & in_ready`` (its enable and reset are the
     flip-flop's own pins). Measured on bitrev32, whose data path is only wires: 3 LUTs placed
-    on iCE40, 2 LUT4 sites on ECP5."""
+    on iCE40, 2 LUT4 sites on ECP5.
+
+    At II > 1 the emitter adds a counter of ``c = bit_length(II - 1)`` flip-flops (the
+    modulo counter, or the cycles to wait for the next input) and its test in ``in_ready``:
+    ``2c + 1`` LUTs, each next bit a function of the counter's bits, the enable and the
+    accepted transfer. Without it the II > 1 variants of benchmarks/ii_variants.py were
+    short of yosys by ``c`` flip-flops exactly and by 2 to 13 LUTs (the more the larger II)."""
     hs = getattr(costs.model, "handshake", None) or {}
-    return float(hs.get("luts", 0)) if schedule.latency >= 1 else 0.0
+    if schedule.latency < 1:
+        return 0.0
+    c = (schedule.ii - 1).bit_length()
+    return float(hs.get("luts", 0)) + (2 * c + 1 if c else 0)
 
 
 def bram_glue(schedule: Schedule, costs: CostModel) -> dict[str, float]:

@@ -17,8 +17,10 @@ source beyond the first (a constant 0 or 1 is a source).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from kera.hls.memory import bram_reads
 from kera.ir.types import IntType
 
 if TYPE_CHECKING:
@@ -93,7 +95,33 @@ class BitSources:
         if node.op == "concat":
             high, low = self.bits(ins[0], stage), self.bits(ins[1], stage)
             return low + high
+        if node.op in ("array", "tuple"):  # element (field) 0 in the low bits
+            return tuple(b for i in ins for b in self.bits(i, stage))
+        if node.op == "tuple_get":
+            fields = g.nodes[ins[0]].type.elems  # type: ignore[attr-defined]
+            lo = sum(f.flat_width for f in fields[:int(node.attr("index"))])
+            return self.bits(ins[0], stage)[lo:lo + w]
+        if node.op in ("array_index", "array_update"):
+            return self._element(node.op, ins, stage, w)
         return None
+
+    def _element(self, op: str, ins: tuple[bytes, ...], stage: int, w: int
+                 ) -> tuple[Bit, ...] | None:
+        """Return the bits of an array read or write at a constant index (an index past the
+        end reads the last element and writes nothing), or None for a variable index."""
+        g = self.schedule.graph
+        k = g.nodes[ins[1]].attr("value") if g.nodes[ins[1]].op == "const" else None
+        if not isinstance(k, int) or isinstance(k, bool):
+            return None
+        arr_t = g.nodes[ins[0]].type
+        n, ew = arr_t.length, arr_t.elem.flat_width  # type: ignore[attr-defined]
+        x = self.bits(ins[0], stage)
+        if op == "array_index":
+            lo = min(k, n - 1) * ew
+            return x[lo:lo + w]
+        if k >= n:
+            return x
+        return x[:k * ew] + self.bits(ins[2], stage) + x[(k + 1) * ew:]
 
 
 def _signed(t: object) -> bool:
@@ -132,23 +160,102 @@ def _new_columns(reads: list[tuple[int, tuple[Bit, ...]]], width: int,
     return out
 
 
-def register_columns(schedule: Schedule) -> list[Column]:
-    """Return the columns of the pipeline registers' input multiplexers
-    (``kera.hls.regbind``): for each register bit whose copies load different source bits,
-    the source bit each copy's load slot reads, counted once a register -- the bits of a sign
-    extension, or any bits loaded from the same sources at every slot, are one flip-flop in
-    yosys (``opt_merge``) and one multiplexer bit."""
+@dataclass(frozen=True)
+class RegisterBits:
+    """What yosys keeps of the pipeline registers shared on the modulo circle
+    (``kera.hls.regbind``), bit by bit (``kept_register_bits``)."""
+
+    flops: tuple[int, ...]  # per register (binding order): the bits that are flip-flops
+    mux: tuple[Column, ...]  # the input multiplexers' columns, each once
+
+
+def kept_register_bits(schedule: Schedule) -> RegisterBits:
+    """Return the flip-flops and multiplexer columns of the registers shared on the modulo
+    circle as yosys keeps them.
+
+    A register bit is a column: the source bit each copy's load slot reads. yosys removes the
+    bits no logic, port or live register reads (``opt_clean``), keeps none for a column of
+    constants, and merges the bits, of one register or of two, that load the same sources at
+    the same slots -- the same input and write enable (``opt_merge``): a sign extension, or
+    sort8's array at II 2 (iCE40, 55 MHz) in a 64-bit register beside the registers of its
+    bytes, of which yosys keeps 4 flip-flops. A column whose slots read different sources is
+    a multiplexer bit. A unit's delay-line taps are kept whole."""
     binding = schedule.register_binding
-    assert binding is not None
+    assert binding is not None and binding.signals is not None
     src = BitSources(schedule)
     ii = schedule.ii
-    out: list[Column] = []
-    for reg in binding.registers:
-        if len(reg.sources) < 2:
+    reads = [[(c.first % ii, src.bits(c.nid, c.first)) for c in reg.copies]
+             for reg in binding.registers]
+    live = _live_register_bits(schedule, src, reads)
+    seen: set[Column] = set()
+    flops: list[int] = []
+    mux: list[Column] = []
+    for index, reg in enumerate(binding.registers):
+        if reg.tap is not None:
+            flops.append(reg.width)
             continue
-        reads = [(c.first % ii, src.bits(c.nid, c.first)) for c in reg.copies]
-        out += _new_columns(reads, reg.width, set())
-    return out
+        kept = 0
+        for k in range(reg.width):
+            col = tuple(sorted((slot, bits[k] if k < len(bits) else _ZERO)
+                               for slot, bits in reads[index]))
+            if (live is not None and (index, k) not in live or col in seen
+                    or all(b[0] == "k" for _, b in col)):
+                continue
+            seen.add(col)
+            kept += 1
+            if len({b for _, b in col}) > 1:
+                mux.append(col)
+        flops.append(kept)
+    return RegisterBits(tuple(flops), tuple(mux))
+
+
+def _live_register_bits(schedule: Schedule, src: BitSources,
+                        reads: list[list[tuple[int, tuple[Bit, ...]]]]
+                        ) -> set[tuple[int, int]] | None:
+    """Return the (register, bit) pairs some logic, the output port or a live register reads
+    (None for a design with state, whose registers are all taken as read). A node read
+    earlier than its reader's stage (a ROM address, a block RAM's read, ``extra_uses``) has
+    each of its stages' bits taken as read."""
+    graph = schedule.graph
+    region = graph.regions[schedule.region]
+    binding = schedule.register_binding
+    assert binding is not None and binding.signals is not None
+    if region.states:
+        return None
+    stage = schedule.stage
+    read: set[Bit] = set()
+    early = set(schedule.roms) | set(schedule.virtual) | set(bram_reads(schedule))
+    for nid in schedule.order:
+        node = graph.nodes[nid]
+        if node.op in ("const", "param") or nid not in src.bound and src._wired(
+                nid, stage[nid], node.type.flat_width) is not None:
+            continue  # wiring: read where its own readers read it
+        for i in node.inputs:
+            if nid in early:
+                for s in range(stage[i], stage[nid] + 1):
+                    read.update(src.bits(i, s))
+            else:
+                read.update(src.bits(i, stage[nid]))
+    for nid, used in schedule.extra_uses.items():
+        for s in range(stage[nid], used + 1):
+            read.update(src.bits(nid, s))
+    read.update(src.bits(region.result, schedule.latency))
+    keys = binding.signals.intern
+    live: set[tuple[int, int]] = set()
+    more = True
+    while more:  # a live register reads its sources: registers loaded from registers
+        more = False
+        for index, reg in enumerate(binding.registers):
+            key = keys.get(("r", index))
+            for k in range(reg.width):
+                if (index, k) in live or (key, k) not in read:
+                    continue
+                live.add((index, k))
+                for _, bits in reads[index]:
+                    if k < len(bits) and bits[k] not in read:
+                        read.add(bits[k])
+                        more = True
+    return live
 
 
 def column_lut(col: Column, lut_per_input: float) -> float:
@@ -160,4 +267,5 @@ def column_lut(col: Column, lut_per_input: float) -> float:
     return lut_per_input * (len(sources) - 1)
 
 
-__all__ = ["Bit", "BitSources", "Column", "column_lut", "register_columns", "unit_columns"]
+__all__ = ["Bit", "BitSources", "Column", "RegisterBits", "column_lut", "kept_register_bits",
+           "unit_columns"]
