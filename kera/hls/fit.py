@@ -26,36 +26,49 @@ MAX_FIT_II = 256
 Planner = Callable[[int], tuple[Schedule, Any, Any]]
 
 
-def _why_not(ii: int, plan: Planner) -> tuple[str | None, tuple[Schedule, Any, Any] | None]:
-    """Return (why ``ii`` does not fit, or None; the plan when it was made)."""
+def _why_not(ii: int, plan: Planner
+             ) -> tuple[str | None, tuple[Schedule, Any, Any] | None, float]:
+    """Return (why ``ii`` does not fit, or None; the plan when it was made; how far over the
+    board it is: the largest need / capacity, 0 where it fits or was not made)."""
     try:
         made = plan(ii)
     except KeraError as e:
         if "cannot be met" not in e.message:
             raise
-        return e.message.split("cannot be met: ", 1)[-1].split("; use ")[0], None
+        return e.message.split("cannot be met: ", 1)[-1].split("; use ")[0], None, 0.0
     sched, board, model = made
-    why = over_budget(sched, board, model)
-    if why and sched.aligned and "LUT" in why:  # the registers' multiplexers may be the LUTs
+    overs = _overs(sched, board, model)
+    if overs and sched.aligned and any(k == "LUT" for k, *_ in overs):
+        # the registers' multiplexers may be the LUTs
         plain = refine(dataclasses.replace(sched, register_mux=False), CostModel(model, None))
-        why_plain = over_budget(plain, board, model)
-        if not why_plain or "LUT" not in why_plain:
-            return why_plain, (plain, board, model)
-    return why, made
+        plain_overs = _overs(plain, board, model)
+        if not any(k == "LUT" for k, *_ in plain_overs):
+            overs, made = plain_overs, (plain, board, model)
+    return _format(overs), made, max((need / cap for _, need, cap, _ in overs), default=0.0)
 
 
 def over_budget(sched: Schedule, board: Any, model: Any) -> str | None:
     """Return what ``sched`` needs beyond the board's capacities (None when it fits)."""
+    return _format(_overs(sched, board, model))
+
+
+def _format(overs: list[tuple[str, int, int, str]]) -> str | None:
+    return ", ".join(f"{k} {need} > {cap}{note}" for k, need, cap, note in overs) or None
+
+
+def _overs(sched: Schedule, board: Any, model: Any) -> list[tuple[str, int, int, str]]:
+    """Return (resource, need, capacity, note) of each resource ``sched`` needs beyond the
+    board's capacities."""
     res = estimate(sched, CostModel(model, board.capacities.dsp), board.capacities)
-    over = [f"{k.upper()} {need} > {cap}" for k, (need, cap) in res.overfull.items()]
+    over = [(k.upper(), need, cap, "") for k, (need, cap) in res.overfull.items()]
     cells = res.total["lut"] + flop_cells(sched) if board.family == "ice40" else 0
     if "lut" not in res.overfull and cells > board.capacities.lut:
-        over.append(f"LUT {cells} > {board.capacities.lut} (logic cells: the LUTs and the "
-                    "delay-line flip-flops fed by flip-flops, which pack with no LUT)")
+        over.append(("LUT", cells, int(board.capacities.lut), " (logic cells: the LUTs and the "
+                     "delay-line flip-flops fed by flip-flops, which pack with no LUT)"))
     need, cap = dsp_circuits(sched, model), int(board.capacities.dsp)
     if need > cap and _every_mul_on_dsp(model) and "dsp" not in res.overfull:
-        over.append(f"DSP {need} > {cap} (yosys maps every multiplier to a DSP block)")
-    return ", ".join(over) or None
+        over.append(("DSP", need, cap, " (yosys maps every multiply to a DSP block)"))
+    return over
 
 
 def flop_cells(sched: Schedule) -> int:
@@ -101,32 +114,46 @@ def _candidates(after: int = 0) -> list[int]:
     return [k for k in out if k <= MAX_FIT_II]
 
 
+#: A doubling of the II that brings the design's excess over the board down by less than this
+#: fraction ends the search: sharing has stopped paying (``search``).
+MIN_DOUBLING_GAIN = 0.05
+
+
 def search(plan: Planner, after: int = 0) -> tuple[int | None, list[tuple[int, str]], Any]:
     """Return (the least II above ``after`` that fits or None, [(ii, why not)] of those tried,
-    its plan)."""
+    its plan).
+
+    Past 16 the II doubles; where a doubling leaves the largest need / capacity within
+    ``MIN_DOUBLING_GAIN`` of the II before, the larger IIs are not tried (each schedules the
+    whole design again: matmul4 on the UP5K at 55 MHz shares nothing from II 32 to 256, 59,533
+    LUTs at each, about 25 s a try) and the last reason says so."""
     from kera import progress
 
     tried: list[tuple[int, str]] = []
-    prev = after
+    prev, prev_ratio = after, 0.0
     candidates = _candidates(after)
     with progress.task(f"searching the least II above {after} that fits", len(candidates),
                        unit="IIs") as bar:
         for ii in candidates:
-            why, made = _why_not(ii, plan)
+            why, made, ratio = _why_not(ii, plan)
             bar.advance()
             if why is None:
                 lo, hi, best = prev + 1, ii - 1, (ii, made)
                 while lo <= hi:  # bisect the gap a doubling jumped over
                     mid = (lo + hi) // 2
-                    why_mid, made_mid = _why_not(mid, plan)
+                    why_mid, made_mid, _ = _why_not(mid, plan)
                     if why_mid is None:
                         best, hi = (mid, made_mid), mid - 1
                     else:
                         tried.append((mid, why_mid))
                         lo = mid + 1
                 return best[0], sorted(tried), best[1]
+            gain = 1.0 - ratio / prev_ratio if ratio and prev_ratio else 1.0
+            if ii == 2 * prev and gain < MIN_DOUBLING_GAIN:
+                tried.append((ii, f"{why}; II {prev} needed as much: larger IIs not tried"))
+                break
             tried.append((ii, why))
-            prev = ii
+            prev, prev_ratio = ii, ratio
     return None, tried, None
 
 
@@ -137,7 +164,7 @@ def fit_schedule(plan: Planner, board_name: str, clock_mhz: float) -> tuple[Sche
     """
     ii, tried, made = search(plan)
     if ii is None:
-        raise KeraError(f"--fit: no II up to {MAX_FIT_II} fits {board_name} at "
+        raise KeraError(f"--fit: no II up to {tried[-1][0]} fits {board_name} at "
                         f"{clock_mhz:g} MHz (at II {tried[-1][0]}: {tried[-1][1]})")
     sched, board, model = made
     why = "; ".join(f"II {k}: {w}" for k, w in tried)
@@ -197,5 +224,5 @@ def hint_ii(plan: Planner, after: int = 0) -> int | None:
         return None
 
 
-__all__ = ["MAX_FIT_II", "dsp_circuits", "fit_schedule", "flop_cells", "hint_ii", "operator_area",
-           "operators_overfull", "over_budget", "search"]
+__all__ = ["MAX_FIT_II", "MIN_DOUBLING_GAIN", "dsp_circuits", "fit_schedule", "flop_cells",
+           "hint_ii", "operator_area", "operators_overfull", "over_budget", "search"]

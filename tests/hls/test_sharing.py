@@ -128,6 +128,30 @@ def test_the_hint_searches_only_above_the_ii_that_did_not_fit() -> None:
     assert _candidates(256) == []
 
 
+def test_the_search_stops_where_doubling_the_ii_saves_nothing() -> None:
+    """Past II 16 a doubling whose design needs as much of the board as the II before ends
+    the search (each try schedules the whole design: matmul4 on the UP5K at 55 MHz needed
+    59,533 LUTs at every II from 32 to 256, about 25 s a try). The planner here gives the same
+    design, 7,626 LUTs on the UP5K, at every II."""
+    import kera
+    from kera.hls.fit import search
+    from kera.hls.synth import plan_schedule
+
+    loaded = kera.load(text="#[top]\npub fn f(x: [u64; 8]) -> u64 {\n    let mut acc = 0u64;\n"
+                       "    for i in 0..64 { acc = (acc + x[i % 8]) ^ (acc >> (i % 13 + 1)); }\n"
+                       "    acc\n}\n")
+    asked: list[int] = []
+
+    def plan(ii: int) -> object:
+        asked.append(ii)
+        return plan_schedule(loaded.graph, loaded.top, board="icebreaker", clock_mhz=12.0, ii=1)
+
+    found, tried, _ = search(plan, 16)  # type: ignore[arg-type]
+    assert found is None and asked == [32, 64] and [ii for ii, _ in tried] == [32, 64]
+    assert tried[0][1].startswith("LUT 7626 > 5280")
+    assert tried[1][1].endswith("; II 32 needed as much: larger IIs not tried")
+
+
 def test_over_budget_error_hints_the_ii_that_fits(tmp_path: Path) -> None:
     import subprocess
     import sys
