@@ -24,6 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kera.hls.sharing.classes import constant_array
+
 if TYPE_CHECKING:
     from kera.hls.pipeline import Schedule
 
@@ -124,9 +126,9 @@ class Signals:
         """Return the key of ``nid``'s value as read in ``stage``."""
         graph = self.schedule.graph
         node = graph.nodes[nid]
-        if node.op == "const":
+        if node.op == "const" or constant_array(graph, nid):  # the same in every stage
             k = self._get(("c", nid))
-            value = node.attr("value")
+            value = node.attr("value") if node.op == "const" else None
             if isinstance(value, int) and not isinstance(value, bool):
                 self.consts[k] = value
             return k

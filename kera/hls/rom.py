@@ -11,7 +11,7 @@ registered at the end of the stage before the read (a gap in the schedule, as fo
 read) and whose data costs the RAM's clock-to-output beyond a flip-flop's and the routing to
 the next RAM's address, which grows with the design (``route_ns``). Lookups go to ROMs in the
 region's order while the board's block RAMs last, the rest stay LUTs; none where the read
-does not fit the period. Stateless regions at II = 1 only.
+does not fit the period. Stateless regions, at any II (each lookup its own read port).
 """
 
 from __future__ import annotations

@@ -194,7 +194,7 @@ def plan_schedule(
     def attempt(m: float, cap: float | None = None) -> Schedule:
         usable = 1000.0 / clock * (1.0 - m) - costs.overhead_ns
         keep = rom.choose(lowered, top, the_board.family, the_board.capacities.bram,
-                          usable, costs) if (ii or 1) == 1 else frozenset()
+                          usable, costs)
         split, roms = decompose_keeping(lowered, costs, usable, keep)
         sched = make_schedule(split, top, family=the_board.family, clock_mhz=clock, ii=ii,
                               margin=m, model=model, method=method,

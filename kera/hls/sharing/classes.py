@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 
 #: Op kinds that may be shared; the cost model decides which classes are worth it. Constant
 #: shifts, slices, casts and concatenations are wiring: never units (their sources are looked
-#: through).
+#: through). A lookup in a table of constants by a variable index (``array_index``, not a
+#: block RAM ROM's read) is a candidate too (``class_key``).
 CANDIDATES: frozenset[str] = frozenset({
     "mul", "widening_mul", "div", "rem", "add", "sub", "neg", "min", "max",
     "and", "or", "xor", "not", "select", "eq", "ne", "lt", "le", "gt", "ge",
@@ -72,6 +73,14 @@ def class_key(problem: Problem, v: int) -> tuple[Any, ...] | None:
     no candidate (wiring, a constant shift, a non-scalar)."""
     graph = problem.graph
     node = graph.nodes[problem.ids[v]]
+    if v in problem.roms:
+        return None  # a block RAM ROM's read port
+    if node.op == "array_index" and scalar(node.type) and _table_lookup(graph, node):
+        table = node.inputs[0]  # one table: the unit is one ROM, its index multiplexed
+        span = graph.spans.get(node.id)
+        where = None if span is None else (span.start, span.end)
+        return (node.op, str(node.type), (table, str(graph.nodes[node.inputs[1]].type)),
+                node.attrs, where)
     if node.op not in CANDIDATES or not scalar(node.type):
         return None
     if node.op in _SHIFTS and graph.nodes[node.inputs[1]].op == "const":
@@ -82,6 +91,20 @@ def class_key(problem: Problem, v: int) -> tuple[Any, ...] | None:
     span = graph.spans.get(node.id)
     where = None if span is None else (span.start, span.end)
     return (node.op, str(node.type), tuple(str(t) for t in ins), node.attrs, where)
+
+
+def _table_lookup(graph: Any, node: Any) -> bool:
+    """Whether ``node`` (an ``array_index``) looks up an array of constants by a variable
+    scalar index: an S-box, which a unit serves as one LUT ROM behind an index multiplexer."""
+    idx = graph.nodes[node.inputs[1]]
+    return constant_array(graph, node.inputs[0]) and idx.op != "const" and scalar(idx.type)
+
+
+def constant_array(graph: Any, nid: bytes) -> bool:
+    """Whether node ``nid`` is an array of constants (a table): a constant in every stage,
+    never registered (the emitter writes it as a ROM function)."""
+    node = graph.nodes[nid]
+    return node.op == "array" and all(graph.nodes[e].op == "const" for e in node.inputs)
 
 
 def role(problem: Problem, v: int) -> tuple[Any, ...]:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kera.hls.memory import bram_reads
+from kera.hls.sharing.classes import constant_array
 from kera.ir.types import IntType
 
 if TYPE_CHECKING:
@@ -60,6 +61,8 @@ class BitSources:
         value = node.attr("value") if node.op == "const" else None
         if isinstance(value, int) and not isinstance(value, bool):
             return tuple(("k", (value >> i) & 1) for i in range(w))
+        if constant_array(s.graph, nid):  # a table: its constants in every stage
+            return tuple(b for e in node.inputs for b in self.bits(e, stage))
         if s.stage[nid] == stage and nid not in self.bound:
             wired = self._wired(nid, stage, w)
             if wired is not None:
