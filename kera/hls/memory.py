@@ -382,9 +382,9 @@ def bram_reads(schedule: Schedule) -> set[bytes]:
 
 def bram_blocks(schedule: Schedule) -> int:
     """Return the block RAMs a schedule's memories and ROMs take."""
-    from kera.hls.rom import blocks
+    from kera.hls.rom import port_blocks
 
-    roms = blocks(schedule.graph, schedule.roms, schedule.family) if schedule.roms else 0
+    roms = port_blocks(schedule) if schedule.roms else 0
     if schedule.state is None:
         return roms
     return roms + sum(m.blocks for m in schedule.state.mems if m.mapped_to == "bram")

@@ -45,6 +45,7 @@ from kera.hls.lutmap import (
 )
 from kera.hls.muxpair import mux_pairs
 from kera.hls.pipeline import Schedule
+from kera.hls.rom import port_mux_inputs
 from kera.hls.sharing.classes import mux_lut_per_input
 from kera.hls.sharing.columns import column_lut, kept_register_bits
 from kera.hls.timing import AREA_KEYS, MUL_OPS, ORDERINGS, SUBTRACTING, CostModel, absorbed_in
@@ -151,6 +152,10 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
     glue = bram_glue(schedule, costs)
     if glue["count"]:
         by_op["bram_glue"] = glue
+    ports = port_mux_inputs(schedule) if schedule.roms else 0
+    if ports:  # the shared ROM read ports' address multiplexers (``kera.hls.rom``)
+        by_op["rom_mux"] = {"count": 1, **dict.fromkeys(AREA_KEYS, 0.0),
+                            "lut": ports * mux_lut_per_input(costs)}
     control = handshake_luts(schedule, costs)
     if control:
         by_op["handshake"] = {"count": 1, **dict.fromkeys(AREA_KEYS, 0.0), "lut": control}

@@ -11,7 +11,8 @@ registered at the end of the stage before the read (a gap in the schedule, as fo
 read) and whose data costs the RAM's clock-to-output beyond a flip-flop's and the routing to
 the next RAM's address, which grows with the design (``route_ns``). Lookups go to ROMs in the
 region's order while the board's block RAMs last, the rest stay LUTs; none where the read
-does not fit the period. Stateless regions, at any II (each lookup its own read port).
+does not fit the period. Stateless regions, at any II; at II > 1 with aligned starts reads at
+different counter slots share a read port (``read_ports``).
 """
 
 from __future__ import annotations
@@ -119,6 +120,48 @@ def blocks(graph: Graph, reads: Iterable[bytes], family: str) -> int:
     return sum(-(-n // ports) for n in per_table.values())
 
 
+def read_ports(schedule: Schedule) -> list[list[bytes]]:
+    """Return the ROM read ports of ``schedule``: the reads (in schedule order) that one read
+    port of a table serves. At II > 1 with aligned starts (the modulo counter) the reads whose
+    addresses load at different counter slots share a port, its address multiplexed by the
+    counter (AES-128 at II 4: the rounds' lookups are in different stages); else, and
+    through the RAMs' output registers, each read has its own port, as at II 1."""
+    position = {nid: k for k, nid in enumerate(schedule.order)}
+    graph, ii = schedule.graph, schedule.ii
+    share = schedule.aligned and not schedule.rom_outreg
+    ports: dict[bytes, list[tuple[set[int], list[bytes]]]] = {}
+    for r in sorted(schedule.roms, key=position.__getitem__):
+        mine = ports.setdefault(graph.nodes[r].inputs[0], [])
+        slot = (schedule.stage[r] - 1) % ii
+        for used, port in mine:
+            if share and slot not in used:
+                used.add(slot)
+                port.append(r)
+                break
+        else:
+            mine.append(({slot}, [r]))
+    return [port for mine in ports.values() for _, port in mine]
+
+
+def port_mux_inputs(schedule: Schedule) -> int:
+    """Return the inputs beyond the first of the shared read ports' address multiplexers
+    (``read_ports``): address bits x (reads - 1), summed."""
+    graph = schedule.graph
+    return sum(max(1, (len(graph.nodes[graph.nodes[p[0]].inputs[0]].inputs) - 1).bit_length())
+               * (len(p) - 1) for p in read_ports(schedule))
+
+
+def port_blocks(schedule: Schedule) -> int:
+    """Return the block RAMs of ``schedule``'s ROMs: per table, one block for every
+    ``BRAM_PORTS`` read ports (``read_ports``)."""
+    per_table: dict[bytes, int] = {}
+    for port in read_ports(schedule):
+        t = schedule.graph.nodes[port[0]].inputs[0]
+        per_table[t] = per_table.get(t, 0) + 1
+    ports = BRAM_PORTS[schedule.family][0]
+    return sum(-(-n // ports) for n in per_table.values())
+
+
 def choose(graph: Graph, region: str, family: str, budget: int, usable_ns: float,
            costs: CostModel) -> frozenset[bytes]:
     """Return the lookups of ``region`` that become ROM reads: in the region's order, while
@@ -150,13 +193,16 @@ def note(schedule: Schedule) -> str:
     """The report's note on a schedule's ROM reads: how many, in how many block RAMs."""
     graph, reads = schedule.graph, schedule.roms
     tables = len({graph.nodes[r].inputs[0] for r in reads})
-    n = blocks(graph, reads, schedule.family)
+    n = port_blocks(schedule)
+    ports = len(read_ports(schedule))
     after = "two stages after its index (through the RAM's output register)" \
         if schedule.rom_outreg else "a stage after its index"
+    shared = (f", {ports} read ports shared by the counter's slots" if ports < len(reads)
+              else "")
     return (f"{len(reads)} lookup{'s' * (len(reads) != 1)} in {tables} constant "
-            f"table{'s' * (tables != 1)} read from block RAM ROMs ({n} block{'s' * (n != 1)}), "
-            f"each {after}")
+            f"table{'s' * (tables != 1)} read from block RAM ROMs ({n} block{'s' * (n != 1)}"
+            f"{shared}), each {after}")
 
 
-__all__ = ["ROUTE", "blocks", "can_outreg", "choose", "design_luts", "note", "read_ns",
-           "route_ns", "table_of", "use_outreg"]
+__all__ = ["ROUTE", "blocks", "can_outreg", "choose", "design_luts", "note", "port_blocks",
+           "port_mux_inputs", "read_ns", "read_ports", "route_ns", "table_of", "use_outreg"]

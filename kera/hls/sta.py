@@ -72,6 +72,7 @@ from kera.hls.muxpair import mux_pairs
 from kera.hls.pipeline import Schedule
 from kera.hls.resources import registered_selects
 from kera.hls.rom import read_ns as rom_read_ns
+from kera.hls.rom import read_ports
 from kera.hls.timing import MUL_OPS, ORDERINGS, SUBTRACTING, CostModel, model_query
 from kera.hls.zeroflag import zero_flags
 from kera.ir.graph import Node
@@ -635,7 +636,7 @@ class _Mapper:
             if worst is None or t > worst[0] + 1e-9:
                 worst = (t, s, nid)
         tail: Arc | None = None  # a register multiplexer after the slowest node
-        for t, s, nid, start in self._register_muxes(pack):
+        for t, s, nid, start in [*self._register_muxes(pack), *self._rom_port_muxes()]:
             delays[s] = max(delays[s], t)
             if worst is None or t > worst[0] + 1e-9:
                 worst, tail = (t, s, nid), Arc(nid, start, t - start, "mux")
@@ -677,6 +678,26 @@ class _Mapper:
                 data = self._latest_signal(c.nid)[0] if s.stage[c.nid] == c.first else \
                     self.wire(1)  # a register's bit (the copy before): its net
                 out.append((max(0.0, self._mux_out(n, data) - pack), c.first, c.nid, data))
+        return out
+
+    def _rom_port_muxes(self) -> list[tuple[float, int, bytes, float]]:
+        """Return ``(arrival, stage, index, data arrival)`` of the address multiplexers of the
+        ROM read ports that several counter slots share (``rom.read_ports``): each read's
+        index crosses one on its way into the RAM's address register, at the end of the stage
+        before the read."""
+        s = self.schedule
+        if not s.roms or not s.aligned:
+            return []
+        graph = s.graph
+        out = []
+        for port in read_ports(s):
+            if len(port) < 2:
+                continue
+            for r in port:
+                i, st = graph.nodes[r].inputs[1], s.stage[r] - 1
+                data = self._latest_signal(i)[0] if i in self.net.bits and s.stage[i] == st \
+                    else self.wire(1)  # a register's bit: its net
+                out.append((self._mux_out(len(port), data), st, i, data))
         return out
 
     def _gates(self, nid: bytes, node: Node) -> bool:

@@ -47,16 +47,23 @@ class Rams:
             name = state_base(m.g, p.ports.state, m.var)
             self.base[p.ports.read] = fresh(f"mem_{name}")
         self.words = max((p.words for p in self.plans), default=1)
-        # ROMs (``Schedule.roms``, kera.hls.rom): one memory per table, a data register per read
+        # ROMs (``Schedule.roms``, kera.hls.rom): one memory per table, a data register per
+        # read port (``rom.read_ports``: at aligned II > 1 one port may serve several slots)
+        from kera.hls.rom import read_ports
+
         position = {nid: k for k, nid in enumerate(m.s.order)}
         self.roms = sorted(m.s.roms, key=position.__getitem__)
+        self.rom_ports = read_ports(m.s) if m.s.roms else []
         self.rom_table: dict[bytes, str] = {}
         self.rom_q: dict[bytes, str] = {}
-        for r in self.roms:
+        port_of = {r: port[0] for port in self.rom_ports for r in port}
+        for r in self.roms:  # names in read order, a port's at its first read
             table = m.g.nodes[r].inputs[0]
             if table not in self.rom_table:
                 self.rom_table[table] = fresh("rom")
-            self.rom_q[r] = fresh(f"{self.rom_table[table]}_q")
+            first = port_of[r]
+            self.rom_q[r] = self.rom_q[first] if first in self.rom_q else fresh(
+                f"{self.rom_table[table]}_q")
 
     def abits(self, words: int) -> int:
         """Address bits of a memory of ``words`` words."""
@@ -66,13 +73,14 @@ class Rams:
 def declarations(m: _Module, rams: Rams) -> list[str]:
     """Return the registers the handshake and the stages read before the RAMs are emitted."""
     out = ["// ---- ROM read data registers (the ROMs follow the stages)"] if rams.rom_q else []
+    qs = {q: r for r, q in rams.rom_q.items()}  # a port's register once
     if m.s.rom_outreg:  # the RAMs' output registers for yosys, two registers for the others
-        for r, q in rams.rom_q.items():
+        for q, r in qs.items():
             w = rng(m.g.nodes[r].type.flat_width)
             out += ["`ifdef SYNTHESIS", f"wire {w}{q};", "`else", f"reg {w}{q};",
                     f"reg {w}{q}_l;", "`endif"]
     else:
-        out += [f"reg {rng(m.g.nodes[r].type.flat_width)}{q};" for r, q in rams.rom_q.items()]
+        out += [f"reg {rng(m.g.nodes[r].type.flat_width)}{q};" for q, r in qs.items()]
     if not rams.plans:
         return out
     out += ["// ---- block RAM registers (the memories follow the stages)",
@@ -114,6 +122,22 @@ def read_wire(m: _Module, rams: Rams, nid: bytes, stage: int) -> None:
 def _addr(m: _Module, nid: bytes, stage: int, bits: int) -> str:
     op = m.ref(nid, stage)
     return m.body.extend(Operand(op.expr, op.type, op.value), bits, False)
+
+
+def _port_addr(m: _Module, port: list[bytes], lag: int, bits: int) -> str:
+    """Return the address of a ROM read port: its read's index in the stage ``lag`` before the
+    read, or, for a port several counter slots share, the index of the read whose address
+    loads at the counter's value (``phase``), a multiplexer on the counter."""
+    g, s = m.g, m.s
+    addrs = [_addr(m, g.nodes[r].inputs[1], s.stage[r] - lag, bits) for r in port]
+    if len(port) == 1:
+        return addrs[0]
+    cw = (s.ii - 1).bit_length()
+    phase = m.control.wait
+    expr = addrs[-1]
+    for r, a in zip(port[-2::-1], addrs[-2::-1], strict=True):
+        expr = f"({phase} == {lit((s.stage[r] - lag) % s.ii, cw)}) ? {a} : {expr}"
+    return m.body.wire(f"{m.wire[port[0]]}_a", bits, expr)
 
 
 def ram_lines(m: _Module, rams: Rams) -> list[str]:
@@ -259,11 +283,13 @@ def rom_lines(m: _Module, rams: Rams) -> list[str]:
         ab = rams.abits(n)
         values = [lit(int(g.nodes[e].attr("value")), w) for e in elems]
         reads = [r for r in rams.roms if g.nodes[r].inputs[0] == table]
+        table_ports = [p for p in rams.rom_ports if g.nodes[p[0]].inputs[0] == table]
         fn, k = m.names.fresh(f"{name}_f"), m.names.fresh(f"{name}_k")
         when = ("through the RAM's output register from the address two stages before the "
                 "read" if m.s.rom_outreg else "from the address of the stage before the read")
         lines += ["", f"// ---- ROM `{name}`: {n} x {w}, {len(reads)} synchronous "
-                      f"read{'s' * (len(reads) != 1)}, {ports} per block RAM; a read's data "
+                      f"read{'s' * (len(reads) != 1)} on {len(table_ports)} port"
+                      f"{'s' * (len(table_ports) != 1)}, {ports} per block RAM; a port's data "
                       f"register loads {when}",
                   f"function {rng(w)}{fn};", f"    input {rng(ab)}i;", "    case (i)"]
         for j in range(0, n, ROM_PER_LINE):
@@ -276,10 +302,10 @@ def rom_lines(m: _Module, rams: Rams) -> list[str]:
         mems: list[str] = []
         primitives: list[str] = []
         lag, en = (2 if m.s.rom_outreg else 1), m.control.en
-        for j in range(0, len(reads), ports):
+        for j in range(0, len(table_ports), ports):
             mem = m.names.fresh(f"{name}_m")
-            group = [(_addr(m, g.nodes[r].inputs[1], m.s.stage[r] - lag, ab), rams.rom_q[r])
-                     for r in reads[j:j + ports]]
+            group = [(_port_addr(m, port, lag, ab), rams.rom_q[port[0]])
+                     for port in table_ports[j:j + ports]]
             mems += [f"(* ram_style = \"block\" *) reg {rng(w)}{mem} [0:{n - 1}];",
                      f"initial for ({k} = 0; {k} < {n}; {k} = {k} + 1) "
                      f"{mem}[{k}] = {fn}({k}[{ab - 1}:0]);"]
