@@ -143,29 +143,6 @@ def read_ports(schedule: Schedule) -> list[list[bytes]]:
     return [port for mine in ports.values() for _, port in mine]
 
 
-def merged_logic(schedule: Schedule) -> frozenset[bytes]:
-    """Return the nodes whose circuit yosys merges into an earlier node's (``opt_merge``):
-    where reads share a ROM port (``read_ports``) their data is one register, and the same
-    logic of it in the reads' stages is one circuit (AES-128 at II 4: the MixColumns of the
-    rounds whose lookups share ports), keyed as ``regbind.Signals`` keys signals."""
-    ports = [p for p in read_ports(schedule) if len(p) > 1]
-    binding = schedule.register_binding if ports else None
-    if binding is None:
-        return frozenset()
-    from kera.hls.regbind import Signals
-
-    signals = Signals(schedule, binding.at, {r: p[0] for p in ports for r in p})
-    graph, seen, out = schedule.graph, set(), set()
-    for nid in schedule.order:
-        if graph.nodes[nid].op in ("const", "param", "state"):
-            continue
-        key = signals.key(nid, schedule.stage[nid])
-        if key in seen:
-            out.add(nid)
-        seen.add(key)
-    return frozenset(out)
-
-
 def port_mux_inputs(schedule: Schedule) -> int:
     """Return the inputs beyond the first of the shared read ports' address multiplexers
     (``read_ports``): address bits x (reads - 1), summed."""
@@ -227,6 +204,5 @@ def note(schedule: Schedule) -> str:
             f"{shared}), each {after}")
 
 
-__all__ = ["ROUTE", "blocks", "can_outreg", "choose", "design_luts", "merged_logic", "note",
-           "port_blocks", "port_mux_inputs", "read_ns", "read_ports", "route_ns", "table_of",
-           "use_outreg"]
+__all__ = ["ROUTE", "blocks", "can_outreg", "choose", "design_luts", "note", "port_blocks",
+           "port_mux_inputs", "read_ns", "read_ports", "route_ns", "table_of", "use_outreg"]

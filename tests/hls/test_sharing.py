@@ -255,8 +255,8 @@ def test_a_rom_read_port_serves_several_counter_slots() -> None:
     import random
 
     import kera
-    from kera.hls.resources import estimate
-    from kera.hls.rom import merged_logic, read_ports
+    from kera.hls.resources import estimate, twin_ops
+    from kera.hls.rom import read_ports
     from kera.hls.synth import plan_schedule
     from kera.hls.timing import CostModel
     from kera.rtl import emit_verilog
@@ -272,7 +272,7 @@ def test_a_rom_read_port_serves_several_counter_slots() -> None:
         assert len({(s.stage[r] - 1) % s.ii for r in port}) == len(port)
     est = estimate(s, CostModel(model, board.capacities.dsp), board.capacities)
     assert est.total["bram"] == 3 and est.by_op["rom_mux"]["lut"] > 0
-    assert merged_logic(s)  # the same logic of one port's data in two stages: one circuit
+    assert twin_ops(s)  # the same logic of one port's data in two stages: one circuit
     verilog = emit_verilog(s, board="ulx3s", version="0")
     assert "_a = (phase == " in verilog
     rows = [{"x": [(37 * k + 11 * i) % 256 for i in range(4)]} for k in range(24)]
