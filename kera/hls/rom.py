@@ -110,11 +110,15 @@ def table_of(graph: Graph, node: Node, family: str) -> bytes | None:
 
 
 def blocks(graph: Graph, reads: Iterable[bytes], family: str) -> int:
-    """Return the block RAMs the ROM reads ``reads`` take: per table, one block for every
-    ``ports`` reads."""
+    """Return the block RAMs the ROM reads ``reads`` take, each its own read port."""
+    return _blocks((graph.nodes[r].inputs[0] for r in reads), family)
+
+
+def _blocks(port_tables: Iterable[bytes], family: str) -> int:
+    """Return the block RAMs of read ports on the tables ``port_tables`` (one entry a port):
+    per table, one block for every ``BRAM_PORTS`` ports."""
     per_table: dict[bytes, int] = {}
-    for r in reads:
-        t = graph.nodes[r].inputs[0]
+    for t in port_tables:
         per_table[t] = per_table.get(t, 0) + 1
     ports = BRAM_PORTS[family][0]
     return sum(-(-n // ports) for n in per_table.values())
@@ -152,14 +156,9 @@ def port_mux_inputs(schedule: Schedule) -> int:
 
 
 def port_blocks(schedule: Schedule) -> int:
-    """Return the block RAMs of ``schedule``'s ROMs: per table, one block for every
-    ``BRAM_PORTS`` read ports (``read_ports``)."""
-    per_table: dict[bytes, int] = {}
-    for port in read_ports(schedule):
-        t = schedule.graph.nodes[port[0]].inputs[0]
-        per_table[t] = per_table.get(t, 0) + 1
-    ports = BRAM_PORTS[schedule.family][0]
-    return sum(-(-n // ports) for n in per_table.values())
+    """Return the block RAMs of ``schedule``'s ROMs, by their read ports (``read_ports``)."""
+    graph = schedule.graph
+    return _blocks((graph.nodes[p[0]].inputs[0] for p in read_ports(schedule)), schedule.family)
 
 
 def choose(graph: Graph, region: str, family: str, budget: int, usable_ns: float,
