@@ -106,6 +106,7 @@ def schedule(
     dsp_budget: int | None = None,
     period_cap_ns: float | None = None,
     roms: frozenset[bytes] = frozenset(),
+    design_luts: float = 0.0,
 ) -> Schedule:
     """Schedule region ``region`` of ``graph`` for ``family`` at ``clock_mhz``.
 
@@ -116,13 +117,15 @@ def schedule(
     circuits, ``CostModel``; None: unbounded). ``period_cap_ns`` bounds the usable period the
     stages are chained in below what the clock and margin leave (never below the slowest op),
     for a faster schedule than the clock asks (``kera.hls.synth``); the clock, margin and
-    report stay the user's. Raises ``KeraError`` (exit code 1) when one op alone does not fit
-    in the period and (exit code 2) for a bad clock, II or margin.
+    report stay the user's. ``design_luts``: the design's size that lookups in LUT tables are
+    timed in (``CostModel``; 0: their own delays). Raises ``KeraError`` (exit code 1) when
+    one op alone does not fit in the period and (exit code 2) for a bad clock, II or margin.
     """
     requested = ii
     ii = 1 if ii is None else ii
     _check_options(clock_mhz, ii, margin, method)
-    costs = CostModel(model if model is not None else _load_model(family), dsp_budget)
+    costs = CostModel(model if model is not None else _load_model(family), dsp_budget,
+                      design_luts=design_luts)
     stateful = graph.region_or_error(region).stateful  # plan_state checks once RAMs are known
     problem = build_problem(graph, region, costs, clock_mhz, margin, check=not stateful,
                             pipeline=ii == 1 and not stateful, roms=roms)

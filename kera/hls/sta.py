@@ -787,9 +787,10 @@ class _Mapper:
         fit = net.get("routing")
         if self.size <= 0:
             return 0.0
-        b = costs.rom_index_bits(graph, node)
-        if b is not None:  # a table: only a cofactor tree's index nets span it
-            return self._grown_table_nets(net.get("rom_fanout")) if b > costs.lut_k else 0.0
+        if costs.rom_index_bits(graph, node) is not None:  # a table: its index nets span it
+            # (beyond the size ``costs.delay`` timed it in, where the scheduler's knew one)
+            return max(0.0, costs.table_growth_ns(graph, node, self.size)
+                       - costs.table_growth_ns(graph, node, costs.design_luts))
         q = model_query(graph, node)
         if not fit or q is None or node.op in _CHAINED:
             return 0.0
@@ -799,18 +800,6 @@ class _Mapper:
             return 0.0
         nets = costs.delay(graph, node) / costs.level_ns
         return nets * float(fit["size"]) * math.log2(self.size / own)
-
-    def _grown_table_nets(self, fit: dict | None) -> float:
-        """Return what the index nets of a LUT table wider than a LUT's inputs add in a
-        design of ``size`` LUTs over those of the design its delay was measured in
-        (``rom_fanout.at_size``): an index bit's hundred-odd LUTs spread with the design,
-        ``per_log2_size_ns`` a doubling. Fitted on three AES rounds (7,672 LUTs placed: the
-        S-box's stage 1.36 ns longer than in sixteen S-boxes alone, 2,621); the scheduler
-        keeps the op's own delay (``CostModel.delay``)."""
-        if not fit or "per_log2_size_ns" not in fit:
-            return 0.0
-        grow = math.log2(max(1.0, self.size / float(fit["at_size"])))
-        return float(fit["per_log2_size_ns"]) * grow
 
     def _leaves_arrive(self, nid: bytes, end: float) -> None:
         """Set the arrival of the leaf bits node ``nid`` makes (the first maker of a shared

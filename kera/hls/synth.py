@@ -191,23 +191,24 @@ def plan_schedule(
     # with II > 1 multiplies may share DSPs (kera.hls.sharing): no budget rewrite then
     costs = CostModel(model, the_board.capacities.dsp if (ii or 1) == 1 else None)
 
-    def attempt(m: float, cap: float | None = None) -> Schedule:
+    def attempt(m: float, size: float = 0.0, cap: float | None = None) -> Schedule:
         usable = 1000.0 / clock * (1.0 - m) - costs.overhead_ns
         keep = rom.choose(lowered, top, the_board.family, the_board.capacities.bram,
                           usable, costs)
         split, roms = decompose_keeping(lowered, costs, usable, keep)
         sched = make_schedule(split, top, family=the_board.family, clock_mhz=clock, ii=ii,
                               margin=m, model=model, method=method,
-                              dsp_budget=the_board.capacities.dsp, period_cap_ns=cap, roms=roms)
+                              dsp_budget=the_board.capacities.dsp, period_cap_ns=cap, roms=roms,
+                              design_luts=size)
         notes = (rom.note(sched) if roms else "", outreg_note(sched))
         return replace(sched, notes=(*sched.notes, *(n for n in notes if n)))
 
-    def meet(m: float) -> tuple[Schedule, float]:
+    def meet(m: float) -> tuple[Schedule, float, float]:
         return _meet_estimate(attempt, m, model, the_board)
 
     chosen = requested is not None or MARGIN_DIRECTIVE in graph.directives.get(top, {})
-    sched, margin = meet(margin) if chosen else _fitting_margin(meet, margin, clock)
-    sched = _free_speed(lambda cap: attempt(margin, cap), sched, model, the_board)
+    sched, margin, size = meet(margin) if chosen else _fitting_margin(meet, margin, clock)
+    sched = _free_speed(lambda cap: attempt(margin, size, cap), sched, model, the_board)
     return _covered(replace(sched, margin=margin), model, the_board), the_board, model
 
 
@@ -224,8 +225,8 @@ def _covered(sched: Schedule, model: DelayAreaModel, board: Any) -> Schedule:
     return plan_covers(sched, costs, budget)
 
 
-def _fitting_margin(plan: Callable[[float], tuple[Schedule, float]], margin: float,
-                    clock: float) -> tuple[Schedule, float]:
+def _fitting_margin(plan: Callable[[float], tuple[Schedule, float, float]], margin: float,
+                    clock: float) -> tuple[Schedule, float, float]:
     """Return ``plan(margin)``; where an op is slower than the period the margin leaves
     (``OpTooSlow``: nothing split it) but fits one period as it is with less margin, ``plan``
     at the largest margin that fits it, with a note that says so. The default margin keeps
@@ -238,7 +239,7 @@ def _fitting_margin(plan: Callable[[float], tuple[Schedule, float]], margin: flo
     m, first = margin, None
     for _ in range(FIT_TRIES):
         try:
-            sched, final = plan(m)
+            sched, final, size = plan(m)
         except OpTooSlow as e:
             first = first or e
             tighter = e.fitting_margin()
@@ -251,7 +252,7 @@ def _fitting_margin(plan: Callable[[float], tuple[Schedule, float]], margin: flo
                 f"{first.op} needs {first.delay_ns:.1f} ns: scheduled with a {final:.1%} "
                 f"timing margin instead of {margin:.0%}, so that it fits one period at "
                 f"{clock:g} MHz")))
-        return sched, final
+        return sched, final, size
     assert first is not None
     raise first.without_margin()
 
@@ -326,7 +327,8 @@ def check_operators_fit(graph: Graph, top: str, *, board: str, clock_mhz: float 
 
 #: How many schedules ``_fitting_margin`` makes at most.
 FIT_TRIES = 3
-#: How many schedules ``plan_schedule`` makes, at most, to meet the clock by its own estimate.
+#: How many schedules ``plan_schedule`` makes, at most, to meet the clock by its own estimate
+#: (one more where its lookups in LUT tables are timed again in the design's size).
 ESTIMATE_TRIES = 3
 #: ``_meet_estimate``: the estimated LUTs and flip-flops a tighter schedule of a design at
 #: ii > 1 may add, as a fraction. A tighter margin shortens the chains a unit may start
@@ -338,47 +340,74 @@ ESTIMATE_TRIES = 3
 II_TIGHTEN_COST = 0.1
 
 
-def _meet_estimate(attempt: Callable[[float], Schedule], margin: float,
-                   model: DelayAreaModel, board: Any) -> tuple[Schedule, float]:
-    """Return ``attempt(margin)``, or a schedule at a tighter margin where the bit-level timing
-    (``kera.hls.sta``, what the report says) misses the clock that the scheduler's chained
-    delays met: those are per node, and the nets of a large design are slower than they assume.
-    The margin is tightened by the shortfall, as ``--close-timing`` does with a measurement;
-    an attempt that fails (an op that no longer fits), or that costs a design at ii > 1 more
-    than ``II_TIGHTEN_COST`` of its LUTs or flip-flops, keeps the schedule before it.
-    Returns the schedule and its margin."""
+def _meet_estimate(attempt: Callable[[float, float], Schedule], margin: float,
+                   model: DelayAreaModel, board: Any) -> tuple[Schedule, float, float]:
+    """Return ``attempt(margin, 0)``, or a schedule that meets the clock by the bit-level
+    timing (``kera.hls.sta``, what the report says) where that one misses a clock that the
+    scheduler's chained delays met: those are per node, and the nets of a large design are
+    slower than they assume.
+
+    First, where the design has lookups in LUT tables, it is scheduled again with their delays
+    in a design of its size (``attempt(margin, size)``, ``CostModel.table_growth_ns``): the
+    bit-level timing's, so a lookup whose index nets span a large design is no longer chained
+    with logic the period has no room for (aes128 on ECP5 at 100 MHz: four of round one's
+    sixteen S-boxes chained with MixColumns, 3.6 ns where the bit-level timing says 7.3 in
+    31k LUTs: estimated at 91.5 MHz, 104.5 now). Then the margin is tightened by the
+    shortfall, as ``--close-timing`` does with a measurement. An attempt that fails (an op
+    that no longer fits) keeps the schedule before it, as does one of a design at ii > 1 that
+    costs more than ``II_TIGHTEN_COST`` of its LUTs or flip-flops. Returns the schedule, its
+    margin and the size its tables were timed in (0: their own delays)."""
     from kera.hls.closure import next_margin
     from kera.hls.resources import estimate, schedule_costs
     from kera.hls.sta import analyse_bits, design_size
 
-    sched = attempt(margin)
-    size: float | None = None
-    area: tuple[float, float] | None = None
-    for _ in range(ESTIMATE_TRIES - 1):
-        costs = schedule_costs(sched, CostModel(model), board.capacities.dsp)
-        if size is None:
-            size = design_size(sched, costs)
+    def area(s: Schedule, costs: CostModel) -> tuple[float, float]:
+        total = estimate(s, costs, board.capacities).total
+        return total["lut"], total["ff"]
+
+    def costs_of(s: Schedule) -> CostModel:
+        return schedule_costs(s, CostModel(model), board.capacities.dsp)
+
+    sched = attempt(margin, 0.0)
+    costs = costs_of(sched)
+    size = design_size(sched, costs)
+    used = 0.0
+    sizing = _has_grown_tables(sched, costs, size)
+    tries = ESTIMATE_TRIES - 1  # tightened margins; the sizing is one schedule more
+    while tries > 0:
         bits = analyse_bits(sched, costs, size)
         # the stages' timing only: more stages cannot shorten the handshake's path
         fmax = 1000.0 / max(max(bits.stage_delays, default=0.0) + costs.overhead_ns, 1e-9)
-        tighter = next_margin(margin, fmax, sched.clock_mhz)
+        tighter = margin if sizing else next_margin(margin, fmax, sched.clock_mhz)
         if fmax >= sched.clock_mhz or tighter is None:
             break
-        if area is None and sched.ii > 1:
-            total = estimate(sched, costs, board.capacities).total
-            area = (total["lut"], total["ff"])
+        guard = area(sched, costs) if sched.ii > 1 else None
         try:
-            cand = attempt(tighter)
+            cand = attempt(tighter, size if sizing else used)
         except KeraError:
+            cand = None
+        cand_costs = costs_of(cand) if cand is not None else costs
+        if cand is not None and guard is not None:
+            lut, ff = area(cand, cand_costs)
+            if lut > guard[0] * (1 + II_TIGHTEN_COST) or ff > guard[1] * (1 + II_TIGHTEN_COST):
+                cand = None
+        if cand is not None:
+            sched, costs, margin = cand, cand_costs, tighter
+            used = size if sizing else used
+        elif not sizing:
             break
-        if area is not None:
-            total = estimate(cand, schedule_costs(cand, CostModel(model), board.capacities.dsp),
-                             board.capacities).total
-            if total["lut"] > area[0] * (1 + II_TIGHTEN_COST) or \
-                    total["ff"] > area[1] * (1 + II_TIGHTEN_COST):
-                break
-        sched, margin = cand, tighter
-    return sched, margin
+        tries -= 0 if sizing else 1
+        sizing = False
+    return sched, margin, used
+
+
+def _has_grown_tables(sched: Schedule, costs: CostModel, size: float) -> bool:
+    """Whether a lookup in a LUT table of ``sched`` is slower in a design of ``size`` LUTs
+    than the scheduler timed it (``CostModel.table_growth_ns``)."""
+    graph = sched.graph
+    return any(costs.table_growth_ns(graph, graph.nodes[nid], size) > 0.0
+               for nid in sched.order if nid not in sched.roms
+               and graph.nodes[nid].op == "array_index")
 
 
 #: ``_free_speed``: each round asks for a slowest stage at most this fraction of the last one.
