@@ -34,30 +34,36 @@ from kera.ir.graph import Graph, Node
 from kera.ir.types import ArrayType, IntType
 
 #: The routing of a path from a block RAM's data out through logic to another's address,
-#: beyond the net the logic's fitted delay holds (about 0.9 ns), by family: ``ns * (luts /
-#: at) ** power`` in a design of ``luts`` LUTs. nextpnr 0.11, seed 1, ECP5 at 25 MHz, the
-#: paths' routing: S-box chains ``SBOX[SBOX[x[i]] ^ x[i + 1]]`` 1.90 ns at 18 LUTs (2
-#: blocks), 2.26 at 66 (8), 3.77 at 402 (50); AES-128 (100 blocks, 4,301 LUTs) 9.30 ns.
-#: iCE40 (its RAM's clock-to-output below a flip-flop's): not measured, the chains' paths
-#: there were the handshake's.
-ROUTE = {"ecp5": (1.0, 18.0, 0.39)}
+#: beyond the nets the logic's fitted delays hold, by family: ``a + c * blocks ** p * luts **
+#: q`` ns in a design of ``luts`` LUTs whose ROMs take ``blocks`` block RAMs (they spread over
+#: the die's block RAM rows as they grow in number). Least squares on the worst paths'
+#: routing less 0.655 ns a LUT level and 0.25 (the nets the estimate's levels and register
+#: overhead hold), nextpnr 0.11 at 25 MHz: S-box chains ``SBOX[SBOX[x[i]] ^ x[i + 1]]`` of 2,
+#: 8 and 50 blocks (18, 66, 402 LUTs; seed 1: 1.00, 1.36, 2.87 ns) and AES-128 at II 1, 2, 4,
+#: 8 (4,204 LUTs; 100, 50, 35, 23 blocks; the median of seeds 1-3: 10.28, 6.97, 3.96, 3.51
+#: ns; residuals at most 0.87 ns). The LUTs alone (the fit before) gave every AES 8.39 ns:
+#: its II 4 estimated at 46.0 MHz, placed at 72.3. iCE40 (its RAM's clock-to-output below a
+#: flip-flop's): not measured, the chains' paths there were the handshake's.
+ROUTE = {"ecp5": (1.024, 0.0044589, 0.8925, 0.4249)}
 
 
-def route_ns(family: str, luts: float) -> float:
-    """The routing a ROM read's data takes to the next RAM's address (``ROUTE``), in ns."""
+def route_ns(family: str, luts: float, blocks: int) -> float:
+    """The routing a ROM read's data takes to the next RAM's address (``ROUTE``), in ns, in a
+    design of ``luts`` LUTs whose ROMs take ``blocks`` block RAMs."""
     fit = ROUTE.get(family)
     if fit is None:
         return 0.0
-    ns, at, power = fit
-    return ns * max(1.0, luts / at) ** power
+    a, c, p, q = fit
+    return a + c * max(1, blocks) ** p * max(1.0, luts) ** q
 
 
-def read_ns(family: str, luts: float = 0.0, outreg: bool = False) -> float:
-    """The delay of a ROM read in ns after the stage's start, in a design of ``luts`` LUTs:
-    the RAM's clock-to-output beyond the flip-flop's (which the stage overhead already has;
-    ``outreg``: its output register's) and the routing of its data (``route_ns``)."""
+def read_ns(family: str, luts: float = 0.0, blocks: int = 1, outreg: bool = False) -> float:
+    """The delay of a ROM read in ns after the stage's start, in a design of ``luts`` LUTs
+    whose ROMs take ``blocks`` block RAMs: the RAM's clock-to-output beyond the flip-flop's
+    (which the stage overhead already has; ``outreg``: its output register's) and the routing
+    of its data (``route_ns``)."""
     out = OUTREG_CLK_TO_OUT_NS[family] if outreg else BRAM_CLK_TO_OUT_NS[family]
-    return max(0.0, out - FF_CLK_TO_Q_NS[family]) + route_ns(family, luts)
+    return max(0.0, out - FF_CLK_TO_Q_NS[family]) + route_ns(family, luts, blocks)
 
 
 def can_outreg(graph: Graph, reads: Iterable[bytes], family: str) -> bool:
@@ -78,8 +84,8 @@ def use_outreg(graph: Graph, reads: Iterable[bytes], family: str, luts: float,
     """Whether ROM reads go through the RAM's output register: where the plain read does not
     fit ``usable_ns`` and the emitter can (``can_outreg``)."""
     reads = list(reads)
-    return bool(reads) and read_ns(family, luts) > usable_ns + 1e-9 and \
-        can_outreg(graph, reads, family)
+    return bool(reads) and read_ns(family, luts, blocks(graph, reads, family)) > \
+        usable_ns + 1e-9 and can_outreg(graph, reads, family)
 
 
 def design_luts(graph: Graph, region: str, costs: CostModel, roms: Iterable[bytes] = ()
@@ -183,7 +189,7 @@ def choose(graph: Graph, region: str, family: str, budget: int, usable_ns: float
     if chosen:
         luts = 2 * design_luts(graph, region, costs, chosen)
         outreg = use_outreg(graph, chosen, family, luts, usable_ns)
-        if read_ns(family, luts, outreg) > usable_ns:
+        if read_ns(family, luts, blocks(graph, chosen, family), outreg) > usable_ns:
             return frozenset()
     return frozenset(chosen)
 

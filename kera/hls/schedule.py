@@ -298,13 +298,15 @@ def _rom_reads(problem: Problem, roms: frozenset[bytes], index: dict[bytes, int]
     """Make each lookup in ``roms`` a ROM read: its address (the index) is registered at the
     end of the stage before it (a gap), and its data costs the RAM's clock-to-output beyond a
     flip-flop's and its routing (``kera.hls.rom.read_ns``)."""
-    from kera.hls.rom import design_luts, read_ns, use_outreg
+    from kera.hls.rom import blocks, design_luts, read_ns, use_outreg
 
     assert problem.costs is not None
     family = str(getattr(problem.costs.model, "metadata", {}).get("family", ""))
     luts = design_luts(problem.graph, problem.region, problem.costs, roms)
     problem.rom_outreg = use_outreg(problem.graph, roms, family, luts, problem.period)
-    ns = read_ns(family, luts, problem.rom_outreg)
+    # each read its own port: at ii > 1 reads may share them (``rom.read_ports``), which the
+    # schedule decides, so the scheduler times them in the most block RAMs they may take
+    ns = read_ns(family, luts, blocks(problem.graph, roms, family), problem.rom_outreg)
     for nid in sorted(roms, key=index.__getitem__):
         v = index[nid]
         problem.delay[v] = ns

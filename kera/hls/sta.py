@@ -71,8 +71,8 @@ from kera.hls.memory import read_delay
 from kera.hls.muxpair import mux_pairs
 from kera.hls.pipeline import Schedule
 from kera.hls.resources import registered_selects
+from kera.hls.rom import port_blocks, read_ports
 from kera.hls.rom import read_ns as rom_read_ns
-from kera.hls.rom import read_ports
 from kera.hls.timing import MUL_OPS, ORDERINGS, SUBTRACTING, CostModel, model_query
 from kera.hls.zeroflag import zero_flags
 from kera.ir.graph import Node
@@ -286,6 +286,7 @@ class _Mapper:
                  unit_starts: dict[str, float] | None = None) -> None:
         self.schedule, self.costs, self.net = schedule, costs, net
         self.size = size
+        self.rom_blocks = port_blocks(schedule) if schedule.roms else 0
         #: the shared units' ops, their units' start times from the last walk, and this
         #: walk's (the latest operand of any op of the unit past its multiplexers)
         self.units = schedule.bound()
@@ -579,7 +580,8 @@ class _Mapper:
             if nid in schedule.virtual or nid in rams or nid in schedule.roms:  # a block RAM:
                 # its chain is no circuit, its read (a `mem`'s, a ROM's) registered
                 end = read_delay(rams[nid], schedule.family, costs) if nid in rams else \
-                    rom_read_ns(schedule.family, self.size, schedule.rom_outreg) \
+                    rom_read_ns(schedule.family, self.size, self.rom_blocks,
+                                schedule.rom_outreg) \
                     if nid in schedule.roms else 0.0
                 self.node_start[nid], self.node_arrival[nid] = 0.0, end
                 self._leaves_arrive(nid, end)

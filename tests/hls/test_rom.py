@@ -244,3 +244,24 @@ def test_aes_at_100_mhz_is_scheduled_with_its_sboxes_timed_in_its_size() -> None
     bits = analyse_bits(s, costs)
     assert 1000.0 / (max(bits.stage_delays) + costs.overhead_ns) >= 100.0
     assert s.margin == pytest.approx(0.1) and s.latency == 20
+
+
+def test_a_rom_reads_route_grows_with_the_block_rams_it_spans() -> None:
+    # placed (ECP5 at 25 MHz, nextpnr 0.11, median of seeds 1-3): AES-128's worst path runs
+    # from one ROM's data to another's address, 11.8 ns of routing in its 100 block RAMs at
+    # II 1 (55.2 MHz), 6.8 in the 34 that its ports shared by the counter take at II 4 (73.8)
+    assert rom.route_ns("ecp5", 4204, 100) > rom.route_ns("ecp5", 4204, 34) > \
+        rom.route_ns("ecp5", 402, 34) > rom.route_ns("ecp5", 18, 2) > 0.0
+    assert rom.route_ns("ice40", 4204, 100) == 0.0  # not measured there
+    from kera.hls.resources import schedule_costs
+    from kera.hls.sta import analyse_bits
+
+    src = (ROOT / "examples" / "aes128.kera").read_text(encoding="utf-8")
+    fmax = []
+    for ii in (1, 4):
+        p = load(text=src.replace("#[top]\n", f"#[top]\n#[pipeline(ii = {ii})]\n", 1),
+                 name="aes128.kera")
+        s, board, model = plan_schedule(p.graph, p.top, board="ulx3s", clock_mhz=25.0)
+        costs = schedule_costs(s, CostModel(model), board.capacities.dsp)
+        fmax.append(1000.0 / (max(analyse_bits(s, costs).stage_delays) + costs.overhead_ns))
+    assert rom.port_blocks(s) < 40 and fmax[1] > fmax[0]  # placed: 73.8 > 55.2 MHz
