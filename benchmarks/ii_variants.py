@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "kernels"
 #: kernel -> (source, the IIs)
 VARIANTS: dict[str, tuple[Path, tuple[int, ...]]] = {
+    "aes128": (ROOT / "examples" / "aes128.kera", (2, 4, 8)),  # block RAM ROMs, shared ports
     "cordic": (ROOT / "examples" / "cordic.kera", (4, 8, 16)),
     "fir8": (ROOT / "examples" / "fir8.kera", (2, 4, 8)),
     "matmul4": (ROOT / "examples" / "matmul4.kera", (4, 16)),
