@@ -208,19 +208,22 @@ def _stages(problem: Problem, asap: list[int], asap_finish: list[float], clock_m
         stage = push_late(problem, asap, asap_finish, depth)
     units = sharing.bind(problem, stage)
     if ii > 1:
-        notes.extend(_share_notes(ii, units, problem.share))
+        notes.extend(_share_notes(ii, units, problem.share, bool(problem.roms)))
     return sharing.refine(_finish(problem, stage, clock_mhz, ii, chosen, family, tuple(notes),
                                   plan, units), costs)
 
 
-def _share_notes(ii: int, units: Sequence[Any], plan: Any) -> list[str]:
-    """The notes of an ii > 1 schedule: what is shared, or why nothing is."""
+def _share_notes(ii: int, units: Sequence[Any], plan: Any, roms: bool = False) -> list[str]:
+    """The notes of an ii > 1 schedule: what is shared, or why nothing is (``roms``: block RAM
+    ROM reads, whose ports the counter's slots share, ``kera.hls.rom``)."""
     many = [u for u in units if len(u.ops) > 1]
     if not many:
         why = "; ".join(plan.declined) if plan is not None and plan.declined else \
             "no op kind has two ops worth sharing"
+        same = "the datapath is that of ii = 1 but for the ROMs' read ports (their note)" \
+            if roms else "the datapath is the same as for ii = 1"
         return [f"ii = {ii}: a new input is accepted every {ii} cycles; no operator is shared "
-                f"({why}), so the datapath is the same as for ii = 1"]
+                f"({why}), so {same}"]
     kinds: dict[str, list[int]] = {}
     for u in many:
         kinds.setdefault(u.kind, []).append(len(u.ops))

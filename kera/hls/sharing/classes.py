@@ -93,6 +93,24 @@ def class_key(problem: Problem, v: int) -> tuple[Any, ...] | None:
     return (node.op, str(node.type), tuple(str(t) for t in ins), node.attrs, where)
 
 
+#: Bitwise ops each of whose output bits is one input bit, its inverse or a constant where at
+#: most one operand is not a constant (for ``select``: its two data operands constant).
+_PER_BIT = frozenset({"and", "or", "xor", "not"})
+
+
+def wiring(graph: Any, node: Any) -> bool:
+    """Whether ``node`` takes no LUT of its own: a bitwise op each of whose output bits is one
+    input bit, inverted or not, or a constant (``x & 0x80``, ``x ^ 0xff``, ``!x``, ``select(c,
+    0x1b, 0)``), which a LUT reading it absorbs. A unit of such ops would be its multiplexer
+    alone: AES's ``xtime`` select ``(b >> 7) * 0x1b`` at II 4 was 144 selects on 36 units, a
+    4:1 multiplexer bit each and a LUT level on every MixColumns path. A unit of them costs its
+    multiplexers alone, and a private one nothing (``decide._op_costs``)."""
+    consts = [graph.nodes[i].op == "const" for i in node.inputs]
+    if node.op in _PER_BIT:
+        return sum(not c for c in consts) <= 1
+    return node.op == "select" and consts[1] and consts[2]
+
+
 def _table_lookup(graph: Any, node: Any) -> bool:
     """Whether ``node`` (an ``array_index``) looks up an array of constants by a variable
     scalar index: an S-box, which a unit serves as one LUT ROM behind an index multiplexer."""

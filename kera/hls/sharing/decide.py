@@ -28,6 +28,7 @@ from .classes import (
     port_cost,
     role,
     source_keys,
+    wiring,
 )
 
 if TYPE_CHECKING:
@@ -66,11 +67,13 @@ def configure(problem: Problem, exclude: set[int], eager: bool = False) -> Plan:
     best = max(rounds, key=lambda r: r[0])  # the first of equals: the most classes
     alive, port_info = (best if eager else rounds[-1])[1:]
     plan.eager = best[1] != rounds[-1][1]
-    why = {c: "a multiplexer costs more than the op" for c in range(len(classes))
+    graph = problem.graph
+    why = {c: "wiring (no LUT of its own) that no shared unit reads"
+           if wiring(graph, graph.nodes[problem.ids[classes[c].members[0]]])
+           else "a multiplexer costs more than the op" for c in range(len(classes))
            if c not in alive}
     left = _groups(problem, plan, classes, alive, why, port_info, free)
     if plan.groups and costs.dsp_budget is not None:  # private multiplies: the DSPs left
-        graph = problem.graph
         shared = frozenset(problem.ids[m] for m in plan.of)
         rest = CostModel(costs.model, max(0, left or 0), exclude=shared)
         for v in range(problem.size):
@@ -154,7 +157,10 @@ def _op_costs(problem: Problem, classes: list[_Class], free: CostModel
         area = free.area(graph, node)
         dsp = area["dsp"]
         value = none.area(graph, node)["lut"] / dsp if node.op in MUL_OPS and dsp > 0 else 0.0
-        if is_bitwise(graph, node):  # a LUT per bit alone; merged into its cone when private
+        if wiring(graph, node):  # no LUT of its own either way: a unit is its multiplexers
+            op_cost.append(0.0)
+            unit_cost.append(0.0)
+        elif is_bitwise(graph, node):  # a LUT per bit alone; merged into its cone when private
             op_cost.append(BITWISE_MERGED * node.type.flat_width)
             unit_cost.append(float(node.type.flat_width))
         else:
@@ -174,6 +180,8 @@ def _fixpoint(problem: Problem, classes: list[_Class], cls_of: dict[int, int],
     34 classes save 28,253 LUTs, the 26 left after two rounds 26,480)."""
     graph = problem.graph
     alive = set(range(len(classes)))
+    wired = {c for c, cl in enumerate(classes)
+             if wiring(graph, graph.nodes[problem.ids[cl.members[0]]])}
     rounds = []
     for _ in range(_ROUNDS):
         one = {c for c in alive if classes[c].units == 1}
@@ -195,13 +203,44 @@ def _fixpoint(problem: Problem, classes: list[_Class], cls_of: dict[int, int],
             mux = sum(p[0] for p in ports)
             saved = len(cl.members) * op_cost[c] - cl.units * (unit_cost[c] + mux)
             total += saved
-            if saved < 0 or (saved == 0 and mux > 0):
+            if c in wired:  # worth its multiplexers where it is one source for a unit
+                if not _feeds_unit(problem, cl.members, cls_of, alive - {c}):
+                    drop.add(c)
+            elif saved < 0 or (saved == 0 and mux > 0):
                 drop.add(c)
         rounds.append((total, set(alive), port_info))
         alive -= drop
         if not drop:
             break
     return rounds
+
+
+#: Ops a unit's operand is looked through to find its source (``classes.source_keys``).
+_SHIFTS = frozenset({"shl", "shr", "rotl", "rotr"})
+_LOOKED_THROUGH = frozenset({"slice", "concat", "cast"}) | _SHIFTS
+
+
+def _feeds_unit(problem: Problem, members: list[int], cls_of: dict[int, int],
+                alive: set[int]) -> bool:
+    """Whether a member's value reaches an op of a class in ``alive`` directly or through
+    wiring (slices, casts, concatenations, constant shifts): shared, a class of wiring ops
+    (``classes.wiring``) is one source for that unit's multiplexer instead of many (sha256's
+    ``!e`` at II 64: the ``and`` units read one ``not`` unit), and private it costs nothing."""
+    graph = problem.graph
+    seen = set(members)
+    todo = list(members)
+    while todo:
+        for u in problem.users[todo.pop()]:
+            if u in seen:
+                continue
+            seen.add(u)
+            if cls_of.get(u) in alive:
+                return True
+            node = graph.nodes[problem.ids[u]]
+            if node.op in _LOOKED_THROUGH and (
+                    node.op not in _SHIFTS or graph.nodes[node.inputs[1]].op == "const"):
+                todo.append(u)
+    return False
 
 
 def _groups(problem: Problem, plan: Plan, classes: list[_Class], alive: set[int],
