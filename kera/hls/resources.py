@@ -45,10 +45,9 @@ from kera.hls.lutmap import (
 )
 from kera.hls.muxpair import mux_pairs
 from kera.hls.pipeline import Schedule
-from kera.hls.regbind import Signals
-from kera.hls.rom import port_mux_inputs, read_ports
+from kera.hls.rom import port_mux_inputs
 from kera.hls.sharing.classes import mux_lut_per_input
-from kera.hls.sharing.columns import column_lut, kept_register_bits
+from kera.hls.sharing.columns import column_lut, kept_register_bits, merged_signals
 from kera.hls.timing import AREA_KEYS, MUL_OPS, ORDERINGS, SUBTRACTING, CostModel, absorbed_in
 from kera.hls.zeroflag import zero_flags
 from kera.ir.graph import Node
@@ -884,9 +883,7 @@ def twin_ops(schedule: Schedule) -> frozenset[bytes]:
     binding = schedule.register_binding if schedule.aligned else None
     if binding is None or binding.signals is None:
         return frozenset()
-    ports = [p for p in read_ports(schedule) if len(p) > 1] if schedule.roms else []
-    signals = Signals(schedule, binding.at, {r: p[0] for p in ports for r in p}) if ports \
-        else binding.signals
+    signals = merged_signals(schedule)
     nodes = schedule.graph.nodes
     seen: set[int] = set()
     out: set[bytes] = set()
