@@ -108,6 +108,8 @@ class Signals:
 
         self.schedule, self.at = schedule, at
         self.alias = alias or {}  # reads of one register (a shared ROM port's): one signal
+        #: the ROM read ports and the signals with their reads merged (``columns.merged_signals``)
+        self.merged: tuple[tuple[tuple[bytes, ...], ...], Signals] | None = None
         self.bound = {nid: u.name for u in schedule.units if len(u.ops) > 1 for nid in u.ops}
         self.opaque = set(bram_reads(schedule)) | set(schedule.virtual)
         self.intern: dict[tuple[Any, ...], int] = {}

@@ -47,10 +47,14 @@ def merged_signals(schedule: Schedule) -> Signals:
 
     binding = schedule.register_binding
     assert binding is not None and binding.signals is not None
-    ports = [p for p in read_ports(schedule) if len(p) > 1] if schedule.roms else []
+    ports = tuple(tuple(p) for p in read_ports(schedule) if len(p) > 1) if schedule.roms else ()
     if not ports:
         return binding.signals
-    return Signals(schedule, binding.at, {r: p[0] for p in ports for r in p})
+    merged = binding.signals.merged  # one per binding: its keys are memoised as they are asked
+    if merged is None or merged[0] != ports:
+        merged = binding.signals.merged = (
+            ports, Signals(schedule, binding.at, {r: p[0] for p in ports for r in p}))
+    return merged[1]
 
 
 class BitSources:
