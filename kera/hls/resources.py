@@ -112,7 +112,8 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
     costs = schedule_costs(schedule, costs, caps.get("dsp"))
     bound = schedule.bound()
     stage = schedule.stage
-    net = _estimate_network(schedule, costs)
+    twins = twin_ops(schedule)
+    net = _estimate_network(schedule, costs, twins)
     luts = _network_luts(schedule, costs, net)
     by_op: dict[str, dict[str, float]] = {}
     from kera.hls.memory import bram_reads
@@ -126,7 +127,6 @@ def estimate(schedule: Schedule, costs: CostModel, capacities: Any = None) -> Re
     absorbed = None if costs.sums_in_carry_cells else absorbed_in(graph, net._input, luts,
                                                                     stage)
     in_dsp = dsp_accumulators(schedule, costs)
-    twins = twin_ops(schedule)
     for nid in schedule.order:
         if (nid in schedule.virtual or nid in rams or nid in bound or nid in in_dsp
                 or nid in twins):
@@ -781,13 +781,18 @@ def _wide_library(costs: CostModel) -> dict[str, Any] | None:
     return lib if lib and len(lib["luts"]) > costs.lut_k else None
 
 
-def _estimate_network(schedule: Schedule, costs: CostModel) -> ToolNetwork:
+def _estimate_network(schedule: Schedule, costs: CostModel,
+                      twins: frozenset[bytes] = frozenset()) -> ToolNetwork:
     """Return the bit network the estimate maps: the schedule's registers cut it, a shared
-    unit is a cone of its own."""
+    unit is a cone of its own, and so is an op whose circuit an earlier op's is (``twins``,
+    ``twin_ops``): its readers that are no twins read that circuit's output, not its cone
+    again (AES-128 at II 8: the round-key xors of the rounds whose MixColumns is one circuit
+    were charged the whole cone, 74 LUTs a stage for 7 ops)."""
     graph, stage, bound = schedule.graph, schedule.stage, schedule.bound()
     lib = _wide_library(costs)
     return tool_network(graph, costs.lut_k,
-                        cut=lambda u, v: stage[u] < stage[v] or u in bound or v in bound,
+                        cut=lambda u, v: stage[u] < stage[v] or u in bound or v in bound
+                        or (u in twins and v not in twins),
                         order=graph.topo_order(graph.regions[schedule.region]),
                         wide=costs.lut_wide, resets=registered_selects(schedule),
                         area=costs.trims_bounds, rom_gates=len(lib["luts"]) if lib else 0,
