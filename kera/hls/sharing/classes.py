@@ -30,7 +30,7 @@ CANDIDATES: frozenset[str] = frozenset({
 #: Ops whose value is a function of their operands only (looked through for sources).
 PURE = CANDIDATES | frozenset({"slice", "concat", "cast", "array", "array_index",
                                 "array_update", "tuple", "tuple_get", "popcount", "clz", "ctz"})
-_SHIFTS = frozenset({"shl", "shr", "rotl", "rotr"})
+SHIFTS = frozenset({"shl", "shr", "rotl", "rotr"})
 #: The LUTs per bit of a private bitwise op (and, xor, not, ...): merged with its neighbours
 #: into LUT4 cones (about two 2-input ops per LUT); a shared one is a LUT per bit of its own.
 BITWISE_MERGED = 0.5
@@ -83,7 +83,7 @@ def class_key(problem: Problem, v: int) -> tuple[Any, ...] | None:
                 node.attrs, where)
     if node.op not in CANDIDATES or not scalar(node.type):
         return None
-    if node.op in _SHIFTS and graph.nodes[node.inputs[1]].op == "const":
+    if node.op in SHIFTS and graph.nodes[node.inputs[1]].op == "const":
         return None  # wiring
     ins = [graph.nodes[i].type for i in node.inputs]
     if not all(scalar(t) for t in ins):
@@ -93,18 +93,17 @@ def class_key(problem: Problem, v: int) -> tuple[Any, ...] | None:
     return (node.op, str(node.type), tuple(str(t) for t in ins), node.attrs, where)
 
 
-#: Bitwise ops each of whose output bits is one input bit, its inverse or a constant where at
-#: most one operand is not a constant (for ``select``: its two data operands constant).
+#: Bitwise ops whose output bit ``i`` is a function of their operands' bits ``i`` alone.
 _PER_BIT = frozenset({"and", "or", "xor", "not"})
 
 
 def wiring(graph: Any, node: Any) -> bool:
     """Whether ``node`` takes no LUT of its own: a bitwise op each of whose output bits is one
     input bit, inverted or not, or a constant (``x & 0x80``, ``x ^ 0xff``, ``!x``, ``select(c,
-    0x1b, 0)``), which a LUT reading it absorbs. A unit of such ops would be its multiplexer
-    alone: AES's ``xtime`` select ``(b >> 7) * 0x1b`` at II 4 was 144 selects on 36 units, a
-    4:1 multiplexer bit each and a LUT level on every MixColumns path. A unit of them costs its
-    multiplexers alone, and a private one nothing (``decide._op_costs``)."""
+    0x1b, 0)``), which a LUT reading it absorbs: private it costs nothing, a unit of them is its
+    multiplexers alone (``decide._op_costs``). AES's ``xtime`` select ``(b >> 7) * 0x1b`` at II
+    4 was 144 selects on 36 units, a 4:1 multiplexer bit each and a LUT level on every
+    MixColumns path."""
     consts = [graph.nodes[i].op == "const" for i in node.inputs]
     if node.op in _PER_BIT:
         return sum(not c for c in consts) <= 1

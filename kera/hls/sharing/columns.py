@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kera.hls.memory import bram_reads
-from kera.hls.sharing.classes import constant_array
+from kera.hls.sharing.classes import SHIFTS, constant_array
 from kera.ir.types import IntType
 
 if TYPE_CHECKING:
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 Bit = tuple[int | str, int]
 #: A column: the source bit each slot of a unit reads, ``(slot, bit)`` in slot order.
 Column = tuple[tuple[int, Bit], ...]
-_SHIFTS = frozenset({"shl", "shr", "rotl", "rotr"})
 _ZERO: Bit = ("k", 0)
 
 
@@ -97,7 +96,7 @@ class BitSources:
         g = self.schedule.graph
         node = g.nodes[nid]
         ins = node.inputs
-        if node.op in _SHIFTS:
+        if node.op in SHIFTS:
             amount = g.nodes[ins[1]].attr("value") if g.nodes[ins[1]].op == "const" else None
             if not isinstance(amount, int) or isinstance(amount, bool) or w == 0:
                 return None

@@ -21,6 +21,7 @@ from kera.ir.types import IntType
 
 from .classes import (
     BITWISE_MERGED,
+    SHIFTS,
     Group,
     Plan,
     class_key,
@@ -216,8 +217,7 @@ def _fixpoint(problem: Problem, classes: list[_Class], cls_of: dict[int, int],
 
 
 #: Ops a unit's operand is looked through to find its source (``classes.source_keys``).
-_SHIFTS = frozenset({"shl", "shr", "rotl", "rotr"})
-_LOOKED_THROUGH = frozenset({"slice", "concat", "cast"}) | _SHIFTS
+_LOOKED_THROUGH = frozenset({"slice", "concat", "cast"}) | SHIFTS
 
 
 def _feeds_unit(problem: Problem, members: list[int], cls_of: dict[int, int],
@@ -238,7 +238,7 @@ def _feeds_unit(problem: Problem, members: list[int], cls_of: dict[int, int],
                 return True
             node = graph.nodes[problem.ids[u]]
             if node.op in _LOOKED_THROUGH and (
-                    node.op not in _SHIFTS or graph.nodes[node.inputs[1]].op == "const"):
+                    node.op not in SHIFTS or graph.nodes[node.inputs[1]].op == "const"):
                 todo.append(u)
     return False
 
