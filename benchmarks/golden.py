@@ -1,10 +1,13 @@
-"""Throughput of the golden models: vectors per second on interp, cpu and wasm, and the CPU
-backend against a hand-written C FIR compiled with the same flags. Prints JSON.
+"""Throughput of the golden models: vectors per second on interp, cpu, wasm and (on a CUDA
+device) ptx, and the CPU backend against a hand-written C FIR compiled with the same flags.
+Prints JSON.
 
     python benchmarks/golden.py [--rows N] [--repeat K]
 
 ``end_to_end`` includes marshalling batched values to containers and back; ``kernel`` times
-only the compiled loop on prepared buffers (what the hand-written C is timed on).
+only the compiled loop on prepared buffers (what the hand-written C is timed on). ``ptx`` is end
+to end too (host copies both ways and the launch; ``ptx_jit_s`` is the first call, which
+JIT-compiles the module).
 """
 
 from __future__ import annotations
@@ -105,6 +108,14 @@ def measure(graph: Graph, top: str, rows: int, repeat: int) -> dict:
         wkernel = compile_wasm(schedule)
         out["wasm_compile_s"] = round(time.perf_counter() - start, 3)
         out["wasm"] = rows / best(lambda: wkernel(inputs, rows), repeat)
+    if not unavailable("ptx"):
+        from kera.backends.ptx import compile_ptx
+
+        start = time.perf_counter()
+        pkernel = compile_ptx(schedule)
+        pkernel(inputs, rows)
+        out["ptx_jit_s"] = round(time.perf_counter() - start, 3)
+        out["ptx"] = rows / best(lambda: pkernel(inputs, rows), repeat)
     return {k: round(v) if isinstance(v, float) and v > 100 else v for k, v in out.items()}
 
 

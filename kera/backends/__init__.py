@@ -67,9 +67,9 @@ def compile_target(target: str, schedule: Schedule) -> Kernel:
 
         return compile_wasm(schedule)
     if target == "ptx":
-        from kera.backends.ptx import run_ptx
+        from kera.backends.ptx import compile_ptx
 
-        return lambda inputs, rows=None: run_ptx(schedule, inputs, rows=rows)
+        return compile_ptx(schedule)
     _module(target)
     raise AssertionError(target)
 

@@ -122,6 +122,12 @@ def test_big_on_wasm_reuses_locals() -> None:
 
 
 @pytest.mark.slow
+def test_big_on_ptx() -> None:
+    """All ~50,000 nodes JIT-compiled by the driver and run (skipped without a CUDA device)."""
+    _check("ptx")
+
+
+@pytest.mark.slow
 @pytest.mark.skipif(find_ptxas() is None, reason="ptxas (CUDA toolkit) is absent")
 def test_big_assembles_as_ptx() -> None:
     cubin = assemble(emit_ptx(big_schedule(), "sm_80"), "sm_80")
@@ -244,7 +250,7 @@ def _aes() -> Schedule:
     return single_stage(program.graph, program.top)
 
 
-@pytest.mark.parametrize("target", ["interp", "cpu", "wasm"])
+@pytest.mark.parametrize("target", ["interp", "cpu", "wasm", "ptx"])
 def test_aes_on_every_target(target: str) -> None:
     import kera
 

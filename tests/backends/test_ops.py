@@ -28,7 +28,7 @@ from kera.ir.types import BOOL, IntType, TupleType, uint
 from .kit import EDGE_WIDTHS, OpProgram, check_backend, op_program
 
 RUNNABLE = [pytest.param(b, marks=pytest.mark.skipif(bool(unavailable(b)), reason=str(
-    unavailable(b)))) for b in ("cpu", "wasm")]
+    unavailable(b)))) for b in ("cpu", "wasm", "ptx")]
 EXAMPLES = settings(max_examples=6, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
@@ -89,10 +89,11 @@ def width_sweep(widths: Sequence[int]) -> OpProgram:
     return OpProgram(g, "sweep", tuple(labels), extra)
 
 
-# WASM sweeps every width; the C compiler's time grows faster than linearly with the number of
-# result columns, so the CPU sweeps the widths at and around the container edges (hypothesis
-# draws the others above).
-SWEEPS = [pytest.param("wasm", range(w, w + 8), id=f"wasm-w{w}-{w + 7}") for w in range(1, 65, 8)]
+# WASM (and PTX, where a CUDA device runs it) sweeps every width; the C compiler's time grows
+# faster than linearly with the number of result columns, so the CPU sweeps the widths at and
+# around the container edges (hypothesis draws the others above).
+SWEEPS = [pytest.param(b, range(w, w + 8), id=f"{b}-w{w}-{w + 7}")
+          for b in ("wasm", "ptx") for w in range(1, 65, 8)]
 SWEEPS += [pytest.param("cpu", EDGE_WIDTHS[:8], id="cpu-w1-16"),
            pytest.param("cpu", EDGE_WIDTHS[8:], id="cpu-w17-64")]
 

@@ -25,23 +25,41 @@ def ptx_available() -> str | None:
     return device_reason()
 
 
+class PtxKernel:
+    """``schedule``'s region as PTX for the device found here: call it like the other
+    backends' kernels, ``kernel(inputs, rows=None) -> result``. The text is emitted once and
+    the driver's module is loaded once per process (``cuda.launch`` keeps it)."""
+
+    def __init__(self, schedule: Schedule) -> None:
+        reason = device_reason()
+        if reason:
+            raise KeraError(f"target `ptx` cannot run here: {reason}", exit_code=ExitCode.TOOL)
+        self.schedule = schedule
+        self.layout = region_layout(schedule.graph, schedule.region)
+        self.ptx = emit_ptx(schedule, device_arch())
+
+    def __call__(self, inputs: Mapping[str, Value], rows: int | None = None) -> Value:
+        bufs = call_buffers(self.layout, inputs, rows)
+        plan = plan_state(self.schedule)
+        state = plan.memory_buffers() if plan is not None else []
+        launch(self.ptx, bufs.all, len(bufs.inputs), bufs.rows, state=state,
+               sequential=plan is not None)
+        return bufs.result()
+
+
+def compile_ptx(schedule: Schedule) -> PtxKernel:
+    """Return the PTX kernel of ``schedule``; ``KeraError`` exit code 3 without a CUDA device."""
+    return PtxKernel(schedule)
+
+
 def run_ptx(schedule: Schedule, inputs: Mapping[str, Value], *,
             rows: int | None = None) -> Value:
     """Evaluate ``schedule``'s region on batched ``inputs`` on the CUDA device.
 
     Raises ``KeraError`` with exit code 3 when there is no CUDA device.
     """
-    reason = device_reason()
-    if reason:
-        raise KeraError(f"target `ptx` cannot run here: {reason}", exit_code=ExitCode.TOOL)
-    layout = region_layout(schedule.graph, schedule.region)
-    bufs = call_buffers(layout, inputs, rows)
-    plan = plan_state(schedule)
-    state = plan.memory_buffers() if plan is not None else []
-    launch(emit_ptx(schedule, device_arch()), bufs.all, len(bufs.inputs), bufs.rows,
-           state=state, sequential=plan is not None)
-    return bufs.result()
+    return compile_ptx(schedule)(inputs, rows)
 
 
-__all__ = ["ARCHES", "PTX_VERSION", "TABLE", "assemble", "emit_ptx", "find_ptxas",
-           "ptx_available", "run_ptx"]
+__all__ = ["ARCHES", "PTX_VERSION", "TABLE", "PtxKernel", "assemble", "compile_ptx", "emit_ptx",
+           "find_ptxas", "ptx_available", "run_ptx"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
@@ -29,7 +30,9 @@ def _driver() -> ctypes.CDLL | None:
     lib.cuMemFree_v2.argtypes = [u64]
     lib.cuMemcpyHtoD_v2.argtypes = [u64, vp, ctypes.c_size_t]
     lib.cuMemcpyDtoH_v2.argtypes = [vp, u64, ctypes.c_size_t]
-    lib.cuModuleLoadData.argtypes = [ctypes.POINTER(vp), ctypes.c_char_p]
+    lib.cuModuleLoadDataEx.argtypes = [ctypes.POINTER(vp), ctypes.c_char_p, u32,
+                                       ctypes.POINTER(ctypes.c_int), ctypes.POINTER(vp)]
+    lib.cuGetErrorName.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
     lib.cuModuleGetFunction.argtypes = [ctypes.POINTER(vp), vp, ctypes.c_char_p]
     lib.cuModuleUnload.argtypes = [vp]
     lib.cuLaunchKernel.argtypes = [vp, u32, u32, u32, u32, u32, u32, u32, vp,
@@ -53,10 +56,52 @@ def device_reason() -> str | None:
     return None
 
 
-def _check(rc: int, what: str) -> None:
-    if rc != 0:
-        raise KeraError(f"CUDA driver call {what} failed with CUresult {rc}",
-                        exit_code=ExitCode.TOOL)
+def _check(rc: int, what: str, log: str = "") -> None:
+    if rc == 0:
+        return
+    lib = _driver()
+    name = ctypes.c_char_p()
+    if lib is not None and lib.cuGetErrorName(rc, ctypes.byref(name)) == 0 and name.value:
+        code = f"{name.value.decode()} ({rc})"
+    else:
+        code = f"CUresult {rc}"
+    detail = f": {' '.join(log.split())}" if log.strip() else ""
+    raise KeraError(f"CUDA driver call {what} failed with {code}{detail}",
+                    exit_code=ExitCode.TOOL)
+
+
+#: ``CUjit_option`` values: the JIT's error log buffer and its size.
+_JIT_ERROR_LOG_BUFFER, _JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 5, 6
+_JIT_LOG_BYTES = 8192
+
+
+def _load_module(lib: ctypes.CDLL, ptx: str) -> ctypes.c_void_p:
+    """JIT-load ``ptx`` for the current context; a rejected module's error names the JIT's
+    own message (``ptxas``'s line and complaint), not only the ``CUresult``."""
+    module = ctypes.c_void_p()
+    log = ctypes.create_string_buffer(_JIT_LOG_BYTES)
+    options = (ctypes.c_int * 2)(_JIT_ERROR_LOG_BUFFER, _JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+    values = (ctypes.c_void_p * 2)(ctypes.cast(log, ctypes.c_void_p),
+                                   ctypes.c_void_p(_JIT_LOG_BYTES))
+    rc = lib.cuModuleLoadDataEx(ctypes.byref(module), ptx.encode() + b"\0", 2, options, values)
+    _check(rc, "cuModuleLoadDataEx", log.value.decode(errors="replace"))
+    return module
+
+
+#: Loaded modules by PTX text, least recently used first; at most ``_MAX_MODULES`` stay loaded.
+_MODULES: OrderedDict[str, ctypes.c_void_p] = OrderedDict()
+_MAX_MODULES = 32
+
+
+def _module(lib: ctypes.CDLL, ptx: str) -> ctypes.c_void_p:
+    """Return the loaded module of ``ptx``, JIT-compiling it on first use."""
+    module = _MODULES.pop(ptx, None)
+    if module is None:
+        module = _load_module(lib, ptx)
+        while len(_MODULES) >= _MAX_MODULES:
+            lib.cuModuleUnload(_MODULES.popitem(last=False)[1])
+    _MODULES[ptx] = module
+    return module
 
 
 @functools.cache
@@ -101,12 +146,11 @@ def launch(ptx: str, buffers: Sequence[np.ndarray], n_inputs: int, rows: int, *,
     if rows == 0:
         return
     _check(lib.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
-    module, fn = ctypes.c_void_p(), ctypes.c_void_p()
-    _check(lib.cuModuleLoadData(ctypes.byref(module), ptx.encode() + b"\0"), "cuModuleLoadData")
+    fn = ctypes.c_void_p()
+    _check(lib.cuModuleGetFunction(ctypes.byref(fn), _module(lib, ptx), b"kera_run"),
+           "cuModuleGetFunction")
     device: list[int] = []
     try:
-        _check(lib.cuModuleGetFunction(ctypes.byref(fn), module, b"kera_run"),
-               "cuModuleGetFunction")
         for buf in buffers:
             ptr = ctypes.c_uint64(0)
             _check(lib.cuMemAlloc_v2(ctypes.byref(ptr), max(8, buf.nbytes)), "cuMemAlloc")
@@ -137,7 +181,6 @@ def launch(ptx: str, buffers: Sequence[np.ndarray], n_inputs: int, rows: int, *,
     finally:
         for ptr_value in device:
             lib.cuMemFree_v2(ptr_value)
-        lib.cuModuleUnload(module)
 
 
 __all__ = ["THREADS", "device_arch", "device_reason", "launch"]
