@@ -428,21 +428,24 @@ def _free_speed(attempt: Callable[[float], Schedule], sched: Schedule, model: De
                 board: Any) -> Schedule:
     """Return a schedule whose slowest stage is faster at little cost, or ``sched``.
 
-    The register-minimal schedule at the clock is one of many; nothing in the LP prefers the
-    one whose slowest stage is fastest: isqrt32 at 25 MHz on ECP5 chains eleven rows in one
-    stage and four in the other. Each round schedules again with the stages chained in
-    ``FREE_STEP`` of the slowest one's period (``period_cap_ns``) and keeps the result only
-    where it has the same latency, at most ``FREE_COST`` more estimated LUTs and flip-flops,
-    and a bit-level timing (``kera.hls.sta``, the report's) at least that much faster: a
-    register boundary moved inside a bitwise network for a few per cent changes what yosys
-    packs (gf_mul at 150 MHz: 74 -> 96 LUT4 sites for 1 % of Fmax), so small gains are not
+    The register-minimal schedule at the clock is one of many; nothing in the LP prefers the one
+    whose slowest stage is fastest: isqrt32 at 25 MHz on ECP5 chains eleven rows in one stage
+    and four in the other. Each round schedules again with the stages chained in ``FREE_STEP``
+    of the slowest one's period (``period_cap_ns``) and keeps the result only where it has the
+    same latency, at most ``FREE_COST`` more estimated LUTs and flip-flops, no more DSPs or
+    block RAMs, and a bit-level timing (``kera.hls.sta``, the report's) at least that much
+    faster: a register boundary moved inside a bitwise network for a few per cent changes what
+    yosys packs (gf_mul at 150 MHz: 74 -> 96 LUT4 sites for 1 % of Fmax), so small gains are not
     taken. With the cost allowed (placed, 3 seeds, yosys 0.70 / nextpnr 0.11): ECP5 150 MHz
-    shl64 895 -> 786 LUT4 sites and 149 -> 194 MHz, sra64 981 -> 821 and 155 -> 181, mul64
-    161 -> 213 MHz (+16 flip-flops); iCE40 55 MHz rotl32 177 -> 163 LUTs and 66 -> 87 MHz,
-    saturate 71 -> 84 MHz (+1 flip-flop); lfsr16 at 12 MHz 306 -> 296 LUTs, 26 -> 38 MHz;
-    xtea at 150 MHz on ECP5 110 -> 113 MHz for 6.6 % more flip-flops.
+    shl64 895 -> 786 LUT4 sites and 149 -> 194 MHz, sra64 981 -> 821 and 155 -> 181, mul64 161
+    -> 213 MHz (+16 flip-flops); iCE40 55 MHz rotl32 177 -> 163 LUTs and 66 -> 87 MHz, saturate
+    71 -> 84 MHz (+1 flip-flop); lfsr16 at 12 MHz 306 -> 296 LUTs, 26 -> 38 MHz; xtea at 150 MHz
+    on ECP5 110 -> 113 MHz for 6.6 % more flip-flops. At II > 1 the same (isqrt32 at II 4, ECP5
+    25 MHz: 20.9 / 36.0 -> 23.9 ns stages); there a shorter chain can leave an operator
+    unshared, whose multiplexer no longer fits it (four `mul` on one SB_MAC16 became three),
+    which the DSP rule refuses.
     """
-    if len(sched.stage) > FREE_MAX_NODES or sched.ii != 1 or sched.state is not None:
+    if len(sched.stage) > FREE_MAX_NODES or sched.state is not None:
         return sched
     judged = _judge(sched, model, board)
     first = judged[2]
@@ -454,7 +457,8 @@ def _free_speed(attempt: Callable[[float], Schedule], sched: Schedule, model: De
             break
         got = _judge(cand, model, board) if cand.latency == sched.latency else None
         if got is None or got[0] > judged[0] * (1 + FREE_COST) \
-                or got[1] > judged[1] * (1 + FREE_COST) or got[2] > judged[2] * FREE_STEP:
+                or got[1] > judged[1] * (1 + FREE_COST) or got[2] > judged[2] * FREE_STEP \
+                or any(g > j for g, j in zip(got[3], judged[3], strict=True)):
             break
         sched, judged = cand, got
     if judged[2] == first:
@@ -465,15 +469,18 @@ def _free_speed(attempt: Callable[[float], Schedule], sched: Schedule, model: De
     return replace(sched, notes=(*sched.notes, note))
 
 
-def _judge(sched: Schedule, model: DelayAreaModel, board: Any) -> tuple[int, int, float]:
-    """Return a schedule's estimated LUTs, flip-flops and slowest stage (bit-level, ns)."""
+def _judge(sched: Schedule, model: DelayAreaModel, board: Any
+           ) -> tuple[int, int, float, tuple[int, int]]:
+    """Return a schedule's estimated LUTs, flip-flops, slowest stage (bit-level, ns) and its
+    (DSPs, block RAMs)."""
     from kera.hls.resources import estimate, schedule_costs
     from kera.hls.sta import analyse_bits, design_size
 
     costs = schedule_costs(sched, CostModel(model), board.capacities.dsp)
     res = estimate(sched, costs, board.capacities)
     bits = analyse_bits(sched, costs, design_size(sched, costs))
-    return res.total["lut"], res.total["ff"], max(bits.stage_delays, default=0.0)
+    return (res.total["lut"], res.total["ff"], max(bits.stage_delays, default=0.0),
+            (res.total["dsp"], res.total["bram"]))
 
 
 #: The widest value the hardware model takes (bits; e.g. `mem m: [u16; 4096]`). The LUT-level

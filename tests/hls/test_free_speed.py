@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from kera.hls.report import build_report
 from kera.hls.schedule import schedule
 from kera.hls.synth import plan_schedule
 from kera.hls.timing import CostModel, SimpleModel
-from tests.conftest import SHARED_KERNELS
+from tests.conftest import SHARED_KERNELS, needs_verilator
 from tests.hls.test_schedule import chain, check
 
 MODEL = SimpleModel()
@@ -73,6 +74,45 @@ def test_isqrt32_at_the_board_clock_gets_a_faster_stage_for_free(
     # the clock, margin and usable period the report states stay the user's
     assert fast["timing"]["margin"] == slow["timing"]["margin"]
     assert fast["timing"]["usable_ns"] == slow["timing"]["usable_ns"]
+
+
+def _isqrt_ii4(monkeypatch: pytest.MonkeyPatch, rounds: int) -> tuple[object, dict]:
+    """isqrt32 at II 4 on ECP5 at 25 MHz with ``rounds`` free-speed rounds: (schedule, report)."""
+    loaded = load(ISQRT)
+    monkeypatch.setattr(synth, "FREE_ROUNDS", rounds)
+    s, b, model = plan_schedule(loaded.graph, loaded.top, board="ulx3s", ii=4)
+    return s, build_report(s, b, model=model, top=loaded.top)
+
+
+@pytest.mark.skipif(not ISQRT.is_file(), reason="../shared/kernels/peers is not beside the repo")
+def test_a_modulo_schedule_gets_a_faster_stage_for_free(monkeypatch: pytest.MonkeyPatch) -> None:
+    """isqrt32 at II 4 (ECP5, 25 MHz): the free schedule was tried at II = 1 only, so the
+    modulo schedule kept 20.9 / 36.0 ns stages (estimated 26.8 MHz); now it is re-balanced as
+    at II = 1 (33.3), the same latency, LUTs and flip-flops."""
+    rounds = synth.FREE_ROUNDS
+    _, slow = _isqrt_ii4(monkeypatch, 0)
+    _, fast = _isqrt_ii4(monkeypatch, rounds)
+    assert slow["ii"] == fast["ii"] == 4
+    assert fast["latency_cycles"] == slow["latency_cycles"]
+    for k in ("lut", "ff"):
+        assert fast["estimate"][k] <= slow["estimate"][k]
+    assert slow["estimate"]["fmax_mhz"] == pytest.approx(26.8, abs=0.1)
+    assert fast["estimate"]["fmax_mhz"] == pytest.approx(33.3, abs=0.1)
+    assert [n for n in fast["notes"] if n.startswith("stages re-balanced at the same latency")]
+
+
+@needs_verilator
+@pytest.mark.skipif(not ISQRT.is_file(), reason="../shared/kernels/peers is not beside the repo")
+def test_the_re_balanced_modulo_schedule_simulates_exactly(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from kera.sim import simulate
+
+    s, report = _isqrt_ii4(monkeypatch, synth.FREE_ROUNDS)
+    assert [n for n in report["notes"] if "re-balanced" in n]
+    rows = [{"x": v} for v in (0, 1, 2, 3, 4, 15, 16, 17, 2**31, 2**32 - 1, 123_456_789)]
+    result = simulate(s, rows)  # type: ignore[arg-type]
+    assert result.passed, result.mismatches[:3]
+    assert result.outputs == [math.isqrt(r["x"]) for r in rows]
 
 
 def test_a_small_gain_is_not_taken(monkeypatch: pytest.MonkeyPatch) -> None:
