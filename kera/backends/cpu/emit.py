@@ -79,6 +79,10 @@ class CEmitter(Emitter):
         self.layout = layout
         self.lines: list[str] = []
         self.count = 0
+        self.literals: dict[str, str] = {}  # operand -> the C literal it was assigned
+        #: Constant tables read at a dynamic index, by (container, literals): one ``static
+        #: const`` array each at file scope (AES-128's S-box: once, not per lookup).
+        self.tables: dict[tuple[str, tuple[str, ...]], str] = {}
 
     def assign(self, t: Type, expr: str) -> str:
         """Emit ``const T vK = expr;`` and return ``vK``."""
@@ -92,7 +96,10 @@ class CEmitter(Emitter):
         return build_tree(t, lambda leaf: self.assign(leaf, f"b{next(buffers)}[i]"))
 
     def const(self, t: Type, value: int) -> str:
-        return self.assign(t, lit(value, 32 if ctype(t) == "uint32_t" else 64))
+        text = lit(value, 32 if ctype(t) == "uint32_t" else 64)
+        name = self.assign(t, text)
+        self.literals[name] = text
+        return name
 
     def select(self, cond: str, a: str, b: str, t: Type) -> str:
         return self.assign(t, f"{cond} ? {a} : {b}")
@@ -101,7 +108,9 @@ class CEmitter(Emitter):
         return self.assign(IntType(1, False), f"(uint32_t)({idx} == {k}u)")
 
     def array_read(self, arr: list[Tree], idx: str, idx_t: IntType, elem: Type) -> Tree:
-        """Read a C array of containers (one per leaf position) at the clamped index."""
+        """Read a C array of containers (one per leaf position) at the clamped index: a local
+        array of the elements' operands, or, where every element is a constant, the one
+        ``static const`` table of those values (``table_lines``)."""
         last = len(arr) - 1
         pos = f"k{self.count}"
         self.count += 1
@@ -111,13 +120,23 @@ class CEmitter(Emitter):
 
         def column(leaf: Type) -> str:
             j = next(names)
+            operands = [c[j] for c in columns]
+            if all(x in self.literals for x in operands):
+                key = (ctype(leaf), tuple(self.literals[x] for x in operands))
+                name = self.tables.setdefault(key, f"tab{len(self.tables)}")
+                return self.assign(leaf, f"{name}[{pos}]")
             name = f"a{self.count}"
             self.count += 1
-            items = ", ".join(c[j] for c in columns)
+            items = ", ".join(operands)
             self.lines.append(f"const {ctype(leaf)} {name}[{len(arr)}] = {{{items}}};")
             return self.assign(leaf, f"{name}[{pos}]")
 
         return build_tree(elem, column)
+
+    def table_lines(self) -> list[str]:
+        """Return the file-scope declarations of the constant tables ``array_read`` made."""
+        return [f"static const {t} {name}[{len(values)}] = {{{', '.join(values)}}};"
+                for (t, values), name in self.tables.items()]
 
     def state_leaf(self, slot: SlotPlan, leaf: int, t: Type) -> str:
         return f"s{slot.first + leaf}"
@@ -162,6 +181,7 @@ def emit_c(schedule: Schedule, table: Table | None = None) -> str:
         "_Static_assert(sizeof(int) <= 4, \"containers must not promote to int\");",
         _helpers(32),
         _helpers(64),
+        *em.table_lines(),
         "__attribute__((visibility(\"default\")))",
         f"void {ENTRY}(size_t blocks, void *const *bufs) {{",
         *decls,
@@ -223,6 +243,7 @@ def _emit_stream(schedule: Schedule, plan: StatePlan, table: Table) -> str:
         "_Static_assert(sizeof(int) <= 4, \"containers must not promote to int\");",
         _helpers(32),
         _helpers(64),
+        *em.table_lines(),
         "__attribute__((visibility(\"default\")))",
         f"void {ENTRY}(size_t rows, void *const *bufs) {{",
         *decls,

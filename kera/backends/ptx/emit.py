@@ -32,6 +32,10 @@ class PtxEmitter(Emitter):
         self.layout = layout
         self.lines: list[str] = []
         self.counts = {"r": 0, "rd": 0, "p": 0}
+        self.literals: dict[str, str] = {}  # register -> the immediate it was set to
+        #: Constant tables read at a dynamic index, by (bits, immediates): one initialised
+        #: ``.global`` array each at module scope (``table_lines``).
+        self.tables: dict[tuple[int, tuple[str, ...]], str] = {}
 
     def reg(self, kind: str) -> str:
         """Return a fresh register of class ``r`` (.b32), ``rd`` (.b64) or ``p`` (.pred)."""
@@ -70,7 +74,48 @@ class PtxEmitter(Emitter):
         return build_tree(t, load)
 
     def const(self, t: Type, value: int) -> str:
-        return self.op(t, f"mov.b{w(t)} {{d}}, {imm(value, w(t))};")
+        d = self.op(t, f"mov.b{w(t)} {{d}}, {imm(value, w(t))};")
+        self.literals[d] = imm(value, w(t))
+        return d
+
+    def array_read(self, arr: list[Tree], idx: str, idx_t: IntType, elem: Type) -> Tree:
+        """Read ``arr[min(idx, len - 1)]``: a leaf column whose every element is a constant
+        is loaded from its one ``.global`` table (AES-128's S-box: once per module, where a
+        select chain per lookup took the driver's JIT 32 s); any other column is a select
+        chain on the index."""
+        columns = [leaves_of(e) for e in arr]
+        if not any(all(x in self.literals for x in col) for col in zip(*columns, strict=True)):
+            return super().array_read(arr, idx, idx_t, elem)  # no constant column
+        names = iter(range(len(columns[0])))
+        tests: dict[int, str] = {}
+        pos: list[str] = []
+
+        def column(leaf: Type) -> str:
+            j = next(names)
+            operands = [c[j] for c in columns]
+            if not all(x in self.literals for x in operands):
+                result = operands[-1]
+                for k in range(len(operands) - 2, -1, -1):
+                    if k not in tests:
+                        tests[k] = self.index_is(idx, idx_t, k)
+                    result = self.select(tests[k], operands[k], result, leaf)
+                return result
+            key = (w(leaf), tuple(self.literals[x] for x in operands))
+            name = self.tables.setdefault(key, f"kera_tab{len(self.tables)}")
+            if not pos:
+                pos.append(self.position(idx, idx_t, len(arr) - 1))
+            base, off, addr = self.reg("rd"), self.reg("rd"), self.reg("rd")
+            self.lines += [f"mov.u64 {base}, {name};",
+                           f"mul.wide.u32 {off}, {pos[0]}, {w(leaf) // 8};",
+                           f"add.u64 {addr}, {base}, {off};"]
+            return self.op(leaf, f"ld.global.nc.u{w(leaf)} {{d}}, [{addr}];")
+
+        return build_tree(elem, column)
+
+    def table_lines(self) -> list[str]:
+        """Return the module-scope declarations of the constant tables ``array_read`` made."""
+        return [f".global .align {bits // 8} .b{bits} {name}[{len(values)}] = "
+                f"{{{', '.join(values)}}};" for (bits, values), name in self.tables.items()]
 
     def select(self, cond: str, a: str, b: str, t: Type) -> str:
         p = self.pred(f"setp.ne.u32 {{d}}, {cond}, 0;")
@@ -110,15 +155,18 @@ class PtxEmitter(Emitter):
 
 
 def entry_head(comment: str, arch: str, counts: dict[str, int],
-               decls: list[str] | None = None) -> list[str]:
+               decls: list[str] | None = None, tables: list[str] | None = None) -> list[str]:
     """Return the module header and the kernel's opening lines, down to loading its arguments
-    (%rd0 the pointer table, %r0 the rows), with ``decls`` after the register declarations."""
+    (%rd0 the pointer table, %r0 the rows), with ``decls`` after the register declarations
+    and ``tables`` (module-scope data) before the kernel."""
     return [
         comment,
         f".version {PTX_VERSION}",
         f".target {arch}",
         ".address_size 64",
         "",
+        *(tables or []),
+        *([""] if tables else []),
         f".visible .entry {ENTRY}(",
         "    .param .u64 kera_bufs,",
         "    .param .u32 kera_rows",
@@ -153,7 +201,7 @@ def emit_ptx(schedule: Schedule, arch: str = "sm_80", table: Table | None = None
     return "\n".join([
         *entry_head(f"// kera-hls PTX golden model of `{schedule.region}`, graph "
                     f"{schedule.graph.fingerprint()}; {len(schedule.order)} nodes in schedule "
-                    "order.", arch, em.counts),
+                    "order.", arch, em.counts, tables=em.table_lines()),
         "    mov.u32 %r1, %ctaid.x;",
         "    mov.u32 %r2, %ntid.x;",
         "    mov.u32 %r3, %tid.x;",

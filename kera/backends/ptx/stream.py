@@ -63,7 +63,8 @@ def emit_stream(schedule: Schedule, arch: str, table: Table) -> str:
     return "\n".join([
         *entry_head(f"// kera-hls PTX golden model of the stateful `{schedule.region}`, graph "
                     f"{schedule.graph.fingerprint()}; {len(schedule.order)} nodes in schedule "
-                    "order; one sequential thread, rows in order.", arch, em.counts, decls),
+                    "order; one sequential thread, rows in order.", arch, em.counts, decls,
+                    em.table_lines()),
         "    mov.u32 %r1, %ctaid.x;",
         "    mov.u32 %r3, %tid.x;",
         "    or.b32 %r2, %r1, %r3;",
