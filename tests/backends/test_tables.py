@@ -1,8 +1,9 @@
 """Constant tables read at a dynamic index: once per program, bit-exact on every backend.
 
 A table whose every element is a constant (AES-128's S-box) is emitted once where a backend can
-hold data (C: a file-scope ``static const`` array per leaf column) and each lookup reads it; a
-table with a variable element is still built where it is read.
+hold data (C: a file-scope ``static const`` array per leaf column; PTX: a ``.global`` array;
+WASM: a data segment, except in SIMD lanes, whose four rows index apart) and each lookup reads
+it; a table with a variable element is still built where it is read.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import pytest
 
 from kera.backends import unavailable
 from kera.backends.cpu import emit_c
+from kera.backends.wasm import emit_wat
 from kera.hls.pipeline import single_stage
 from kera.ir.graph import Graph, Region, const, param
 from kera.ir.types import ArrayType, TupleType, sint, uint
@@ -49,8 +51,30 @@ def test_a_constant_table_is_one_static_array_per_leaf_in_c() -> None:
     assert text.count("[3] = {") == 1  # the table with a parameter: built where it is read
 
 
+def sbox_program() -> OpProgram:
+    """Two lookups of a 16-entry u8 table by u4 indices: every value fits 32 bits (SIMD)."""
+    g = Graph()
+    i, j = param(g, 0, "i", uint(4)), param(g, 1, "j", uint(4))
+    table = g.add("array", ArrayType(uint(8), 16),
+                  [const(g, uint(8), (37 * n + 11) % 256) for n in range(16)])
+    a = g.add("array_index", uint(8), [table, i])
+    b = g.add("array_index", uint(8), [table, g.add("xor", uint(4), [i, j])])
+    g.add_region(Region("s", (i, j), g.add("tuple", TupleType((uint(8), uint(8))), [a, b])))
+    return OpProgram(g, "s", ("sbox", "sbox"), {})
+
+
+def test_a_constant_table_is_one_data_segment_in_wasm() -> None:
+    prog = tables_program()
+    text = emit_wat(single_stage(prog.graph, prog.top))
+    assert text.count("(data (i32.const ") == 2  # the u64 column and the i8 column
+    assert "\\ef\\cd\\ab\\89\\67\\45\\23\\01" in text  # 0x0123456789abcdef, little-endian
+    simd = emit_wat(single_stage(sbox_program().graph, "s"))
+    assert "SIMD128" in simd.splitlines()[0] and "(data " not in simd
+
+
 @pytest.mark.parametrize("backend", ["cpu", "wasm", "ptx"])
-def test_constant_tables_agree_with_the_interpreter(backend: str) -> None:
+@pytest.mark.parametrize("program", [tables_program, sbox_program])
+def test_constant_tables_agree_with_the_interpreter(backend: str, program) -> None:  # noqa: ANN001
     if reason := unavailable(backend):
         pytest.skip(reason)
-    check_backend(backend, tables_program(), seed=5)
+    check_backend(backend, program(), seed=5)

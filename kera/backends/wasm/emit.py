@@ -31,6 +31,7 @@ PAGE = 65536
 ENTRY = "kera_run"
 MAX_LOCALS = 50_000  # wasmtime's (wasmparser's) limit on the locals of one function
 _VIRTUAL = re.compile(r"\$v(\d+)\b")
+_CONST = re.compile(r"\((i32|i64)\.const (\d+)\)")
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,10 @@ class WasmEmitter(Emitter):
         self.mem = mem
         self.types: list[str] = []  # the WASM type of every virtual local ``$vK``
         self.sets: list[tuple[int, str]] = []  # (virtual local, expression) in order
+        #: Constant tables read at a dynamic index, by (type, values): each one data segment
+        #: at this byte offset, after the columns' pages (``data_lines``, ``pages``).
+        self.tables: dict[tuple[str, tuple[int, ...]], int] = {}
+        self.table_end = mem.pages * PAGE
 
     def local_type(self, t: Type) -> str:
         """Return the WASM type of a local holding a value of scalar type ``t``."""
@@ -120,6 +125,53 @@ class WasmEmitter(Emitter):
         return self.let(t, f"({wt(t)}.load offset={self.mem.state_offsets[slot.first + leaf]} "
                            f"{address(pos, t)})")
 
+    def array_read(self, arr: list[Tree], idx: str, idx_t: IntType, elem: Type) -> Tree:
+        """Read ``arr[min(idx, len - 1)]``: a leaf column whose every element is a constant
+        is loaded from its one data segment (AES-128's S-box: once per module, where a select
+        chain per lookup made 9.6 MB of text); any other column is a select chain."""
+        columns = [leaves_of(e) for e in arr]
+        if not any(all(_CONST.fullmatch(x) for x in col) for col in zip(*columns, strict=True)):
+            return super().array_read(arr, idx, idx_t, elem)  # no constant column
+        names = iter(range(len(columns[0])))
+        tests: dict[int, str] = {}
+        pos: list[str] = []
+
+        def column(leaf: Type) -> str:
+            j = next(names)
+            operands = [c[j] for c in columns]
+            found = [_CONST.fullmatch(x) for x in operands]
+            if not all(found):
+                result = operands[-1]
+                for n in range(len(operands) - 2, -1, -1):
+                    if n not in tests:
+                        tests[n] = self.index_is(idx, idx_t, n)
+                    result = self.select(tests[n], operands[n], result, leaf)
+                return result
+            ty = wt(leaf)
+            key = (ty, tuple(int(m.group(2)) for m in found if m))
+            if key not in self.tables:
+                self.tables[key] = self.table_end
+                self.table_end += len(operands) * (4 if ty == "i32" else 8)
+            if not pos:
+                pos.append(self.position(idx, idx_t, len(arr) - 1))
+            return self.let(leaf, f"({ty}.load offset={self.tables[key]} {address(pos[0], leaf)})")
+
+        return build_tree(elem, column)
+
+    def data_lines(self) -> list[str]:
+        """Return the data segments of the constant tables ``array_read`` made."""
+        out = []
+        for (ty, values), at in self.tables.items():
+            size = 4 if ty == "i32" else 8
+            data = b"".join(v.to_bytes(size, "little") for v in values)
+            text = "".join(f"\\{b:02x}" for b in data)
+            out.append(f'(data (i32.const {at}) "{text}")')
+        return out
+
+    def pages(self) -> int:
+        """Return the module's memory pages: the columns' and the tables'."""
+        return max(self.mem.pages, -(-self.table_end // PAGE))
+
 
 def address(pos: str, t: Type) -> str:
     """Return the byte offset of word ``pos`` of an in-place buffer of ``t`` containers."""
@@ -128,6 +180,8 @@ def address(pos: str, t: Type) -> str:
 
 class SimdEmitter(WasmEmitter):
     """Like ``WasmEmitter``, but every operand is a ``v128`` holding four rows (``simd``)."""
+
+    array_read = Emitter.array_read  # four rows' indices differ: a select chain, no table
 
     def local_type(self, t: Type) -> str:
         return "v128"
@@ -248,7 +302,8 @@ def _emit(schedule: Schedule, table: Table, chunk: int, lanes: bool) -> str:
         f";; kera-hls WebAssembly golden model of `{schedule.region}`, graph "
         f"{schedule.graph.fingerprint()}; {len(schedule.order)} nodes in schedule order; {mode}.",
         "(module",
-        f"  (memory (export \"memory\") {mem.pages})",
+        f"  (memory (export \"memory\") {em.pages()})",
+        *(f"  {line}" for line in em.data_lines()),
         f"  (func (export \"{ENTRY}\") (param $n i32)",
         "    (local $i i32) (local $o4 i32) (local $o8 i32)",
         *(f"    {decl}" for decl in decls),

@@ -57,7 +57,8 @@ def emit_stream(schedule: Schedule, table: Table, chunk: int) -> str:
         f"{schedule.graph.fingerprint()}; {len(schedule.order)} nodes in schedule order; "
         "scalar, one stream, rows in order.",
         "(module",
-        f"  (memory (export \"memory\") {mem.pages})",
+        f"  (memory (export \"memory\") {em.pages()})",
+        *(f"  {line}" for line in em.data_lines()),
         *(f"  (global $g{n} (mut {ty}) {k(slot.init[j][0], ty)})"
           for n, ((slot, j, _), ty) in enumerate(zip(regs, types, strict=True))),
         f"  (func (export \"{RESET}\")",
