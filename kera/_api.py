@@ -217,18 +217,23 @@ def compile(loaded: Loaded, output: str | os.PathLike[str] | None = None) -> Com
 
 
 def plan(loaded: Loaded, *, board: str = "icebreaker", clock_mhz: float | None = None,
-         ii: int | None = None, fit: bool = False) -> Schedule:
+         ii: int | None = None, fit: bool = False, covers: bool = True) -> Schedule:
     """Lower the top for hardware and schedule it for ``board`` (the schedule every target uses).
 
     ``clock_mhz`` defaults to the board's clock and must lie between ``MIN_CLOCK_MHZ`` and what
     one register stage of the family allows; ``ii`` to the graph's `#[pipeline(ii = N)]`;
-    ``fit``: the least II at which the design fits the board (`--fit`, ``kera.hls.fit``).
+    ``fit``: the least II at which the design fits the board (`--fit`, ``kera.hls.fit``);
+    ``covers=False``: without the LUT cells only the Verilog uses (``SOFTWARE`` targets).
     """
     from kera.hls.synth import plan_schedule
 
     check_clock(board, clock_mhz)
     return plan_schedule(loaded.graph, loaded.top, board=board, clock_mhz=clock_mhz, ii=ii,
-                         fit=fit)[0]
+                         fit=fit, covers=covers)[0]
+
+
+#: The built-in targets that never write Verilog: their schedule needs no LUT covers.
+SOFTWARE = frozenset({"interp", "cpu", "wasm", "ptx"})
 
 
 def check_clock(board: str, clock_mhz: float | None) -> None:
@@ -515,8 +520,8 @@ def run(
     batch = values.load_jsonl(lines, params, _where(inputs))
     if batch.rows == 0:
         return []
-    sched = (plan(loaded, board=board, clock_mhz=clock_mhz) if chosen.scheduled
-             else single_stage(loaded.graph, loaded.top))
+    sched = (plan(loaded, board=board, clock_mhz=clock_mhz, covers=target not in SOFTWARE)
+             if chosen.scheduled else single_stage(loaded.graph, loaded.top))
     got = chosen.run(sched, batch.inputs, batch.rows)
     if chosen.json_rows:
         return list(got)  # type: ignore[call-overload]
@@ -578,7 +583,8 @@ def parity(
                         exit_code=ExitCode.USAGE)
     chosen = [_board_target(board, port, timeout) if n == "board" else
               get_target(n, simulator=simulator) for n in dict.fromkeys(names)]
-    sched = plan(loaded, board=board, clock_mhz=clock_mhz, fit=fit)
+    sched = plan(loaded, board=board, clock_mhz=clock_mhz, fit=fit,
+                 covers=not SOFTWARE.issuperset(names))
     report = run_parity(loaded.graph, loaded.top, targets=chosen, vectors=vectors, seed=seed,
                         schedule=sched, progress=progress)
     if targets is None:  # nothing was asked for by name: a target that cannot run is no failure

@@ -154,12 +154,16 @@ def plan_schedule(
     model: DelayAreaModel | None = None,
     method: str = "auto",
     fit: bool = False,
+    covers: bool = True,
 ) -> tuple[Schedule, Any, DelayAreaModel]:
     """Lower region ``top`` for hardware and schedule it for ``board``: (schedule, board, model).
 
     This is the one schedule every target lowers from (`synthesize`, `sim`, `run`, `parity`).
     ``ii`` defaults to the graph's `#[pipeline(ii = N)]` directive; with ``fit`` it is the
     least II at which the design fits the board (``kera.hls.fit``), whatever was requested.
+    ``covers=False`` leaves out the LUT cells the Verilog writes (``kera.hls.lutcover``): the
+    same stages and order, for targets that never write Verilog (AES-128's covers took 16 of
+    the 43 s of `run --target cpu`).
     """
     requested = margin
     margin = graph_margin(graph, top, margin)
@@ -208,8 +212,9 @@ def plan_schedule(
 
     chosen = requested is not None or MARGIN_DIRECTIVE in graph.directives.get(top, {})
     sched, margin, size = meet(margin) if chosen else _fitting_margin(meet, margin, clock)
-    sched = _free_speed(lambda cap: attempt(margin, size, cap), sched, model, the_board)
-    return _covered(replace(sched, margin=margin), model, the_board), the_board, model
+    sched = replace(_free_speed(lambda cap: attempt(margin, size, cap), sched, model, the_board),
+                    margin=margin)
+    return (_covered(sched, model, the_board) if covers else sched), the_board, model
 
 
 def _covered(sched: Schedule, model: DelayAreaModel, board: Any) -> Schedule:

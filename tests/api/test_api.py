@@ -159,3 +159,26 @@ def test_amaranth_core_elaborates_with_its_ports(tmp_path) -> None:
         "in_valid": 1, "in_ready": 1, "x": 128, "out_valid": 1, "out_ready": 1, "out": 32}
     standalone = rtlil.convert(core, ports=list(core.ports.values()))  # no platform: no file
     assert "cell \\fir8 \\core" in standalone
+
+
+def test_software_targets_plan_without_the_verilog_luts(monkeypatch) -> None:
+    """`run` and `parity` on targets that never write Verilog skip the LUT covers (AES-128:
+    16 of the 43 s of `run --target cpu`); the stages and order are the same, and a target
+    that writes Verilog still gets them."""
+    import kera.hls.synth as synth
+
+    loaded = kera.load(EXAMPLES / "gray.kera")
+    full = kera.plan(loaded, board="ulx3s")
+    bare = kera.plan(loaded, board="ulx3s", covers=False)
+    assert full.covers and not bare.covers
+    assert (bare.order, bare.stage, bare.latency) == (full.order, full.stage, full.latency)
+    calls: list[str] = []
+    real = synth._covered
+    monkeypatch.setattr(synth, "_covered", lambda *a: calls.append("covered") or real(*a))
+    rows = [{"x": v} for v in (0, 1, 2, 0xFF)]
+    assert kera.run(loaded, rows, target="cpu", board="ulx3s") == \
+        kera.run(loaded, rows, target="interp", board="ulx3s")
+    kera.parity(loaded, targets=["interp", "cpu"], vectors=50, board="ulx3s")
+    assert calls == []
+    kera.parity(loaded, targets=["rtl"], vectors=50, board="ulx3s")
+    assert calls == ["covered"]
