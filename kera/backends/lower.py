@@ -103,12 +103,45 @@ class Emitter:
         """Return a ``bool`` operand holding ``idx == k``."""
         raise NotImplementedError
 
+    def table_constant(self, operand: str) -> str | None:
+        """Return the literal ``operand`` holds when it is a constant a table can keep as data
+        (``table_read``); the default keeps none, so every dynamic index is a select chain."""
+        return None
+
+    def table_read(self, leaf: Type, values: tuple[str, ...], pos: str) -> str:
+        """Return an operand holding ``values[pos]``, read from the one table of ``values``
+        the backend keeps (``pos`` is already clamped)."""
+        raise NotImplementedError
+
     def array_read(self, arr: list[Tree], idx: str, idx_t: IntType, elem: Type) -> Tree:
-        """Return ``arr[min(idx, len-1)]`` for a dynamic index (default: a select chain)."""
-        result = arr[-1]
-        for k in range(len(arr) - 2, -1, -1):
-            result = select_tree(self, self.index_is(idx, idx_t, k), arr[k], result, elem)
-        return result
+        """Return ``arr[min(idx, len-1)]`` for a dynamic index: a leaf column whose every
+        element is a constant (``table_constant``: AES-128's S-box) is read from its one table
+        at the clamped index (``position``, ``table_read``), any other is a select chain."""
+        columns = list(zip(*(leaves_of(e) for e in arr), strict=True))
+        literals = [[self.table_constant(x) for x in col] for col in columns]
+        if all(None in col for col in literals):  # no constant column: one chain of trees
+            result = arr[-1]
+            for k in range(len(arr) - 2, -1, -1):
+                result = select_tree(self, self.index_is(idx, idx_t, k), arr[k], result, elem)
+            return result
+        leaves = iter(zip(columns, literals, strict=True))
+        tests: dict[int, str] = {}
+        pos: list[str] = []
+
+        def column(leaf: Type) -> str:
+            operands, values = next(leaves)
+            if None not in values:
+                if not pos:
+                    pos.append(self.position(idx, idx_t, len(arr) - 1))
+                return self.table_read(leaf, tuple(v for v in values if v is not None), pos[0])
+            result = operands[-1]
+            for k in range(len(operands) - 2, -1, -1):
+                if k not in tests:
+                    tests[k] = self.index_is(idx, idx_t, k)
+                result = self.select(tests[k], operands[k], result, leaf)
+            return result
+
+        return build_tree(elem, column)
 
 
 def select_tree(em: Emitter, cond: str, a: Tree, b: Tree, t: Type) -> Tree:

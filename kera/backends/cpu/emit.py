@@ -110,7 +110,8 @@ class CEmitter(Emitter):
     def array_read(self, arr: list[Tree], idx: str, idx_t: IntType, elem: Type) -> Tree:
         """Read a C array of containers (one per leaf position) at the clamped index: a local
         array of the elements' operands, or, where every element is a constant, the one
-        ``static const`` table of those values (``table_lines``)."""
+        ``static const`` table of those values (``table_read``; C indexes a local array where
+        the other backends build a select chain)."""
         last = len(arr) - 1
         pos = f"k{self.count}"
         self.count += 1
@@ -121,10 +122,9 @@ class CEmitter(Emitter):
         def column(leaf: Type) -> str:
             j = next(names)
             operands = [c[j] for c in columns]
-            if all(x in self.literals for x in operands):
-                key = (ctype(leaf), tuple(self.literals[x] for x in operands))
-                name = self.tables.setdefault(key, f"tab{len(self.tables)}")
-                return self.assign(leaf, f"{name}[{pos}]")
+            values = [self.table_constant(x) for x in operands]
+            if None not in values:
+                return self.table_read(leaf, tuple(v for v in values if v is not None), pos)
             name = f"a{self.count}"
             self.count += 1
             items = ", ".join(operands)
@@ -132,6 +132,14 @@ class CEmitter(Emitter):
             return self.assign(leaf, f"{name}[{pos}]")
 
         return build_tree(elem, column)
+
+    def table_constant(self, operand: str) -> str | None:
+        return self.literals.get(operand)
+
+    def table_read(self, leaf: Type, values: tuple[str, ...], pos: str) -> str:
+        """Read the table's file-scope ``static const`` array (``table_lines``)."""
+        name = self.tables.setdefault((ctype(leaf), values), f"tab{len(self.tables)}")
+        return self.assign(leaf, f"{name}[{pos}]")
 
     def table_lines(self) -> list[str]:
         """Return the file-scope declarations of the constant tables ``array_read`` made."""

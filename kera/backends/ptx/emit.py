@@ -78,39 +78,17 @@ class PtxEmitter(Emitter):
         self.literals[d] = imm(value, w(t))
         return d
 
-    def array_read(self, arr: list[Tree], idx: str, idx_t: IntType, elem: Type) -> Tree:
-        """Read ``arr[min(idx, len - 1)]``: a leaf column whose every element is a constant
-        is loaded from its one ``.global`` table (AES-128's S-box: once per module, where a
-        select chain per lookup took the driver's JIT 32 s); any other column is a select
-        chain on the index."""
-        columns = [leaves_of(e) for e in arr]
-        if not any(all(x in self.literals for x in col) for col in zip(*columns, strict=True)):
-            return super().array_read(arr, idx, idx_t, elem)  # no constant column
-        names = iter(range(len(columns[0])))
-        tests: dict[int, str] = {}
-        pos: list[str] = []
+    def table_constant(self, operand: str) -> str | None:
+        return self.literals.get(operand)
 
-        def column(leaf: Type) -> str:
-            j = next(names)
-            operands = [c[j] for c in columns]
-            if not all(x in self.literals for x in operands):
-                result = operands[-1]
-                for k in range(len(operands) - 2, -1, -1):
-                    if k not in tests:
-                        tests[k] = self.index_is(idx, idx_t, k)
-                    result = self.select(tests[k], operands[k], result, leaf)
-                return result
-            key = (w(leaf), tuple(self.literals[x] for x in operands))
-            name = self.tables.setdefault(key, f"kera_tab{len(self.tables)}")
-            if not pos:
-                pos.append(self.position(idx, idx_t, len(arr) - 1))
-            base, off, addr = self.reg("rd"), self.reg("rd"), self.reg("rd")
-            self.lines += [f"mov.u64 {base}, {name};",
-                           f"mul.wide.u32 {off}, {pos[0]}, {w(leaf) // 8};",
-                           f"add.u64 {addr}, {base}, {off};"]
-            return self.op(leaf, f"ld.global.nc.u{w(leaf)} {{d}}, [{addr}];")
-
-        return build_tree(elem, column)
+    def table_read(self, leaf: Type, values: tuple[str, ...], pos: str) -> str:
+        """Load from the table's module-scope ``.global`` array (``table_lines``)."""
+        name = self.tables.setdefault((w(leaf), values), f"kera_tab{len(self.tables)}")
+        base, off, addr = self.reg("rd"), self.reg("rd"), self.reg("rd")
+        self.lines += [f"mov.u64 {base}, {name};",
+                       f"mul.wide.u32 {off}, {pos}, {w(leaf) // 8};",
+                       f"add.u64 {addr}, {base}, {off};"]
+        return self.op(leaf, f"ld.global.nc.u{w(leaf)} {{d}}, [{addr}];")
 
     def table_lines(self) -> list[str]:
         """Return the module-scope declarations of the constant tables ``array_read`` made."""

@@ -125,38 +125,18 @@ class WasmEmitter(Emitter):
         return self.let(t, f"({wt(t)}.load offset={self.mem.state_offsets[slot.first + leaf]} "
                            f"{address(pos, t)})")
 
-    def array_read(self, arr: list[Tree], idx: str, idx_t: IntType, elem: Type) -> Tree:
-        """Read ``arr[min(idx, len - 1)]``: a leaf column whose every element is a constant
-        is loaded from its one data segment (AES-128's S-box: once per module, where a select
-        chain per lookup made 9.6 MB of text); any other column is a select chain."""
-        columns = [leaves_of(e) for e in arr]
-        if not any(all(_CONST.fullmatch(x) for x in col) for col in zip(*columns, strict=True)):
-            return super().array_read(arr, idx, idx_t, elem)  # no constant column
-        names = iter(range(len(columns[0])))
-        tests: dict[int, str] = {}
-        pos: list[str] = []
+    def table_constant(self, operand: str) -> str | None:
+        found = _CONST.fullmatch(operand)
+        return found.group(2) if found else None
 
-        def column(leaf: Type) -> str:
-            j = next(names)
-            operands = [c[j] for c in columns]
-            found = [_CONST.fullmatch(x) for x in operands]
-            if not all(found):
-                result = operands[-1]
-                for n in range(len(operands) - 2, -1, -1):
-                    if n not in tests:
-                        tests[n] = self.index_is(idx, idx_t, n)
-                    result = self.select(tests[n], operands[n], result, leaf)
-                return result
-            ty = wt(leaf)
-            key = (ty, tuple(int(m.group(2)) for m in found if m))
-            if key not in self.tables:
-                self.tables[key] = self.table_end
-                self.table_end += len(operands) * (4 if ty == "i32" else 8)
-            if not pos:
-                pos.append(self.position(idx, idx_t, len(arr) - 1))
-            return self.let(leaf, f"({ty}.load offset={self.tables[key]} {address(pos[0], leaf)})")
-
-        return build_tree(elem, column)
+    def table_read(self, leaf: Type, values: tuple[str, ...], pos: str) -> str:
+        """Load from the table's data segment (``data_lines``), after the columns' pages."""
+        ty = wt(leaf)
+        key = (ty, tuple(int(v) for v in values))
+        if key not in self.tables:
+            self.tables[key] = self.table_end
+            self.table_end += len(values) * (4 if ty == "i32" else 8)
+        return self.let(leaf, f"({ty}.load offset={self.tables[key]} {address(pos, leaf)})")
 
     def data_lines(self) -> list[str]:
         """Return the data segments of the constant tables ``array_read`` made."""
@@ -181,7 +161,8 @@ def address(pos: str, t: Type) -> str:
 class SimdEmitter(WasmEmitter):
     """Like ``WasmEmitter``, but every operand is a ``v128`` holding four rows (``simd``)."""
 
-    array_read = Emitter.array_read  # four rows' indices differ: a select chain, no table
+    def table_constant(self, operand: str) -> str | None:
+        return None  # four rows' indices differ: a select chain, no table
 
     def local_type(self, t: Type) -> str:
         return "v128"
