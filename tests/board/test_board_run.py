@@ -11,12 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from kera import load, plan
-from kera.board import frame
-from kera.board.sim import layout_of, simulate_shell
-from kera.cli import main
-from tests.board.test_shell_sim import needs_verilator
-from tests.conftest import EXAMPLES
+pytest.importorskip("amaranth", reason="amaranth is not installed (pip install -e .[tools])")
+
+from kera import load, plan  # noqa: E402
+from kera.board import frame  # noqa: E402
+from kera.board.sim import layout_of, simulate_shell  # noqa: E402
+from kera.cli import main  # noqa: E402
+from tests.board.test_shell_sim import needs_verilator  # noqa: E402
+from tests.conftest import EXAMPLES  # noqa: E402
 
 pytest.importorskip("serial", reason="pyserial is not installed")
 

@@ -11,14 +11,16 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from kera.board import build
-from kera.board.platform import clock_plan, platform_for
-from kera.board.pll import ice40_pll
-from kera.board.uart import divisor_for
-from kera.cli import main
-from kera.diagnostics import KeraError
-from kera.hls.boards import load_board
-from tests.conftest import EXAMPLES
+pytest.importorskip("amaranth", reason="amaranth is not installed (pip install -e .[tools])")
+
+from kera.board import build  # noqa: E402
+from kera.board.platform import clock_plan, platform_for  # noqa: E402
+from kera.board.pll import ice40_pll  # noqa: E402
+from kera.board.uart import divisor_for  # noqa: E402
+from kera.cli import main  # noqa: E402
+from kera.diagnostics import KeraError  # noqa: E402
+from kera.hls.boards import load_board  # noqa: E402
+from tests.conftest import EXAMPLES  # noqa: E402
 
 BIN = Path(sys.executable).parent
 ROOT = EXAMPLES.parent

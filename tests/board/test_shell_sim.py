@@ -8,13 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from kera import interp, load, plan
-from kera.board import frame
-from kera.board.sim import ShellRun, layout_of, simulate_shell, uart_bytes, uart_wave
-from kera.hls.pipeline import Schedule
-from kera.ir import values
-from kera.sim.parity import random_vectors
-from tests.conftest import EXAMPLES, needs_verilator
+pytest.importorskip("amaranth", reason="amaranth is not installed (pip install -e .[tools])")
+
+from kera import interp, load, plan  # noqa: E402
+from kera.board import frame  # noqa: E402
+from kera.board.sim import ShellRun, layout_of, simulate_shell, uart_bytes, uart_wave  # noqa: E402
+from kera.hls.pipeline import Schedule  # noqa: E402
+from kera.ir import values  # noqa: E402
+from kera.sim.parity import random_vectors  # noqa: E402
+from tests.conftest import EXAMPLES, needs_verilator  # noqa: E402
 
 IDLE = 40  # bit times of silence: longer than the shell's 32-bit truncation timeout
 

@@ -20,7 +20,7 @@ from itertools import product
 import numpy as np
 import pytest
 
-from kera import load, run
+from kera import get_target, load, run
 from kera._api import Loaded
 from kera.check import typeck
 from kera.ir.types import FixedType
@@ -75,7 +75,14 @@ def expected(w: int, outs: list[tuple[Format, Target]]) -> np.ndarray:
     return np.stack(cols, axis=1)
 
 
+def needs(target: str) -> None:
+    """Skip, with the reason, where ``target`` cannot run here (no wasmtime, no simulator)."""
+    if reason := get_target(target).available():
+        pytest.skip(reason)
+
+
 def check(w: int, target: str) -> None:
+    needs(target)
     loaded, outs = batch(w)
     rows = [{f"x{k}": n for k in range(len(sources(w)))} for n in range(1 << w)]
     got = np.array(run(loaded, rows, target=target), dtype=np.int64)
@@ -164,6 +171,7 @@ def binary_loaded(a: Format, b: Format) -> tuple[Loaded, list[FixedType]]:
 @pytest.mark.parametrize("target", ["interp", "cpu", "wasm", "rtl"])
 @pytest.mark.parametrize("a, b", PAIRS, ids=[f"{a}-{b}" for a, b in PAIRS])
 def test_binary_operators_exhaustively(a: Format, b: Format, target: str) -> None:
+    needs(target)
     loaded, fixed = binary_loaded(a, b)
     pairs = list(product(range(1 << a[0]), range(1 << b[0])))
     got = run(loaded, [{"a": p, "b": q} for p, q in pairs], target=target)

@@ -12,6 +12,7 @@ import kera
 import kera.hls
 from kera.cli import main
 from kera.hls.closure import MAX_TRIES, Try, close_timing, next_margin
+from tests.conftest import needs_yosys
 
 
 def test_the_next_margin_keeps_the_measured_shortfall_free() -> None:
@@ -73,6 +74,7 @@ fn shift(x: i64, n: u8) -> i64 {
 
 
 @pytest.mark.slow
+@needs_yosys
 def test_close_timing_reports_each_try(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """An i64 shift by a variable byte from a `.keg` built with no margin, at 45.5 MHz: the
     first try keeps the shift in one stage (estimated 45.9 MHz) and misses on nextpnr (44.9);

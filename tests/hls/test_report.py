@@ -16,7 +16,7 @@ from kera.hls.lower import lower_for_hardware
 from kera.hls.report import build_report, canonical, dumps, load_schema, render_text
 from kera.hls.schedule import schedule
 from kera.hls.timing import SimpleModel
-from tests.conftest import ROOT
+from tests.conftest import ROOT, needs_yosys
 
 MODEL = SimpleModel()
 SRC = """\
@@ -448,6 +448,7 @@ fn shift(x: i64, n: u8) -> i64 {
 
 
 @pytest.mark.slow
+@needs_yosys
 def test_golden_report_of_a_measured_timing_miss(tmp_path: Path) -> None:
     """examples/biquad_q14.kera at 55 MHz on iCE40: estimated above the clock, nextpnr (seed
     1) 49.2 MHz. (A u16 rotate at 60 MHz and an i64 shift at 41 MHz served until their

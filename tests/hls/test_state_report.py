@@ -13,6 +13,7 @@ from kera.elaborate import build_program
 from kera.hls.report import load_schema
 from kera.hls.synth import synthesize
 from kera.opt import optimize
+from tests.conftest import needs_yosys
 from tests.rtl.state_kernels import ACC, HISTOGRAM, MAC, with_ii
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -63,6 +64,7 @@ def test_golden_report_of_a_multiply_add_recurrence(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@needs_yosys
 def test_the_histogram_places_one_block_ram_and_the_accumulator_meets_the_board_clock(
         tmp_path: Path) -> None:
     import kera

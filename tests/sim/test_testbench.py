@@ -14,7 +14,9 @@ import pytest
 from kera.hls.pipeline import single_stage
 from kera.rtl import emit_verilog
 from kera.sim import design_info, render_testbench
-from kera.sim.templates import kera_tb
+
+pytest.importorskip("cocotb", reason="cocotb is not installed (pip install -e .[tools])")
+from kera.sim.templates import kera_tb  # noqa: E402 (needs cocotb)
 from tests.rtl.schedules import depth_schedule
 from tests.sim.test_simulate import _gray
 
