@@ -34,16 +34,15 @@ class PtxKernel:
         reason = device_reason()
         if reason:
             raise KeraError(f"target `ptx` cannot run here: {reason}", exit_code=ExitCode.TOOL)
-        self.schedule = schedule
         self.layout = region_layout(schedule.graph, schedule.region)
+        self.plan = plan_state(schedule)
         self.ptx = emit_ptx(schedule, device_arch())
 
     def __call__(self, inputs: Mapping[str, Value], rows: int | None = None) -> Value:
         bufs = call_buffers(self.layout, inputs, rows)
-        plan = plan_state(self.schedule)
-        state = plan.memory_buffers() if plan is not None else []
+        state = self.plan.memory_buffers() if self.plan is not None else []  # fresh each call
         launch(self.ptx, bufs.all, len(bufs.inputs), bufs.rows, state=state,
-               sequential=plan is not None)
+               sequential=self.plan is not None)
         return bufs.result()
 
 
