@@ -55,7 +55,7 @@ X ns" error.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import cached_property
 
 from kera.diagnostics import Span
@@ -86,10 +86,14 @@ def decompose_for_timing(graph: Graph, costs: CostModel, usable_ns: float) -> Gr
     return decompose_keeping(graph, costs, usable_ns, frozenset())[0]
 
 
-def decompose_keeping(graph: Graph, costs: CostModel, usable_ns: float, keep: frozenset[bytes]
-                      ) -> tuple[Graph, frozenset[bytes]]:
+def decompose_keeping(graph: Graph, costs: CostModel, usable_ns: float, keep: frozenset[bytes],
+                      flags: Mapping[bytes, frozenset[int]] | None = None
+                      ) -> tuple[Graph, frozenset[bytes], dict[bytes, tuple[bytes, int]]]:
     """``decompose_for_timing`` leaving the nodes ``keep`` whole (lookups that become ROM
-    reads, ``kera.hls.rom``); returns the graph and those nodes' ids in it."""
+    reads, ``kera.hls.rom``); returns the graph, those nodes' ids in it and its count sums
+    whose top bit may be an ``and`` (sum id -> (the ``popcount``'s id in
+    ``graph``, the level)). ``flags``: per ``popcount`` id of ``graph``, the levels of its
+    adder tree to build in that form (``_Splitter._count_tree``)."""
     demand: dict[bytes, int] = {}
     if any(n.op == "mul" for n in graph.nodes.values()):
         demand = demanded(graph)
@@ -97,7 +101,7 @@ def decompose_keeping(graph: Graph, costs: CostModel, usable_ns: float, keep: fr
     slow = [nid for nid in graph.canonical_order() if nid not in keep
             and _wants(graph, graph.nodes[nid], costs, usable_ns, demand, known)]
     if not slow:
-        return graph, keep
+        return graph, keep, {}
     todo = set(slow)
     limit = costs.ripple_sum_bits
     narrow = {n for n in todo if limit and gate_sum_width(graph, graph.nodes[n], known) <= limit}
@@ -113,7 +117,7 @@ def decompose_keeping(graph: Graph, costs: CostModel, usable_ns: float, keep: fr
     out = Graph(graph.source_path)
     out.directives = {k: dict(v) for k, v in graph.directives.items()}
     new_id: dict[bytes, bytes] = {}
-    split = _Splitter(out, costs, usable_ns, graph, pairs, new_id)
+    split = _Splitter(out, costs, usable_ns, graph, pairs, new_id, flags)
     for nid in graph.canonical_order():
         node = graph.nodes[nid]
         span = graph.spans.get(nid)
@@ -124,7 +128,7 @@ def decompose_keeping(graph: Graph, costs: CostModel, usable_ns: float, keep: fr
     for name in sorted(graph.regions):
         out.add_region(graph.regions[name].remap(new_id))
     out.state_names = {new_id[k]: v for k, v in graph.state_names.items() if k in new_id}
-    return out.subgraph(), frozenset(new_id[k] for k in keep)
+    return out.subgraph(), frozenset(new_id[k] for k in keep), split.count_sums
 
 
 def _operands(node: Node) -> tuple[bytes, bytes] | None:
@@ -328,7 +332,8 @@ class _Splitter:
 
     def __init__(self, g: Graph, costs: CostModel, usable_ns: float, src: Graph,
                  pairs: dict[tuple[bytes, bytes], frozenset[bytes]] | None = None,
-                 new_id: dict[bytes, bytes] | None = None) -> None:
+                 new_id: dict[bytes, bytes] | None = None,
+                 flags: Mapping[bytes, frozenset[int]] | None = None) -> None:
         self.g = g
         self.costs = costs
         self.usable = usable_ns
@@ -340,6 +345,11 @@ class _Splitter:
                          if src.nodes[m].op == "sub"}
         self._demand: dict[bytes, int] | None = None
         self._widest: dict[str, int] = {}
+        self._flags = flags or {}
+        #: the count sums whose top bit can be an ``and`` (``_count_tree``): the id of the
+        #: node that makes the top bit (the sum, or that ``and``) -> (the source
+        #: ``popcount``, the level)
+        self.count_sums: dict[bytes, tuple[bytes, int]] = {}
 
     # --- entry -------------------------------------------------------------------------------
 
@@ -358,7 +368,7 @@ class _Splitter:
                 got = self._and_mul(nid, node, ins, span)
             return got
         if op == "popcount" and isinstance(t, IntType):
-            return self._count_tree(ins[0], t, span)
+            return self._count_tree(nid, ins[0], t, span)
         if op in LOGIC_OPS:
             return self._logic(op, t, ins, span)
         if nid in self._low_sub:
@@ -416,20 +426,43 @@ class _Splitter:
 
     # --- bit counts --------------------------------------------------------------------------
 
-    def _count_tree(self, x: bytes, t: IntType, span: Span | None) -> bytes:
+    def _count_tree(self, nid: bytes, x: bytes, t: IntType, span: Span | None) -> bytes:
         """Return ``popcount(x)`` as the counts of its nibbles (each count bit one LUT4 of the
-        nibble's bits) summed by a balanced tree of adders, each as narrow as its count."""
+        nibble's bits) summed by a balanced tree of adders, each as narrow as its count.
+
+        Two counts of at most ``2**k`` each, ``k + 1`` bits wide, sum to at most ``2**(k + 1)``:
+        the top bit of their sum is set exactly when both are ``2**k``, that is
+        ``a[k] & b[k]``, and the bits below are the ``k + 1``-bit sum (it wraps to 0 then).
+        Where the family's carry out leaves its chain through a cell of its own
+        (``CostModel.carry_out_ns``: iCE40's pass-through, whose flip-flop nextpnr does not
+        pack with it), such a sum is a ``count_sums`` entry, and at the levels ``flags``
+        names for this ``popcount`` (``nid``) it is built that way: one LUT more, and a
+        flip-flop that holds it sits in the LUT's cell (``kera.hls.synth``'s
+        ``_registered_count_sums`` names the levels a schedule registers; popcount64 on
+        iCE40 at 55 MHz: 58.6 -> 77.9 MHz placed for 5 LUTs, docs/models.md)."""
         add = adder(self.g, span)
         bits = [add("slice", uint(1), x, attrs={"lo": i}) for i in range(t.width)]
         counts = [(_nibble_count(add, bits[i:i + 4]), min(4, t.width - i))
                   for i in range(0, t.width, 4)]
+        flags = self._flags.get(nid, frozenset())
+        level = 0
         while len(counts) > 1:
             paired = []
             for (a, ma), (b, mb) in zip(counts[::2], counts[1::2], strict=False):
                 w = uint((ma + mb).bit_length())
-                paired.append((self.arith("add", add("cast", w, a), add("cast", w, b), span),
-                               ma + mb))
+                k = ma.bit_length() - 1
+                power = ma == mb == 1 << k and self.costs.carry_out_ns(w.width) > 0
+                if power and level in flags:
+                    top = add("and", uint(1), add("slice", uint(1), a, attrs={"lo": k}),
+                              add("slice", uint(1), b, attrs={"lo": k}))
+                    total = add("concat", w, top, self.arith("add", a, b, span))
+                else:
+                    top = total = self.arith("add", add("cast", w, a), add("cast", w, b), span)
+                if power:
+                    self.count_sums[top] = (nid, level)
+                paired.append((total, ma + mb))
             counts = paired + counts[len(paired) * 2:]
+            level += 1
         return add("cast", t, counts[0][0])
 
     # --- carry chains ------------------------------------------------------------------------

@@ -199,12 +199,24 @@ def plan_schedule(
         usable = 1000.0 / clock * (1.0 - m) - costs.overhead_ns
         keep = rom.choose(lowered, top, the_board.family, the_board.capacities.bram,
                           usable, costs)
-        split, roms = decompose_keeping(lowered, costs, usable, keep)
-        sched = make_schedule(split, top, family=the_board.family, clock_mhz=clock, ii=ii,
-                              margin=m, model=model, method=method,
-                              dsp_budget=the_board.capacities.dsp, period_cap_ns=cap, roms=roms,
-                              design_luts=size)
-        notes = (rom.note(sched) if roms else "", outreg_note(sched))
+
+        def scheduled(flags: dict[bytes, frozenset[int]] | None
+                      ) -> tuple[Schedule, dict[bytes, tuple[bytes, int]]]:
+            split, roms, sums = decompose_keeping(lowered, costs, usable, keep, flags)
+            return make_schedule(split, top, family=the_board.family, clock_mhz=clock, ii=ii,
+                                 margin=m, model=model, method=method,
+                                 dsp_budget=the_board.capacities.dsp, period_cap_ns=cap,
+                                 roms=roms, design_luts=size), sums
+
+        flags: dict[bytes, frozenset[int]] = {}
+        sched, sums = scheduled(None)
+        for _ in range(COUNT_ROUNDS):  # until the levels built with an `and` are the registered
+            want = _registered_count_sums(sched, sums)
+            if want == flags:
+                break
+            flags = want
+            sched, sums = scheduled(flags)
+        notes = (rom.note(sched) if sched.roms else "", outreg_note(sched))
         return replace(sched, notes=(*sched.notes, *(n for n in notes if n)))
 
     def meet(m: float) -> tuple[Schedule, float, float]:
@@ -215,6 +227,44 @@ def plan_schedule(
     sched = replace(_free_speed(lambda cap: attempt(margin, size, cap), sched, model, the_board),
                     margin=margin)
     return (_covered(sched, model, the_board) if covers else sched), the_board, model
+
+
+#: Schedules at most to settle which count sums are built with an `and` on top
+#: (``_registered_count_sums``); each may move a boundary.
+COUNT_ROUNDS = 4
+
+
+def _registered_count_sums(sched: Schedule, sums: Mapping[bytes, tuple[bytes, int]]
+                           ) -> dict[bytes, frozenset[int]]:
+    """Return the levels of each ``popcount``'s adder tree (``decompose_keeping``'s count
+    sums: the node that makes each sum's top bit) that ``sched`` registers: held in its own
+    stage's bank, as it is or through the ``cast`` and ``concat`` wiring after it.
+
+    Built with an ``and`` on top instead of the carry out, such a sum puts its flip-flop in
+    a LUT's cell: a carry out reaches a flip-flop through a pass-through cell and a net
+    (iCE40, nextpnr 0.11; popcount64 at 55 MHz, docs/models.md's thirty-seventh run). An
+    ``and`` where no register is costs a LUT for nothing, so ``plan_schedule`` schedules
+    again until the levels built so are the registered ones (``COUNT_ROUNDS``)."""
+    if not sums:
+        return {}
+    graph = sched.graph
+    banks: dict[bytes, set[int]] = {}
+    for s, bank in enumerate(sched.crossing()):
+        for nid in bank:
+            banks.setdefault(nid, set()).add(s)
+    users = graph.users()
+
+    def registered(nid: bytes, stage: int) -> bool:
+        return stage in banks.get(nid, ()) or any(
+            graph.nodes[u].op in ("cast", "concat") and sched.stage.get(u) == stage
+            and registered(u, stage)
+            for u in users.get(nid, ()))
+
+    out: dict[bytes, set[int]] = {}
+    for nid, (source, level) in sorted(sums.items(), key=lambda kv: kv[1]):
+        if nid in sched.stage and registered(nid, sched.stage[nid]):
+            out.setdefault(source, set()).add(level)
+    return {k: frozenset(v) for k, v in out.items()}
 
 
 def _covered(sched: Schedule, model: DelayAreaModel, board: Any) -> Schedule:
@@ -312,7 +362,7 @@ def check_operators_fit(graph: Graph, top: str, *, board: str, clock_mhz: float 
     usable = 1000.0 / clock * (1.0 - margin) - costs.overhead_ns
     plain = lower_for_hardware(graph.subgraph([top]))
     keep = rom.choose(plain, top, the_board.family, the_board.capacities.bram, usable, costs)
-    lowered, roms = decompose_keeping(plain, costs, usable, keep)
+    lowered, roms, _ = decompose_keeping(plain, costs, usable, keep)
     over = operators_overfull(lowered, top, costs, the_board.capacities, roms)
     if over is None:
         return
