@@ -439,7 +439,7 @@ class _Splitter:
         names for this ``popcount`` (``nid``) it is built that way: one LUT more, and a
         flip-flop that holds it sits in the LUT's cell (``kera.hls.synth``'s
         ``_registered_count_sums`` names the levels a schedule registers; popcount64 on
-        iCE40 at 55 MHz: 58.6 -> 77.9 MHz placed for 5 LUTs, docs/models.md)."""
+        iCE40 at 55 MHz: 58.6 -> 76.0 MHz placed for 5 LUTs, docs/models.md)."""
         add = adder(self.g, span)
         bits = [add("slice", uint(1), x, attrs={"lo": i}) for i in range(t.width)]
         counts = [(_nibble_count(add, bits[i:i + 4]), min(4, t.width - i))
