@@ -344,6 +344,7 @@ def synthesize(
 
     out = check_output(outdir, directory=True)
     check_clock(board, clock_mhz)
+    _check_ports(loaded)
     say = progress or (lambda _: None)
     say(f"synthesizing `{loaded.top}` for {board} ...")
     options: dict[str, Any] = dict(board=board, clock_mhz=clock_mhz, outdir=out,
@@ -365,6 +366,15 @@ def synthesize(
         synthesize_bitstream(result, out, progress=say)
     return Synthesis(Report.from_json(result.report), dict(result.paths), result.schedule,
                      result.board)
+
+
+def _check_ports(loaded: Loaded) -> None:
+    """Raise ``KeraError`` (exit 1, with the source location) before any scheduling when the
+    top cannot be a Verilog module as it is (a keyword or a fixed port's name; INTERFACES.md)."""
+    from kera.rtl.names import check_ports
+
+    check_ports(loaded.graph, loaded.top,
+                loaded.program.source.data if loaded.program is not None else None)
 
 
 def _close_timing(loaded: Loaded, first: Any, options: dict[str, Any],
@@ -479,6 +489,7 @@ def simulate(
 
     out = check_output(waves) if waves is not None else None
     lines = _input_lines(inputs)
+    _check_ports(loaded)
     sched = plan(loaded, board=board, clock_mhz=clock_mhz, fit=fit)
     values.load_jsonl(lines, sched.graph.signature(sched.region)[0], _where(inputs))  # checked
     rows = [json.loads(line) for line in lines if line.strip()]

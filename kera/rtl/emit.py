@@ -18,7 +18,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import PurePath
 
-from kera.diagnostics import KeraError
 from kera.hls.lutcover import cover_of
 from kera.hls.muxpair import MUX2_INIT, MuxPair, mux_pairs
 from kera.hls.pipeline import Schedule
@@ -29,7 +28,7 @@ from kera.rtl.dsp import primitive_lines
 from kera.rtl.lower import LOWERINGS, lut_multiplies, lut_multiply
 from kera.rtl.lutcells import cover_run
 from kera.rtl.memory import Rams, declarations, ram_lines, read_wire, rom_lines
-from kera.rtl.names import FIXED_PORTS, NameTable, check_identifier, source_text, variable_names
+from kera.rtl.names import FIXED_PORTS, NameTable, check_ports, source_text, variable_names
 from kera.rtl.netlist import Body, Operand, const_operand, lit, rng
 from kera.rtl.registers import bank_lines, load_lines
 from kera.rtl.sharing import unit_lines
@@ -56,23 +55,11 @@ def emit_verilog(
     graph = schedule.graph
     if schedule.latency < 1:
         raise ValueError(f"a pipeline needs latency >= 1, not {schedule.latency}")
-    _check_ports(graph, schedule.region)
-    module = _Module(schedule, source_text(graph, source))
+    text = source_text(graph, source)
+    check_ports(graph, schedule.region, text)
+    module = _Module(schedule, text)
     module.lut_muls = lut_multiplies(schedule, board)  # beyond the DSPs: no `*` for yosys
     return module.text(board, version, source_name)
-
-
-def _check_ports(graph: Graph, region: str) -> None:
-    check_identifier(region, "function")
-    params, result = graph.signature(region)
-    for name, t in params:
-        check_identifier(name, "parameter")
-        if t.flat_width == 0:
-            raise KeraError(f"parameter `{name}` has type {t}, which has no bits; the RTL "
-                            "cannot have a zero-width port")
-    if result.flat_width == 0:
-        raise KeraError(f"`{region}` returns {result}, which has no bits; the RTL cannot have a "
-                        "zero-width `out` port")
 
 
 def constant_tables(graph: Graph, order: tuple[bytes, ...] | list[bytes],

@@ -10,10 +10,10 @@ to when the span says so (``acc_12``), else after their position in the schedule
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from kera.diagnostics import KeraError
+from kera.diagnostics import KeraError, SourceFile, Span
 from kera.ir.graph import Graph
 
 FIXED_PORTS = frozenset({"clk", "rst", "in_valid", "in_ready", "out_valid", "out_ready", "out"})
@@ -53,19 +53,61 @@ _ASSIGN = re.compile(rb"([A-Za-z_][A-Za-z0-9_]*)\s*(?:\[[^\]=;]*\]\s*)*(?:<<|>>|
 _SANITISE = re.compile(r"[^A-Za-z0-9_]")
 
 
-def check_identifier(name: str, what: str) -> None:
-    """Raise ``KeraError`` (exit 1) when ``name`` cannot be used as a Verilog name as it is."""
+def check_identifier(name: str, what: str, where: str = "") -> None:
+    """Raise ``KeraError`` (exit 1) when ``name`` cannot be used as a Verilog name as it is.
+
+    ``where`` (``path:line:col: error: ``, or empty) starts the message.
+    """
     if name in FIXED_PORTS:
-        raise KeraError(
-            f"{what} `{name}` has the name of a fixed port of the generated RTL; rename it"
-        )
+        raise KeraError(f"{where}{what} `{name}` has the name of a fixed port of the generated "
+                        "RTL; rename it")
     if name in KEYWORDS:
-        raise KeraError(f"{what} `{name}` is a Verilog keyword; rename it")
+        raise KeraError(f"{where}{what} `{name}` is a Verilog keyword; rename it")
     if not _IDENT.match(name):
-        raise KeraError(
-            f"{what} `{name}` is not a valid Verilog identifier (ASCII letters, "
-            "digits and `_` only); rename it"
-        )
+        raise KeraError(f"{where}{what} `{name}` is not a valid Verilog identifier (ASCII "
+                        "letters, digits and `_` only); rename it")
+
+
+def check_ports(graph: Graph, region: str, source: str | bytes | None = None) -> None:
+    """Raise ``KeraError`` (exit 1) when region ``region`` cannot be a Verilog module as it is.
+
+    Its name becomes the module's and each parameter a port of the same name (INTERFACES.md),
+    so a keyword, a fixed port's name or a non-ASCII name is the user's error; so is a port
+    with no bits. The message starts with the source location of the parameter (or of the
+    function's name) when ``source`` (default: the graph's source file) shows it.
+    """
+    src = source_text(graph, source)
+    where = _located(graph, src)
+    check_identifier(region, "function", where(None, region))
+    params, result = graph.signature(region)
+    for pid, (name, t) in zip(graph.regions[region].params, params, strict=True):
+        check_identifier(name, "parameter", where(pid, name))
+        if t.flat_width == 0:
+            raise KeraError(f"{where(pid, name)}parameter `{name}` has type {t}, which has no "
+                            "bits; the RTL cannot have a zero-width port")
+    if result.flat_width == 0:
+        raise KeraError(f"{where(None, region)}`{region}` returns {result}, which has no bits; "
+                        "the RTL cannot have a zero-width `out` port")
+
+
+def _located(graph: Graph, src: bytes | None) -> Callable[[bytes | None, str], str]:
+    """Return ``where(node, name)``: ``path:line:col: error: `` at a parameter node's span, or
+    at the ``fn name`` that declares a function (node None); empty where the text shows neither.
+    """
+    if src is None or not graph.source_path:
+        return lambda nid, name: ""
+    file = SourceFile(graph.source_path, src)
+
+    def where(nid: bytes | None, name: str) -> str:
+        span = graph.spans.get(nid) if nid is not None else None
+        if span is None:
+            m = re.search(rb"\bfn\s+(" + re.escape(name.encode("utf-8")) + rb")\b", src)
+            if m is None:
+                return ""
+            span = Span(m.start(1), m.end(1))
+        return f"{file.location(span)}: error: "
+
+    return where
 
 
 class NameTable:
@@ -149,6 +191,7 @@ __all__ = [
     "KEYWORDS",
     "NameTable",
     "check_identifier",
+    "check_ports",
     "source_text",
     "variable_names",
 ]
