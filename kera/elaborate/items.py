@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from kera.diagnostics import Note, Span
 from kera.elaborate import tree as t
 from kera.elaborate.base import BuilderBase
+from kera.ir.graph import MAX_II
 from kera.ir.types import BOOL, ArrayType, IntType, TupleType, Type, int_type, uint
 from kera.syntax import SyntaxKind as K
 from kera.syntax import SyntaxNode
@@ -209,6 +210,9 @@ class ItemsMixin(BuilderBase):
             ii = self.const_int(value_nodes[0], uint(32), "`ii`")
             if ii is not None and ii < 1:
                 self.error(f"`ii` must be at least 1, not {ii}", value_nodes[0].span)
+            elif ii is not None and ii > MAX_II:
+                self.error(f"`ii` must be at most {MAX_II} (2^20), not {ii}: a longer interval "
+                           "shares no more operators", value_nodes[0].span)
             elif ii is not None:
                 fn.ii = ii
 

@@ -48,7 +48,7 @@ from kera.hls.timing import (
     locate,
     make_locator,
 )
-from kera.ir.graph import Graph
+from kera.ir.graph import MAX_II, Graph
 
 #: Largest region (nodes, constants excluded) scheduled by the LP in "auto" mode (HiGHS takes
 #: about 2 s at this size on the random DAGs of ``benchmarks/schedule.py``).
@@ -240,9 +240,9 @@ def _check_options(clock_mhz: float, ii: int, margin: float, method: str) -> Non
     if not isinstance(clock_mhz, int | float) or not math.isfinite(clock_mhz) or clock_mhz <= 0:
         raise KeraError(f"the clock must be a positive frequency in MHz, not {clock_mhz}",
                         exit_code=ExitCode.USAGE)
-    if isinstance(ii, bool) or not isinstance(ii, int) or ii < 1:
-        raise KeraError(f"the initiation interval must be an integer >= 1, not {ii}",
-                        exit_code=ExitCode.USAGE)
+    if isinstance(ii, bool) or not isinstance(ii, int) or not 1 <= ii <= MAX_II:
+        raise KeraError(f"the initiation interval must be an integer from 1 to {MAX_II}, not "
+                        f"{ii}", exit_code=ExitCode.USAGE)
     if not 0.0 <= margin < 1.0:
         raise KeraError(f"the timing margin must be in [0, 1), not {margin}",
                         exit_code=ExitCode.USAGE)

@@ -311,6 +311,13 @@ def _const_head(t: Type) -> bytes:
     _const_heads[t] = head = head + tail[:-16]
     return head
 
+MAX_II = 1 << 20
+"""The longest initiation interval a region may ask for (`#[pipeline(ii = N)]`, the ``ii``
+directive): the scheduler's reservation tables grow with it, and one that long already leaves
+every operation of the largest program the unroll limit allows (2^20 iterations) a cycle of its
+own, so a longer one shares no more."""
+
+
 class Graph:
     """Interned nodes in topological insertion order, named regions, and a span side table."""
 
@@ -768,6 +775,7 @@ def param(graph: Graph, index: int, name: str, t: Type, span: Span | None = None
 
 __all__ = [
     "GRAPH_DOMAIN",
+    "MAX_II",
     "NODE_DOMAIN",
     "REGION_DOMAIN",
     "SCHEMA_VERSION",

@@ -13,7 +13,7 @@ import struct
 from itertools import pairwise
 
 from kera.diagnostics import ExitCode, KeraError, Span
-from kera.ir.graph import Graph, Region, StateSlot
+from kera.ir.graph import MAX_II, Graph, Region, StateSlot
 from kera.ir.types import Type, decode_type
 
 MAGIC = b"KEG\x00"
@@ -424,6 +424,8 @@ def _directives(r: _Reader, graph: Graph) -> None:
         if last is not None and (region, key) <= last:
             raise _Bad("directives section: entries out of order or repeated")
         last = (region, key)
+        if key == "ii" and not 1 <= value <= MAX_II:
+            raise _Bad(f"directives section: `{region}` asks for II {value} (1 to {MAX_II})")
         graph.directives.setdefault(region, {})[key] = value
     r.finish()
 

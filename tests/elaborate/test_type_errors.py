@@ -49,6 +49,10 @@ CASES = [
     ("fn f() -> u8 { 1 } fn f() -> u8 { 2 }", "`f` is defined more than once"),
     ("fn f(a: bool) -> u8 { a as bool }", "cannot cast to `bool`: `as` converts to integer types only"),
     ("fn f(a: [u8; 0]) -> u8 { 0 }", "array length must be at least 1, not 0"),
+    ("#[pipeline(ii = 0)] fn f() -> u8 { 0 }", "`ii` must be at least 1, not 0"),
+    ("#[pipeline(ii = 4294967295)] fn f() -> u8 { 0 }",
+     "`ii` must be at most 1048576 (2^20), not 4294967295: a longer interval shares no more "
+     "operators"),
     ("fn f(a: u8) -> u8 { if a > 1 { 5u8 } a }", "`if` without `else` has the type `()`; its block must not end in a value"),
 ]
 

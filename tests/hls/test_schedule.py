@@ -277,8 +277,8 @@ def test_infeasible_clock_message() -> None:
 
 
 @pytest.mark.parametrize("kwargs", [{"clock_mhz": 0.0}, {"clock_mhz": -5.0},
-                                    {"clock_mhz": math.inf}, {"ii": 0}, {"margin": 1.0},
-                                    {"method": "magic"}])
+                                    {"clock_mhz": math.inf}, {"ii": 0}, {"ii": (1 << 20) + 1},
+                                    {"ii": 1 << 32}, {"margin": 1.0}, {"method": "magic"}])
 def test_bad_options_are_usage_errors(kwargs: dict) -> None:
     args = {"family": "simple", "clock_mhz": 12.0, "model": MODEL} | kwargs
     with pytest.raises(KeraError) as info:

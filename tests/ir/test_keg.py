@@ -10,7 +10,7 @@ from hypothesis import given, settings
 
 from kera.diagnostics import KeraError, Span
 from kera.ir import keg
-from kera.ir.graph import Graph, Region, const, node_id, param
+from kera.ir.graph import MAX_II, Graph, Region, const, node_id, param
 from kera.ir.types import uint
 from kera.ir.validate import validate
 
@@ -251,3 +251,28 @@ def test_write_is_deterministic_across_region_order() -> None:
     g2.add_region(Region("a", (x2,), c2))
     g2.add_region(Region("b", (x2,), g2.add("add", uint(8), (x2, c2))))
     assert keg.write(g1) == keg.write(g2)
+
+
+@pytest.mark.parametrize("ii", [0, -3, MAX_II + 1, 1 << 40])
+def test_an_ii_directive_out_of_range_is_a_malformed_file(ii: int) -> None:
+    """A `.keg` asking for an II the language refuses (`#[pipeline(ii = N)]`: 1 to 2^20) is
+    refused where it is loaded: the scheduler's tables grow with the II (2^32 ran out of
+    memory before), and a file written by the compiler never holds one."""
+    g = _with_ii(ii)
+    with pytest.raises(KeraError) as info:
+        keg.load(keg.write(g), "x.keg")
+    assert info.value.message == (f"x.keg: invalid .keg file: directives section: `f` asks for "
+                                  f"II {ii} (1 to {MAX_II})")
+
+
+def test_the_longest_ii_loads() -> None:
+    g = _with_ii(MAX_II)
+    assert keg.load(keg.write(g)).directives == {"f": {"ii": MAX_II}}
+
+
+def _with_ii(ii: int) -> Graph:
+    g = Graph()
+    x = g.add("param", uint(8), (), {"name": "x", "index": 0})
+    g.regions["f"] = Region("f", (x,), g.add("not", uint(8), (x,)))
+    g.directives["f"] = {"ii": ii}
+    return g
