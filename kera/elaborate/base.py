@@ -18,7 +18,7 @@ from kera.elaborate import fixed
 from kera.elaborate.fold import ClosedEvaluator
 from kera.elaborate.values import POISON, Binding, Lit, Val, Value
 from kera.ir.graph import Graph
-from kera.ir.types import UNIT, BoolType, FixedType, IntType, Type
+from kera.ir.types import UNIT, ArrayType, BoolType, FixedType, IntType, Type
 from kera.syntax import GreenNode, SyntaxNode
 
 if TYPE_CHECKING:
@@ -198,6 +198,8 @@ class BuilderBase:
         # --- provided by ItemsMixin (kera.elaborate.items) -------------------------------------
 
         def resolve_type(self, node: SyntaxNode | None) -> Type | None: ...
+
+        def sized_array(self, elem: Type, length: int, span: Span) -> ArrayType | None: ...
 
         def _named_type(self, node: SyntaxNode) -> Type | None: ...
 

@@ -301,7 +301,10 @@ class ExprMixin(BuilderBase):
         if count < 1:
             self.error(f"array length must be at least 1, not {count}", parts[1].span)
             return POISON
-        return self.add("array", ArrayType(elem.live_type, count), [elem] * count, span=node.span)
+        array = self.sized_array(elem.live_type, count, parts[1].span)
+        if array is None:
+            return POISON
+        return self.add("array", array, [elem] * count, span=node.span)
 
     def _expr_index_expr(self, node: SyntaxNode, hint: Type | None) -> Value:
         parts = t.exprs(node)

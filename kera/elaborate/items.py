@@ -13,6 +13,19 @@ from kera.syntax import SyntaxKind as K
 from kera.syntax import SyntaxNode
 
 KNOWN_ATTRS = ("top", "pipeline")
+MAX_SCALARS = 1 << 20
+"""The most integers and bools (all array levels together) the type of one value may hold: a
+parameter, a variable, a `mem`. Every target holds a value's scalars one by one, and the
+interpreter one column per scalar; `[0u8; 4294967295]` ran out of memory before."""
+
+
+def scalar_count(t: Type) -> int:
+    """Return how many integers and bools a value of type ``t`` holds."""
+    if isinstance(t, ArrayType):
+        return t.length * scalar_count(t.elem)
+    if isinstance(t, TupleType):
+        return sum(scalar_count(e) for e in t.elems)
+    return 1
 
 
 @dataclass
@@ -74,6 +87,16 @@ class ItemsMixin(BuilderBase):
 
     # --- types -------------------------------------------------------------------------------
 
+    def sized_array(self, elem: Type, length: int, span: Span) -> ArrayType | None:
+        """Return ``[elem; length]``, or None after an error at ``span`` when it would hold more
+        than ``MAX_SCALARS`` scalars."""
+        count = length * scalar_count(elem)
+        if count > MAX_SCALARS:
+            self.error(f"`[{elem}; {length}]` holds {count:,} scalars; a value holds at most "
+                       f"{MAX_SCALARS:,} (2^20)", span)
+            return None
+        return ArrayType(elem, length)
+
     def resolve_type(self, node: SyntaxNode | None) -> Type | None:
         """Turn type syntax into a Type; report problems and return None on failure."""
         if node is None:
@@ -94,7 +117,7 @@ class ItemsMixin(BuilderBase):
             if length < 1:
                 self.error(f"array length must be at least 1, not {length}", lens[0].span)
                 return None
-            return ArrayType(elem, length)
+            return self.sized_array(elem, length, lens[0].span)
         if node.kind == K.TUPLE_TYPE:
             inner = t.types(node)
             if len(inner) == 1 and node.first_token(K.COMMA) is None:

@@ -50,6 +50,13 @@ CASES = [
     ("fn f(a: bool) -> u8 { a as bool }", "cannot cast to `bool`: `as` converts to integer types only"),
     ("fn f(a: [u8; 0]) -> u8 { 0 }", "array length must be at least 1, not 0"),
     ("#[pipeline(ii = 0)] fn f() -> u8 { 0 }", "`ii` must be at least 1, not 0"),
+    ("fn f(a: [i16; 4294967295]) -> i16 { 0 }",
+     "`[i16; 4294967295]` holds 4,294,967,295 scalars; a value holds at most 1,048,576 (2^20)"),
+    ("fn f(a: [[u8; 1024]; 1025]) -> u8 { 0 }",
+     "`[[u8; 1024]; 1025]` holds 1,049,600 scalars; a value holds at most 1,048,576 (2^20)"),
+    ("fn f() -> u8 { let c = [[0u8; 4]; 4294967295]; 0 }",
+     "`[[u8; 4]; 4294967295]` holds 17,179,869,180 scalars; a value holds at most 1,048,576 "
+     "(2^20)"),
     ("#[pipeline(ii = 4294967295)] fn f() -> u8 { 0 }",
      "`ii` must be at most 1048576 (2^20), not 4294967295: a longer interval shares no more "
      "operators"),
