@@ -13,6 +13,7 @@ import json
 from dataclasses import FrozenInstanceError, dataclass, field
 from enum import Enum, IntEnum
 from itertools import accumulate
+from pathlib import Path
 
 
 class ExitCode(IntEnum):
@@ -151,6 +152,18 @@ class SourceFile:
         """Return ``path:line:col`` for the start of a span."""
         line, col = self.line_col(span.start)
         return f"{self.path}:{line}:{col}"
+
+
+def read_source(path: str | None) -> SourceFile | None:
+    """Return the source file a graph was built from (a `.keg` records its path) when it can
+    be read; None when there is no path, or it names nothing readable (a path from a damaged
+    `.keg` may be anything, a NUL byte included)."""
+    if not path:
+        return None
+    try:
+        return SourceFile(path, Path(path).read_bytes())
+    except (OSError, ValueError):
+        return None
 
 
 def _render_one(src: SourceFile, severity: str, message: str, span: Span) -> list[str]:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kera import progress
-from kera.diagnostics import ExitCode, KeraError, SourceFile
+from kera.diagnostics import ExitCode, KeraError, SourceFile, read_source
 from kera.hls import rom
 from kera.hls.decompose import decompose_keeping
 from kera.hls.lower import lower_for_hardware
@@ -89,7 +89,7 @@ def synthesize(
     which the design fits the board (``kera.hls.fit``); without it, an over-budget error names
     the II that would fit.
     """
-    src = _source_file(source) or _read_source(graph.source_path)
+    src = _source_file(source) or read_source(graph.source_path)
     requested = margin
     margin = graph_margin(graph, top, margin)
 
@@ -559,13 +559,9 @@ def _check_widths(graph: Graph, top: str, board: Any) -> None:
         span = graph.spans.get(nid)
         where = f"{graph.source_path}:{span.start}" if span and graph.source_path else top
         what = f"state `{graph.state_name(nid)}`" if node.op == "state" else f"a `{node.op}`"
-        if span is not None and graph.source_path:
-            try:
-                src = SourceFile(graph.source_path, Path(graph.source_path).read_bytes())
-                line, col = src.line_col(span.start)
-                where = f"{graph.source_path}:{line}:{col}"
-            except (OSError, AttributeError):
-                pass
+        src = read_source(graph.source_path) if span is not None else None
+        if src is not None and span is not None:
+            where = src.location(span)
         raise KeraError(f"{where}: {what} holds {bits:,} bits, more than the hardware model "
                         f"takes ({MAX_VALUE_BITS:,}); {board.name} has "
                         f"{board.capacities.ff:,} flip-flops and {board.capacities.bram} block "
@@ -595,16 +591,6 @@ def _source_file(source: Any) -> SourceFile | None:
         return source
     src = getattr(source, "source", None)
     return src if isinstance(src, SourceFile) else None
-
-
-def _read_source(path: str | None) -> SourceFile | None:
-    """Return the file a graph was built from (a `.keg` records its path), when it is there."""
-    if not path:
-        return None
-    try:
-        return SourceFile(path, Path(path).read_bytes())
-    except OSError:
-        return None
 
 
 def _write(path: Path, data: bytes, result: SynthResult, key: str) -> None:

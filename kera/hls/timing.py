@@ -21,10 +21,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Protocol
 
-from kera.diagnostics import KeraError, SourceFile, Span
+from kera.diagnostics import KeraError, SourceFile, Span, read_source
 from kera.hls.carries import ChainProfile, chain_profile
 from kera.hls.lutmap import (
     ZERO,
@@ -1416,12 +1415,7 @@ def make_locator(graph: Graph, source: SourceFile | Locator | None = None) -> Lo
     """
     if callable(source) and not isinstance(source, SourceFile):
         return source
-    src = source
-    if src is None and graph.source_path:
-        try:
-            src = SourceFile(graph.source_path, Path(graph.source_path).read_bytes())
-        except OSError:
-            src = None
+    src = read_source(graph.source_path) if source is None else source
     if isinstance(src, SourceFile):
         return src.location
     path = graph.source_path or "<graph>"

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from kera.diagnostics import SourceFile, Span
+from kera.diagnostics import SourceFile, Span, read_source
 from kera.ir.graph import Graph, Node
 
 
@@ -17,7 +15,7 @@ def format_graph(graph: Graph, source: SourceFile | None = None) -> str:
     ``source_path`` when it names a readable file) and as byte ranges otherwise.
     """
     if source is None:
-        source = _load(graph.source_path)
+        source = read_source(graph.source_path)
     index: dict[bytes, int] = {}
     lines: list[str] = []
     for name in sorted(graph.regions, key=lambda n: n.encode("utf-8")):
@@ -53,14 +51,6 @@ def _operands(node: Node, index: dict[bytes, int]) -> str:
 def _where(span: Span, source: SourceFile | None) -> str:
     return source.location(span) if source is not None else f"@{span.start}..{span.end}"
 
-
-def _load(path: str | None) -> SourceFile | None:
-    if not path:
-        return None
-    try:
-        return SourceFile(path, Path(path).read_bytes())
-    except OSError:
-        return None
 
 
 __all__ = ["format_graph"]

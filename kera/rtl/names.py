@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from pathlib import Path
 
-from kera.diagnostics import KeraError, SourceFile, Span
+from kera.diagnostics import KeraError, SourceFile, Span, read_source
 from kera.ir.graph import Graph
 
 FIXED_PORTS = frozenset({"clk", "rst", "in_valid", "in_ready", "out_valid", "out_ready", "out"})
@@ -134,12 +133,8 @@ def source_text(graph: Graph, text: str | bytes | None) -> bytes | None:
     """Return the bytes the graph's spans index: ``text`` or, when None, its source file."""
     if text is not None:
         return text.encode("utf-8") if isinstance(text, str) else text
-    if not graph.source_path:
-        return None
-    try:
-        return Path(graph.source_path).read_bytes()
-    except OSError:
-        return None
+    src = read_source(graph.source_path)
+    return src.data if src is not None else None
 
 
 def variable_names(graph: Graph, nodes: Iterable[bytes], src: bytes | None) -> dict[bytes, str]:

@@ -14,7 +14,7 @@ from kera.hls.report import load_schema
 from kera.hls.synth import SynthResult, synthesize
 from kera.hls.timing import SimpleModel
 from kera.ir import keg
-from tests.conftest import kernel_params
+from tests.conftest import EXAMPLES, kernel_params
 
 MODEL = SimpleModel()
 SRC = """\
@@ -111,3 +111,22 @@ def test_shared_kernels(kernel: Path, board: str, tmp_path: Path) -> None:
     jsonschema.validate(res.report, load_schema())
     assert res.report["estimate"]["fmax_mhz"] >= res.report["clock_mhz"] * 0.999
     assert res.report["latency_cycles"] >= 1
+
+
+@pytest.mark.parametrize("recorded", ["bad\x00path.kera", "/", "/nonexistent/gray.kera"])
+def test_a_keg_whose_recorded_source_cannot_be_read_still_synthesizes(tmp_path: Path,
+                                                                      recorded: str) -> None:
+    """A `.keg` records the path of its source (for locations); a damaged or moved one may
+    name anything, a NUL byte included (a mutated file's `ValueError` was exit 70 in the
+    emitter): locations then fall back to byte offsets."""
+    import kera
+    from kera.ir import keg
+    from kera.opt import format_graph
+
+    graph = kera.load(EXAMPLES / "gray.kera").graph.copy()
+    graph.source_path = recorded
+    loaded = kera.load(text=keg.write(graph), name="gray.keg")
+    assert loaded.graph.source_path == recorded
+    syn = kera.synthesize(loaded, "icebreaker", outdir=tmp_path)
+    assert syn.paths["verilog"].read_text().startswith("//")
+    assert "@" in format_graph(loaded.graph)  # spans as byte ranges
