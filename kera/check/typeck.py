@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from kera.ir import ops
 from kera.ir.ops import OpTypeError
-from kera.ir.types import BOOL, MAX_WIDTH, FixedType, TupleType, Type, uint
+from kera.ir.types import BOOL, FIXED_INT_BITS, MAX_WIDTH, FixedType, TupleType, Type, uint
 
 ARITH_OPS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "rem"}
 BITWISE_OPS = {"&": "and", "|": "or", "^": "xor"}
@@ -163,9 +163,13 @@ FIXED_FORBIDDEN = {
 
 
 def fixed_layout(width: int, int_bits: int, signed: bool, what: str) -> FixedType:
-    """Return ``fx<width, int_bits>`` (default modes), refusing more than 64 bits."""
+    """Return ``fx<width, int_bits>`` (default modes), refusing more than 64 bits and an
+    integer-bit count outside -128..=127."""
     if width > MAX_WIDTH:
         raise TypeRuleError(f"{what} would be {width} bits wide; the limit is {MAX_WIDTH}")
+    if int_bits not in FIXED_INT_BITS:
+        raise TypeRuleError(f"{what} would have {int_bits} integer bits; the limit is "
+                            f"{FIXED_INT_BITS[0]}..={FIXED_INT_BITS[-1]}")
     return FixedType(width, signed, int_bits)
 
 

@@ -22,6 +22,7 @@ from kera.elaborate import tree as t
 from kera.elaborate.values import POISON, Lit, Val, Value
 from kera.ir.types import (
     BOOL,
+    FIXED_INT_BITS,
     OVERFLOW_MODES,
     QUANT_MODES,
     FixedType,
@@ -116,7 +117,7 @@ def resolve(b: Builder, node: SyntaxNode) -> FixedType | None:
         b.error(f"a fixed-point width must be in 1..=64, not {width}", args[0].span,
                 Note("wider values need two words: split the computation"))
         return None
-    if not -128 <= ints <= 127:
+    if ints not in FIXED_INT_BITS:
         b.error(f"a fixed-point integer-bit count must be in -128..=127, not {ints}", args[1].span)
         return None
     quant = modes[0] if modes else "trn"
@@ -231,7 +232,7 @@ def binary(b: Builder, op: str, x: Val, y: Val, span: Span) -> Val:
         result = typeck.fixed_binary_result(op, tx, ty)
     except TypeRuleError as e:
         b.error(str(e), span, Note("convert an operand first: `(x as fx<W, I>)`")
-                if "bits wide" in str(e) else Note(_instead(op)))
+                if "the limit is" in str(e) else Note(_instead(op)))
         return POISON
     if op == "*":
         assert isinstance(result, FixedType)

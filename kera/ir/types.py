@@ -23,6 +23,8 @@ QUANT_MODES = ("trn", "trn_zero", "rnd", "rnd_zero", "rnd_min_inf", "rnd_inf", "
 OVERFLOW_MODES = ("wrap", "sat", "sat_zero", "sat_sym")
 # `I` lies in -_INT_BITS_BIAS..=255 - _INT_BITS_BIAS in the encoding (one byte).
 _INT_BITS_BIAS = 128
+FIXED_INT_BITS = range(-_INT_BITS_BIAS, 256 - _INT_BITS_BIAS)
+"""The integer-bit counts `I` a fixed-point type may have (-128..=127)."""
 
 
 class Type:
@@ -126,7 +128,7 @@ class FixedType(IntType):
 
     def __post_init__(self) -> None:
         IntType.__post_init__(self)
-        if not -_INT_BITS_BIAS <= self.int_bits <= 255 - _INT_BITS_BIAS:
+        if self.int_bits not in FIXED_INT_BITS:
             raise ValueError(f"fixed-point I must be in -128..=127, not {self.int_bits}")
         if self.quant not in QUANT_MODES:
             raise ValueError(f"unknown quantisation mode `{self.quant}`")
@@ -295,6 +297,7 @@ def is_int(t: Type) -> bool:
 
 
 __all__ = [
+    "FIXED_INT_BITS",
     "BOOL",
     "MAX_WIDTH",
     "UNIT",

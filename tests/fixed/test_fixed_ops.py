@@ -85,11 +85,29 @@ def _errors(src: str) -> list[tuple[str, list[str]]]:
         ("x as fx<8, 4, rnd, saturate>", "unknown overflow mode `saturate`", "`sat_sym`"),
         ("x as fx<65, 4>", "a fixed-point width must be in 1..=64, not 65", "two words"),
         ("(x as fx<40, 4>) * (x as fx<40, 4>)", "would be 80 bits wide", "convert an operand"),
+        ("(x as fx<16, 127>) + (x as fx<16, 127>)", "`fx<16, 127>` + `fx<16, 127>` would have "
+         "128 integer bits; the limit is -128..=127", "convert an operand"),
+        ("-(x as fx<16, 127>)", "`-` of `fx<16, 127>` would have 128 integer bits",
+         "convert it first"),
     ],
 )
 def test_refusals_are_diagnostics_with_a_note(body: str, message: str, note: str) -> None:
     errors = _errors(f"fn f(x: fx<8, 4>) -> () {{ let _y = {body}; }}\n")
     assert any(message in m and any(note in n for n in notes) for m, notes in errors), errors
+
+
+@pytest.mark.parametrize("body, message", [
+    ("b * b", "`fx<8, -100>` * `fx<8, -100>` would have -200 integer bits; the limit is "
+     "-128..=127"),
+    ("a < a", "comparing `fx<8, 127>` with `fx<8, 127>` would have 128 integer bits"),
+    ("a - a", "`fx<8, 127>` - `fx<8, 127>` would have 128 integer bits"),
+])
+def test_a_result_past_the_integer_bits_a_format_has_is_refused(body: str, message: str) -> None:
+    """`I` is one byte (-128..=127): an exact sum or product past it was a `ValueError` (exit
+    70) in the type rule; found by mutating fir_q15 (`fx<16, 127i8>`)."""
+    errors = _errors(f"fn f(a: fx<8, 127>, b: fx<8, -100>) -> () {{ let _y = {body}; }}\n")
+    assert any(message in m and any("convert an operand" in n for n in notes)
+               for m, notes in errors), errors
 
 
 def test_compound_assignment_is_refused() -> None:
