@@ -86,7 +86,10 @@ def edge_vectors(params: Sequence[tuple[str, Type]], limit: int = 4096) -> Vecto
 
     Every combination when there are at most ``limit``; otherwise each leaf takes each of its
     edge values once (the others cycling through 0, 1, -1, min, max, ...), then every pair of
-    leaves takes every pair of those core values, until ``limit`` rows.
+    leaves takes every pair of those core values, until ``limit`` rows. When the leaves' edge
+    values alone are more than ``limit`` rows one at a time (a signature of hundreds of
+    scalars), they are taken side by side instead: leaf ``j`` its ``k``-th at row ``(k + j)``
+    modulo the longest list (a 2,000-element `i16` array: 4,053 rows, not 70,010).
     """
     params = tuple(params)
     leaves = _leaves(params)
@@ -96,20 +99,28 @@ def edge_vectors(params: Sequence[tuple[str, Type]], limit: int = 4096) -> Vecto
         table = tuple(_column([r[j] for r in rows], leaf.type) for j, leaf in enumerate(leaves))
         return VectorSet(params, table, len(rows))
     cores = [_column(_core(leaf.type), leaf.type) for leaf in leaves]
+    one_at_a_time = sum(len(e) for e in edges)
+    # Past the limit (hundreds of leaves), the leaves take their edge values side by side:
+    # leaf j its k-th at row (k + j) mod the longest list, so the rows stay few.
+    side_by_side = one_at_a_time > limit
+    total = max(len(e) for e in edges) if side_by_side else one_at_a_time
+    room = max(limit, total)
     pairs = []  # (i, j) blocks of len(core_i) * len(core_j) rows, while they fit the limit
-    total = sum(len(e) for e in edges)
     for i, j in itertools.combinations(range(len(leaves)), 2):
         size = len(cores[i]) * len(cores[j])
-        if total + size > max(limit, sum(len(e) for e in edges)):
+        if total + size > room:
             break
         pairs.append((i, j, total))
         total += size
     index = np.arange(total)
     cols = [core[(index + j) % len(core)] for j, core in enumerate(cores)]  # the cycling base
-    at = 0
-    for col, edge, leaf in zip(cols, edges, leaves, strict=True):
-        col[at : at + len(edge)] = _column(edge, leaf.type)
-        at += len(edge)
+    at, width = 0, max(len(e) for e in edges)
+    for j, (col, edge, leaf) in enumerate(zip(cols, edges, leaves, strict=True)):
+        if side_by_side:
+            col[(np.arange(len(edge)) + j) % width] = _column(edge, leaf.type)
+        else:
+            col[at : at + len(edge)] = _column(edge, leaf.type)
+            at += len(edge)
     for i, j, start in pairs:
         a, b = cores[i], cores[j]
         cols[i][start : start + len(a) * len(b)] = np.repeat(a, len(b))
