@@ -2,9 +2,10 @@
 
 Each is refused with diagnostics (``KeraError``), or it builds and ``-O2`` (validated after
 every pass) computes the bits ``-O0`` does on edge inputs. Any other exception is a compiler
-bug that a user would have met as exit 70. A longer run of the same idea (10k mutants, with
-place-and-route planning, Verilog and the software targets) found the limits that are now
-errors: `#[pipeline(ii = 4294967295u32)]` and `[[0i32; 4]; 4294967295u32]` ran out of memory.
+bug that a user would have met as exit 70. Longer runs of the same idea (tens of thousands of
+mutants, through the schedule, the Verilog and the software targets too; docs/performance.md)
+found what is now refused with a located error: `#[pipeline(ii = 4294967295u32)]` and
+`[[0i32; 4]; 4294967295u32]` ran out of memory, `fx<16, 127> + fx<16, 127>` raised.
 """
 
 from __future__ import annotations
