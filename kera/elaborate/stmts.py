@@ -392,7 +392,8 @@ class StmtMixin(BuilderBase):
             ty = next((v.type for v in raw if isinstance(v, Val) and not v.poisoned), uint(32))
         if not isinstance(ty, IntType):
             if ty is not None:
-                self.error(f"a loop variable must be an integer, not `{ty}`", tys[0].span)
+                self.error(f"a loop variable must be an integer, not `{ty}`",
+                           tys[0].span if tys else rng.span)
             return
         lo, hi = (self.closed(v, ty, b, "loop bound") for v, b in zip(raw, bounds, strict=True))
         if lo is None or hi is None:

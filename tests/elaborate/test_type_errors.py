@@ -50,6 +50,10 @@ CASES = [
     ("fn f(a: bool) -> u8 { a as bool }", "cannot cast to `bool`: `as` converts to integer types only"),
     ("fn f(a: [u8; 0]) -> u8 { 0 }", "array length must be at least 1, not 0"),
     ("#[pipeline(ii = 0)] fn f() -> u8 { 0 }", "`ii` must be at least 1, not 0"),
+    ("fn f(w: u32) -> u32 { for i in 0..(w > 3) { } w }",
+     "a loop variable must be an integer, not `bool`"),  # an IndexError before (no `: T`)
+    ("fn f(w: u32) -> u32 { for i in true..false { } w }",
+     "a loop variable must be an integer, not `bool`"),
     ("fn f(a: [i16; 4294967295]) -> i16 { 0 }",
      "`[i16; 4294967295]` holds 4,294,967,295 scalars; a value holds at most 1,048,576 (2^20)"),
     ("fn f(a: [[u8; 1024]; 1025]) -> u8 { 0 }",
