@@ -118,6 +118,8 @@ def elaborate(source: SourceFile, parsed: ParseResult, top: str | None = None,
     benchmark times the two apart). Its diagnostics come after the parser's."""
     builder = Builder(source)
     builder.stateful = {}
+    builder.start_states()  # constants (built first, and lazily for signatures) are outside any
+    # function: no state and no path condition; each region starts afresh
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 20000))
     try:

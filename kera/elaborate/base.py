@@ -164,6 +164,8 @@ class BuilderBase:
 
         # --- provided by StateMixin (kera.elaborate.state) -------------------------------------
 
+        guards: list[Val]
+
         def state_decl(self, node: SyntaxNode, top_level: bool) -> None: ...
 
         def read_state(self, binding: Binding, node: SyntaxNode, whole: bool) -> Val: ...

@@ -168,6 +168,7 @@ class ItemsMixin(BuilderBase):
         item.state = "building"
         saved = self.scopes
         self.scopes = [{}]
+        guards, self.guards = self.guards, []  # a constant is built under no path condition
         try:
             tys = t.types(item.node)
             item.type = self.resolve_type(tys[0]) if tys else None
@@ -180,6 +181,7 @@ class ItemsMixin(BuilderBase):
                 value = self.expect(self.expr(bodies[0], item.type), item.type, bodies[0], note)
         finally:
             self.scopes = saved
+            self.guards = guards
         item.value = value
         item.state = "done"
         return value

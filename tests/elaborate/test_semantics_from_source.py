@@ -103,3 +103,13 @@ def test_long_flat_operator_chain_builds_without_deep_recursion():
     src = "#[top] fn f(a: i8) -> i8 { " + " + ".join(["a"] * terms) + " }"
     assert run(src, '{"a": 3}', '{"a": -1}') == [(3 * terms + 128) % 256 - 128,
                                                   (-terms + 128) % 256 - 128]
+
+
+def test_constants_may_branch_and_are_built_outside_any_path_condition():
+    """`const A: u8 = if ... { } else { };` was an AttributeError (exit 70): constants are
+    built before any function, where there was no path condition yet; found by a mutant."""
+    src = """
+    const A: u8 = if true { 1 } else { 0 };
+    const T: [i8; 2] = [if A > 0 { -1 } else { 1 }, 2];
+    #[top] fn f(x: u8, c: bool) -> (u8, i8) { if c { (x + A, T[0]) } else { (x, T[1]) } }"""
+    assert run(src, '{"x": 3, "c": true}', '{"x": 3, "c": false}') == [[4, -1], [3, 2]]
