@@ -81,6 +81,11 @@ def _column(values_: Sequence[int], t: Type) -> np.ndarray:
     return np.array(list(values_), dtype=values.dtype_of(t)).reshape(len(values_))
 
 
+MAX_EDGE_VALUES = 1 << 24
+"""The pairs of core values stop before the edge rows hold more scalar values than this (rows
+times input scalars): tens of thousands of 1-bit inputs get a few hundred rows, not 4,096."""
+
+
 def edge_vectors(params: Sequence[tuple[str, Type]], limit: int = 4096) -> VectorSet:
     """Return the edge-value rows for a signature, combined deterministically.
 
@@ -89,7 +94,8 @@ def edge_vectors(params: Sequence[tuple[str, Type]], limit: int = 4096) -> Vecto
     leaves takes every pair of those core values, until ``limit`` rows. When the leaves' edge
     values alone are more than ``limit`` rows one at a time (a signature of hundreds of
     scalars), they are taken side by side instead: leaf ``j`` its ``k``-th at row ``(k + j)``
-    modulo the longest list (a 2,000-element `i16` array: 4,053 rows, not 70,010).
+    modulo the longest list (a 2,000-element `i16` array: 4,053 rows, not 70,010); and the
+    pairs stop before the rows hold ``MAX_EDGE_VALUES`` values.
     """
     params = tuple(params)
     leaves = _leaves(params)
@@ -104,7 +110,7 @@ def edge_vectors(params: Sequence[tuple[str, Type]], limit: int = 4096) -> Vecto
     # leaf j its k-th at row (k + j) mod the longest list, so the rows stay few.
     side_by_side = one_at_a_time > limit
     total = max(len(e) for e in edges) if side_by_side else one_at_a_time
-    room = max(limit, total)
+    room = max(min(limit, MAX_EDGE_VALUES // len(leaves)), total)  # the pairs fill the rest
     pairs = []  # (i, j) blocks of len(core_i) * len(core_j) rows, while they fit the limit
     for i, j in itertools.combinations(range(len(leaves)), 2):
         size = len(cores[i]) * len(cores[j])

@@ -6,7 +6,7 @@ import numpy as np
 
 from kera.ir import values
 from kera.ir.types import BOOL, ArrayType, TupleType, sint, uint
-from kera.sim.parity import edge_values, edge_vectors, random_vectors
+from kera.sim.parity import MAX_EDGE_VALUES, edge_values, edge_vectors, random_vectors
 
 
 def test_edge_values_of_scalars() -> None:
@@ -60,6 +60,16 @@ def test_hundreds_of_leaves_take_their_edge_values_side_by_side() -> None:
     assert len({tuple(col[:35].tolist()) for col in vs.columns[:-1]}) > 1  # not all alike
     again = edge_vectors(params)
     assert all(np.array_equal(a, b) for a, b in zip(vs.columns, again.columns, strict=True))
+
+
+def test_tens_of_thousands_of_leaves_get_few_rows() -> None:
+    """At the hardware model's input limit (65,536 bits) of 1-bit leaves, 4,096 rows would be
+    268M values; the pairs stop at ``MAX_EDGE_VALUES``, every leaf still takes every edge
+    value."""
+    params = [("x", ArrayType(uint(1), 65_536))]
+    vs = edge_vectors(params)
+    assert vs.rows * 65_536 <= MAX_EDGE_VALUES
+    assert all(set(col.tolist()) == {0, 1} for col in vs.columns)
 
 
 def test_random_vectors_are_seeded_and_well_formed() -> None:
