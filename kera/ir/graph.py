@@ -311,6 +311,7 @@ def _const_head(t: Type) -> bytes:
     _const_heads[t] = head = head + tail[:-16]
     return head
 
+
 MAX_II = 1 << 20
 """The longest initiation interval a region may ask for (`#[pipeline(ii = N)]`, the ``ii``
 directive): the scheduler's reservation tables grow with it, and one that long already leaves

@@ -297,8 +297,8 @@ def is_int(t: Type) -> bool:
 
 
 __all__ = [
-    "FIXED_INT_BITS",
     "BOOL",
+    "FIXED_INT_BITS",
     "MAX_WIDTH",
     "UNIT",
     "ArrayType",

@@ -52,5 +52,4 @@ def _where(span: Span, source: SourceFile | None) -> str:
     return source.location(span) if source is not None else f"@{span.start}..{span.end}"
 
 
-
 __all__ = ["format_graph"]
